@@ -1,0 +1,172 @@
+"""Checking many files: discovery, per-file settings, parallel linting, fixing.
+
+Shared by the CLI and (for workspace lints) the language server. Output order
+is deterministic whatever the number of worker processes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from torchlint.config import ConfigResolver, Settings
+from torchlint.discovery import Candidate, discover
+from torchlint.engine import fix_text, lint_bytes
+from torchlint.engine.runner import error_finding
+from torchlint.engine.source import SourceError, decode
+from torchlint.model import Finding
+from torchlint.registry import rules
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    codes: tuple[str, ...]
+    severity: tuple[tuple[str, str], ...]
+    mode: str  # "check" | "fix" | "diff"
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding]
+    fixed: int = 0
+    diff: str = ""
+    error: str | None = None  # a file we could not write back
+
+
+@dataclass
+class RunResult:
+    files: list[FileResult] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for r in self.files for f in r.findings]
+
+    @property
+    def fixed(self) -> int:
+        return sum(r.fixed for r in self.files)
+
+
+def _apply_severity(findings: list[Finding], severity) -> list[Finding]:
+    from torchlint.model import Severity
+
+    overrides = dict(severity)
+    for f in findings:
+        if f.code in overrides:
+            f.severity = Severity(overrides[f.code])
+    return findings
+
+
+def run_job(job: Job) -> FileResult:
+    catalogue = rules()
+    selected = [catalogue[c] for c in job.codes if c in catalogue]
+    try:
+        data = Path(job.path).read_bytes()
+    except IsADirectoryError:
+        return FileResult(job.path, [error_finding(job.path, "is a directory, not a Python file")])
+    except OSError as exc:
+        return FileResult(job.path, [error_finding(job.path, f"cannot read file: {exc.strerror or exc}")])
+    if job.mode == "check":
+        result, _ = lint_bytes(job.path, data, selected)
+        return FileResult(job.path, _apply_severity(result.findings, job.severity))
+    try:
+        source = decode(data)
+    except SourceError as exc:
+        return FileResult(job.path, [error_finding(job.path, exc.message, exc.line, exc.column)])
+    fixed = fix_text(job.path, source.text, selected)
+    out = FileResult(job.path, _apply_severity(fixed.remaining, job.severity), fixed.applied)
+    if fixed.applied == 0 or fixed.text == source.text:
+        out.fixed = 0
+        return out
+    if job.mode == "diff":
+        out.diff = "".join(
+            difflib.unified_diff(
+                source.text.splitlines(keepends=True), fixed.text.splitlines(keepends=True),
+                fromfile=f"a/{job.path}", tofile=f"b/{job.path}",
+            )
+        )
+        return out
+    try:
+        write_atomic(Path(job.path), data, source.encode(fixed.text))
+    except (OSError, ValueError) as exc:
+        out.error = f"{job.path}: not written: {exc}"
+        out.fixed = 0
+    return out
+
+
+def write_atomic(path: Path, original: bytes, new: bytes) -> None:
+    """Replace `path` with `new` unless it changed since we read `original`.
+
+    The new content goes to a temporary file in the same directory (same
+    permissions) and is renamed over the original, so a crash leaves either
+    the old file or the new one, never half of each.
+    """
+    if path.read_bytes() != original:
+        raise ValueError("file changed on disk while torchlint was fixing it")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".torchlint", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(new)
+            fh.flush()
+            os.fsync(fh.fileno())
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def plan(paths: list[Path], resolver: ConfigResolver, mode: str, select=None, ignore=None, extend_select=None) -> list[Job]:
+    """One job per file with its effective rule codes and severities."""
+    candidates: list[Candidate] = discover(paths, resolver)
+    all_codes = list(rules())
+    jobs = []
+    for c in candidates:
+        settings: Settings = resolver.for_path(c.path)
+        effective = _override(settings, select, ignore, extend_select)
+        rel = os.path.relpath(os.path.abspath(c.path), os.path.abspath(settings.root))
+        codes = tuple(effective.enabled_codes(all_codes, rel.replace(os.sep, "/")))
+        severity = tuple(sorted((k, v.value) for k, v in effective.severity.items()))
+        jobs.append(Job(str(c.path), codes, severity, mode))
+    return jobs
+
+
+def _override(settings: Settings, select, ignore, extend_select) -> Settings:
+    if not (select or ignore or extend_select):
+        return settings
+    from dataclasses import replace
+
+    return replace(
+        settings,
+        select=list(select) if select else settings.select,
+        ignore=[*settings.ignore, *(ignore or [])],
+        extend_select=[*settings.extend_select, *(extend_select or [])],
+    )
+
+
+def run(jobs: list[Job], workers: int = 1, progress: Callable[[int, int], None] | None = None) -> RunResult:
+    results: list[FileResult] = []
+    if workers > 1 and len(jobs) > 1:
+        chunk = max(1, min(32, len(jobs) // (workers * 4) or 1))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for i, r in enumerate(pool.map(run_job, jobs, chunksize=chunk), 1):
+                results.append(r)
+                if progress:
+                    progress(i, len(jobs))
+    else:
+        for i, job in enumerate(jobs, 1):
+            results.append(run_job(job))
+            if progress:
+                progress(i, len(jobs))
+    for r in results:
+        r.findings.sort(key=Finding.sort_key)
+    results.sort(key=lambda r: r.path)
+    return RunResult(results)

@@ -1,0 +1,132 @@
+"""The `torchlint` command line: check, rule, rules (server and probe delegate)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from torchlint import __version__
+from torchlint.config import ConfigError, ConfigResolver, check_code
+from torchlint.registry import known_codes, rules
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# Subcommands that own their argument parsing, imported only when used.
+DELEGATED = {"server": "torchlint.lsp", "probe": "torchlint.probe.cli"}
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip().upper() if c.strip() != "ALL" else "ALL" for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="torchlint", description="Static analysis for PyTorch programs.")
+    p.add_argument("--version", action="version", version=f"torchlint {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    c = sub.add_parser("check", help="check files or directories (default: .)")
+    c.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    c.add_argument("--select", type=_codes, help="only these codes or prefixes (e.g. TL1,TL601)")
+    c.add_argument("--ignore", type=_codes, help="skip these codes or prefixes")
+    c.add_argument("--extend-select", type=_codes, help="add these codes to the configured selection")
+    c.add_argument("--fix", action="store_true", help="apply fixes in place")
+    c.add_argument("--diff", action="store_true", help="print the fixes as a diff; change nothing")
+    c.add_argument("--output-format", choices=["text", "json", "sarif", "github"], default="text")
+    c.add_argument("--statistics", action="store_true", help="count findings per rule")
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    c.add_argument("--config", type=Path, help="use this config file for every checked file")
+    c.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (0: one per core)")
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary line")
+
+    sub.add_parser("rules", help="list every rule")
+    r = sub.add_parser("rule", help="show a rule's documentation")
+    r.add_argument("code")
+    sub.add_parser("server", help="start the language server (stdio)", add_help=False)
+    sub.add_parser("probe", help="run a script under instrumentation", add_help=False)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DELEGATED:
+        import importlib
+
+        return importlib.import_module(DELEGATED[argv[0]]).main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args)
+        if args.command == "rules":
+            return _rules()
+        if args.command == "rule":
+            return _rule(args.code)
+    except ConfigError as exc:
+        print(f"torchlint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_CLEAN
+    parser.print_help()
+    return EXIT_ERROR
+
+
+def _rules() -> int:
+    for code, cls in rules().items():
+        fixable = "fix" if cls.fixable() else "   "
+        print(f"{code}  {cls.severity.value:<7}  {fixable}  {cls.name:<40}  {cls.summary}")
+    return EXIT_CLEAN
+
+
+def _rule(code: str) -> int:
+    from torchlint.docs import rule_markdown
+
+    cls = rules().get(code.upper())
+    if cls is None:
+        print(f"torchlint: error: unknown rule {code!r} (see `torchlint rules`)", file=sys.stderr)
+        return EXIT_ERROR
+    print(rule_markdown(cls))
+    return EXIT_CLEAN
+
+
+def _check(args) -> int:
+    from torchlint import checker
+    from torchlint.progress import Progress
+    from torchlint.reporters import FORMATS, text
+
+    for option in ("select", "ignore", "extend_select"):
+        for code in getattr(args, option) or ():
+            check_code(code, known_codes(), f"--{option.replace('_', '-')}")
+    if args.fix and args.diff:
+        raise ConfigError("--fix and --diff cannot be used together")
+    resolver = ConfigResolver(known_codes(), args.config)
+    mode = "fix" if args.fix else "diff" if args.diff else "check"
+    try:
+        jobs = checker.plan([Path(p) for p in args.paths], resolver, mode, args.select, args.ignore, args.extend_select)
+    except FileNotFoundError as exc:
+        print(f"torchlint: error: {exc}: no such file or directory", file=sys.stderr)
+        return EXIT_ERROR
+    workers = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+    progress = Progress(enabled=False if args.quiet else None)
+    result = checker.run(jobs, workers, progress)
+    progress.close()
+
+    findings = result.findings
+    out = sys.stdout
+    if args.diff:
+        out.write("".join(r.diff for r in result.files))
+    colour = out.isatty() and "NO_COLOR" not in os.environ
+    if args.output_format == "text":
+        out.write(text.render(findings, colour=colour, fixed=result.fixed, summary=not args.quiet))
+    else:
+        out.write(FORMATS[args.output_format](findings))
+    if args.statistics:
+        (sys.stderr if args.output_format != "text" else out).write(text.statistics(findings))
+    failed_writes = [r.error for r in result.files if r.error]
+    for e in failed_writes:
+        print(f"torchlint: error: {e}", file=sys.stderr)
+    if failed_writes:
+        return EXIT_ERROR
+    if findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN

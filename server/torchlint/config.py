@@ -1,0 +1,192 @@
+"""Configuration: `[tool.torchlint]` in pyproject.toml, or torchlint.toml.
+
+Settings are resolved per directory (the nearest config file wins) unless
+`--config` names one file for the whole run. Unknown keys and unknown rule
+codes are errors that name the key and the file.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from torchlint.model import Severity
+
+KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "severity"}
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "build", "dist",
+    "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".torchlint_cache", "site-packages",
+    ".eggs", "*.egg-info",
+)
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass
+class Settings:
+    select: list[str] = field(default_factory=lambda: ["ALL"])
+    ignore: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    extend_exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    severity: dict[str, Severity] = field(default_factory=dict)
+    root: Path = field(default_factory=Path.cwd)  # paths in the config are relative to this
+    source: str | None = None  # the file these settings came from
+
+    def enabled_codes(self, all_codes, rel_path: str | None = None) -> list[str]:
+        ignore = list(self.ignore)
+        if rel_path is not None:
+            for pattern, codes in self.per_file_ignores.items():
+                if _match(rel_path, pattern):
+                    ignore.extend(codes)
+        select = [*self.select, *self.extend_select]
+        return [c for c in all_codes if _enabled(c, select, ignore)]
+
+    def excluded(self, rel_path: str) -> bool:
+        return any(_match(rel_path, p) for p in (*self.exclude, *self.extend_exclude))
+
+    def fingerprint(self) -> str:
+        return repr((self.select, self.ignore, self.extend_select, sorted(self.per_file_ignores.items()),
+                     sorted((k, v.value) for k, v in self.severity.items())))
+
+
+def _specificity(code: str, patterns) -> int:
+    best = -1
+    for p in patterns:
+        if p == "ALL":
+            best = max(best, 0)
+        elif code.startswith(p):
+            best = max(best, len(p))
+    return best
+
+
+def _enabled(code: str, select, ignore) -> bool:
+    s, i = _specificity(code, select), _specificity(code, ignore)
+    return s >= 0 and s > i
+
+
+def _match(rel_path: str, pattern: str) -> bool:
+    rel_path = rel_path.replace(os.sep, "/")
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(rel_path, pattern):
+        return True
+    parts = rel_path.split("/")
+    if "/" not in pattern:  # a bare name matches any path component
+        return any(fnmatch.fnmatch(p, pattern) for p in parts)
+    return any(fnmatch.fnmatch("/".join(parts[:n]), pattern) for n in range(1, len(parts)))
+
+
+def _codes(value, key: str, where: str, known) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of rule codes")
+    for v in value:
+        check_code(v, known, f"{where}: `{key}`")
+    return list(value)
+
+
+def check_code(code: str, known, where: str) -> None:
+    if code == "ALL" or any(k.startswith(code) for k in known) and code.startswith("TL"):
+        return
+    raise ConfigError(f"{where}: unknown rule code {code!r} (see `torchlint rules`)")
+
+
+def parse_table(table: dict, path: Path, known) -> Settings:
+    where = str(path)
+    unknown = sorted(set(table) - KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key `{unknown[0]}` in torchlint settings (allowed: {', '.join(sorted(KEYS))})")
+    s = Settings(root=path.parent, source=where)
+    if "select" in table:
+        s.select = _codes(table["select"], "select", where, known)
+    if "ignore" in table:
+        s.ignore = _codes(table["ignore"], "ignore", where, known)
+    if "extend-select" in table:
+        s.extend_select = _codes(table["extend-select"], "extend-select", where, known)
+    for key in ("exclude", "extend-exclude"):
+        if key in table:
+            value = table[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: `{key}` must be a list of glob patterns")
+            setattr(s, key.replace("-", "_"), list(value) if key == "extend-exclude" else [*DEFAULT_EXCLUDE, *value])
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
+        s.per_file_ignores = {k: _codes(v, f"per-file-ignores.{k}", where, known) for k, v in pfi.items()}
+    if "severity" in table:
+        sev = table["severity"]
+        if not isinstance(sev, dict):
+            raise ConfigError(f"{where}: `severity` must be a table of code = \"error|warning|info\"")
+        for code, level in sev.items():
+            check_code(code, known, f"{where}: `severity`")
+            try:
+                s.severity[code] = Severity(level)
+            except ValueError:
+                raise ConfigError(f"{where}: severity for {code} must be error, warning or info, not {level!r}") from None
+    return s
+
+
+def load_file(path: Path, known) -> Settings | None:
+    """Settings from one file; None when a pyproject.toml has no [tool.torchlint]."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("torchlint")
+        if table is None:
+            return None
+    else:
+        table = data
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.torchlint] must be a table")
+    return parse_table(table, path, known)
+
+
+class ConfigResolver:
+    """Finds the settings that apply to each file (nearest config wins)."""
+
+    def __init__(self, known, explicit: Path | None = None) -> None:
+        self.known = list(known)
+        self._cache: dict[Path, Settings] = {}
+        self.explicit = None
+        if explicit is not None:
+            if not explicit.is_file():
+                raise ConfigError(f"{explicit}: config file not found")
+            self.explicit = load_file(explicit, self.known) or Settings(root=explicit.parent, source=str(explicit))
+
+    def for_path(self, path: Path) -> Settings:
+        if self.explicit is not None:
+            return self.explicit
+        directory = path if path.is_dir() else path.parent
+        return self._for_dir(directory.resolve())
+
+    def _for_dir(self, directory: Path) -> Settings:
+        cached = self._cache.get(directory)
+        if cached is not None:
+            return cached
+        settings = None
+        for name in ("torchlint.toml", "pyproject.toml"):
+            candidate = directory / name
+            if candidate.is_file():
+                settings = load_file(candidate, self.known)
+                if settings is not None:
+                    break
+        if settings is None:
+            parent = directory.parent
+            settings = self._for_dir(parent) if parent != directory else Settings(root=Path.cwd())
+        self._cache[directory] = settings
+        return settings

@@ -1,0 +1,96 @@
+"""Per-file context handed to rules: the tree, shared analyses, traversal state."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+
+from torchlint.engine.flow import LOOPS, LoopAnalysis
+from torchlint.engine.kinds import Kind
+from torchlint.engine.names import Imports
+from torchlint.engine.semantics import Scope, Semantics
+from torchlint.engine.walk import iter_statements
+
+
+class FileContext:
+    def __init__(self, path: str, text: str, module: cst.Module) -> None:
+        self.path = path
+        self.text = text
+        self.module = module
+        self.reports: list = []
+        # traversal state, maintained by the runner
+        self.scope: Scope | None = None
+        self.classes: list[cst.ClassDef] = []
+        self.functions: list[cst.FunctionDef] = []
+        self.loops: list[cst.CSTNode] = []
+        self.withs: list[cst.With] = []
+
+    # -- shared analyses (lazy) ---------------------------------------------
+    @cached_property
+    def imports(self) -> Imports:
+        return Imports(self.module)
+
+    @cached_property
+    def semantics(self) -> Semantics:
+        return Semantics(self.module, self.imports)
+
+    @cached_property
+    def loop_analysis(self) -> LoopAnalysis:
+        return LoopAnalysis(self)
+
+    def qualname(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.qualname(node)
+
+    def kind(self, expr: cst.BaseExpression) -> Kind:
+        return self.semantics.infer(expr, self.scope)
+
+    def is_module_class(self, cls: cst.ClassDef) -> bool:
+        return cls in self.semantics.classes
+
+    def local_functions(self) -> dict[str, cst.FunctionDef]:
+        """Functions and methods defined anywhere in the file, by bare name."""
+        return {
+            s.name.value: s
+            for s in iter_statements(self.module.body, into_functions=True)
+            if isinstance(s, cst.FunctionDef)
+        }
+
+    # -- traversal state ----------------------------------------------------
+    @property
+    def current_class(self) -> cst.ClassDef | None:
+        return self.classes[-1] if self.classes else None
+
+    @property
+    def current_function(self) -> cst.FunctionDef | None:
+        return self.functions[-1] if self.functions else None
+
+    @property
+    def in_module_class(self) -> bool:
+        """Directly inside a method of an nn.Module subclass."""
+        fn, cls = self.current_function, self.current_class
+        return (
+            fn is not None
+            and cls is not None
+            and self.scope is not None
+            and self.scope.parent is not None
+            and self.scope.parent.node is cls
+            and self.is_module_class(cls)
+        )
+
+    def under_call(self, *qualnames: str) -> bool:
+        """Inside a `with <qualname>(...)` block or a function decorated with it."""
+        for w in self.withs:
+            for item in w.items:
+                expr = item.item.func if isinstance(item.item, cst.Call) else item.item
+                if self.qualname(expr) in qualnames:
+                    return True
+        for fn in self.functions:
+            for d in fn.decorators:
+                expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+                if self.qualname(expr) in qualnames:
+                    return True
+        return False
+
+
+__all__ = ["FileContext", "LOOPS"]

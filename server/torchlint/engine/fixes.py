@@ -1,0 +1,68 @@
+"""Applying fixes: repeatedly lint, apply non-overlapping fixes, re-parse.
+
+A fix whose result does not parse is dropped (the others still apply), so the
+text we hand back always parses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.engine.runner import PARSE_ERROR_CODE, lint_text
+from torchlint.engine.source import apply_edits
+from torchlint.model import Finding, Fix
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FixResult:
+    text: str
+    applied: int
+    remaining: list[Finding]
+
+
+def _parses(text: str) -> bool:
+    try:
+        cst.parse_module(text)
+        return True
+    except Exception:
+        return False
+
+
+def _overlaps(a: Fix, b: Fix) -> bool:
+    for x in a.edits:
+        for y in b.edits:
+            if (x.line, x.column) < (y.end_line, y.end_column) and (y.line, y.column) < (x.end_line, x.end_column):
+                return True
+            if (x.line, x.column) == (y.line, y.column):  # two inserts at one spot: order unclear
+                return True
+    return False
+
+
+def fix_text(path: str, text: str, rules) -> FixResult:
+    applied = 0
+    rejected: set[Fix] = set()  # fixes whose result did not parse
+    for _ in range(MAX_PASSES):
+        findings = lint_text(path, text, rules).findings
+        if any(f.code == PARSE_ERROR_CODE for f in findings):
+            return FixResult(text, applied, findings)
+        chosen: list[Fix] = []
+        for f in findings:
+            if f.fix is not None and f.fix not in rejected and not any(_overlaps(f.fix, c) for c in chosen):
+                chosen.append(f.fix)
+        if not chosen:
+            return FixResult(text, applied, findings)
+        candidate = apply_edits(text, [e for fx in chosen for e in fx.edits])
+        if _parses(candidate):
+            text, applied = candidate, applied + len(chosen)
+            continue
+        for fx in chosen:  # apply the first that parses on its own; drop the bad ones
+            one = apply_edits(text, list(fx.edits))
+            if _parses(one):
+                text, applied = one, applied + 1
+                break
+            rejected.add(fx)
+    return FixResult(text, applied, lint_text(path, text, rules).findings)

@@ -1,0 +1,104 @@
+"""Import resolution: the engine's light replacement for libcst's scope analysis.
+
+libcst's QualifiedNameProvider costs about six times the parse. We only need to
+know which local names stand for which dotted import paths, so we read the
+import statements (anywhere in the file, ignoring scope) and resolve
+`Name`/`Attribute` chains against that table.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.walk import iter_statements, small_statements
+
+# Different spellings of one object, folded onto the public name.
+CANONICAL = {
+    "torch.nn.parallel.distributed.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel": "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel": "torch.nn.DataParallel",
+    "torch.utils.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
+    "torch.utils.data.distributed.DistributedSampler": "torch.utils.data.DistributedSampler",
+    "torch.nn.modules.module.Module": "torch.nn.Module",
+    "torch.autograd.variable.Variable": "torch.autograd.Variable",
+    "torch.cuda.amp.GradScaler": "torch.amp.GradScaler",
+    "torch.cuda.amp.grad_scaler.GradScaler": "torch.amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler": "torch.amp.GradScaler",
+    "torch.utils.checkpoint.checkpoint": "torch.utils.checkpoint.checkpoint",
+    "pytorch_lightning.LightningModule": "lightning.pytorch.LightningModule",
+    "lightning.LightningModule": "lightning.pytorch.LightningModule",
+}
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` as text, or None if the expression is not a plain name chain."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _module_name(node: cst.BaseExpression | None) -> str | None:
+    return dotted(node) if node is not None else None
+
+
+class Imports:
+    """Local name -> qualified dotted name, for every import in the file."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.table: dict[str, str] = {}
+        self._collect(module.body)
+
+    def _collect(self, body) -> None:
+        for stmt in iter_statements(body, into_functions=True):
+            for small in small_statements(stmt):
+                if isinstance(small, cst.Import):
+                    self._import(small)
+                elif isinstance(small, cst.ImportFrom):
+                    self._import_from(small)
+
+    def _import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.table[alias.asname.name.value] = full
+            else:
+                head = full.split(".")[0]
+                self.table[head] = head
+
+    def _import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative or isinstance(node.names, cst.ImportStar):
+            return
+        base = _module_name(node.module)
+        if base is None:
+            return
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.table[local] = f"{base}.{name}"
+
+    def qualname(self, node: cst.BaseExpression) -> str | None:
+        """Qualified name of a name chain whose head was imported, else None."""
+        text = dotted(node)
+        if text is None:
+            return None
+        head, _, rest = text.partition(".")
+        base = self.table.get(head)
+        if base is None:
+            return None
+        full = f"{base}.{rest}" if rest else base
+        return CANONICAL.get(full, full)
+
+    def imports_module(self, prefix: str) -> bool:
+        return any(q == prefix or q.startswith(prefix + ".") for q in self.table.values())

@@ -1,0 +1,124 @@
+"""The Rule base class: what a rule declares and how it reports.
+
+A rule is a class with its code, docs and VALID/INVALID examples. The runner
+instantiates it once per file and calls `visit_<NodeType>` / `leave_<NodeType>`
+methods during the engine's single traversal; a rule never walks the tree itself
+to find its subjects (it may ask the shared analyses in `self.ctx`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+import libcst as cst
+
+from torchlint.model import Severity
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+CODE_RE = re.compile(r"^TL\d{3}$")
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An INVALID example: code that must give exactly one finding of the rule.
+
+    `line` is where the finding must be; `fixed`, when given, is the text after
+    `--fix` (the test also re-parses it and checks a second fix is a no-op).
+    """
+
+    code: str
+    line: int | None = None
+    fixed: str | None = None
+
+
+# Node-anchored edits; the runner turns them into text edits once positions exist.
+@dataclass(frozen=True)
+class Replace:
+    node: cst.CSTNode
+    new: str | cst.CSTNode
+
+
+@dataclass(frozen=True)
+class InsertBefore:
+    """Insert `code` as new statement line(s) before `stmt`, at its indentation."""
+
+    stmt: cst.BaseStatement
+    code: str
+
+
+@dataclass(frozen=True)
+class InsertAfter:
+    stmt: cst.BaseStatement
+    code: str
+
+
+@dataclass(frozen=True)
+class RemoveStatement:
+    stmt: cst.BaseStatement
+
+
+@dataclass(frozen=True)
+class NodeFix:
+    message: str
+    edits: tuple
+
+
+@dataclass
+class Report:
+    rule: "Rule"
+    node: cst.CSTNode
+    message: str
+    fix: NodeFix | None
+    alternatives: tuple[NodeFix, ...] = field(default_factory=tuple)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.WARNING
+    summary: ClassVar[str]  # one line, for tables and SARIF shortDescription
+    what: ClassVar[str]  # "What it does"
+    why: ClassVar[str]  # "Why is this bad?"
+    example: ClassVar[str]  # buggy code
+    fix_example: ClassVar[str] = ""  # the same code fixed
+    fix_safety: ClassVar[str] = ""  # empty: the rule offers no automatic fix
+    VALID: ClassVar[list[str]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    registry: ClassVar[dict[str, type["Rule"]]] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        code = cls.__dict__.get("code")
+        if code is None:
+            return
+        if not CODE_RE.match(code):
+            raise TypeError(f"{cls.__name__}: bad rule code {code!r}")
+        if code in Rule.registry:
+            raise TypeError(f"duplicate rule code {code}")
+        Rule.registry[code] = cls
+
+    def __init__(self, ctx: "FileContext") -> None:
+        self.ctx = ctx
+
+    @classmethod
+    def fixable(cls) -> bool:
+        return bool(cls.fix_safety)
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        fix: NodeFix | None = None,
+        alternatives: tuple[NodeFix, ...] = (),
+    ) -> None:
+        self.ctx.reports.append(Report(self, node, message or self.message, fix, tuple(alternatives)))
+
+
+def fix(message: str, *edits) -> NodeFix:
+    return NodeFix(message, tuple(edits))

@@ -1,0 +1,252 @@
+"""Lint one file: one parse, one traversal dispatching to every enabled rule.
+
+Positions are expensive in libcst (a full code generation pass), so they are
+computed only for files that produced findings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from torchlint.engine import rule as R
+from torchlint.engine.context import FileContext
+from torchlint.engine.flow import LOOPS
+from torchlint.engine.source import SourceError, decode, split_lines
+from torchlint.engine.walk import traverse
+from torchlint.model import Edit, Finding, Fix, Severity
+
+PARSE_ERROR_CODE = "TL000"
+_NOQA = re.compile(r"#\s*noqa(?::[ \t]*(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+)*))?", re.I)
+_FILE_NOQA = re.compile(
+    r"^[ \t]*#[ \t]*torchlint:[ \t]*noqa(?::[ \t]*(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+)*))?[ \t]*$",
+    re.I | re.M,
+)
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    module: cst.Module | None = None
+    suppressed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def error_finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    return Finding(
+        path, line, column, line, column, PARSE_ERROR_CODE, "parse-error", message, Severity.ERROR,
+        statement_line=line,
+    )
+
+
+_DISPATCH: dict[type, dict[type, list[str]]] = {}
+
+
+def _dispatch_table(rule_cls: type[R.Rule]) -> dict[type, list[str]]:
+    """node type -> names of the rule's visit_/leave_ methods for it."""
+    table = _DISPATCH.get(rule_cls)
+    if table is None:
+        table = {}
+        for attr in dir(rule_cls):
+            prefix, _, node_name = attr.partition("_")
+            if prefix in ("visit", "leave") and node_name and hasattr(cst, node_name):
+                table.setdefault((prefix, getattr(cst, node_name)), []).append(attr)
+        _DISPATCH[rule_cls] = table
+    return table
+
+
+def parse(path: str, text: str) -> cst.Module | Finding:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return error_finding(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)
+    except RecursionError:
+        return error_finding(path, "expression nested too deeply for the parser")
+    except Exception as exc:  # libcst raises a few other types on odd input
+        return error_finding(path, f"cannot parse: {exc}")
+
+
+def lint_text(path: str, text: str, rules: list[type[R.Rule]]) -> LintResult:
+    parsed = parse(path, text)
+    if isinstance(parsed, Finding):
+        return LintResult([parsed])
+    module = parsed
+    if not rules:
+        return LintResult([], module)
+    ctx = FileContext(path, text, module)
+    visits: dict[type, list] = {}
+    leaves: dict[type, list] = {}
+    for rule_cls in rules:
+        instance = rule_cls(ctx)
+        for (prefix, node_type), names in _dispatch_table(rule_cls).items():
+            target = visits if prefix == "visit" else leaves
+            target.setdefault(node_type, []).extend((instance, getattr(instance, n)) for n in names)
+
+    errors: list[str] = []
+    failed: set = set()
+
+    def call(handlers, node) -> None:
+        for instance, fn in handlers:
+            if instance in failed:
+                continue
+            try:
+                fn(node)
+            except Exception as exc:  # one broken rule must not cost the others
+                failed.add(instance)
+                errors.append(f"{instance.code}: {type(exc).__name__}: {exc}")
+
+    sem = ctx.semantics
+
+    def enter(node):
+        t = type(node)
+        if t is cst.FunctionDef or t is cst.ClassDef or t is cst.Module:
+            ctx.scope = sem.scope_for(node, ctx.scope)
+            (ctx.functions if t is cst.FunctionDef else ctx.classes if t is cst.ClassDef else []).append(node)
+        elif t is cst.For or t is cst.While:
+            ctx.loops.append(node)
+        elif t is cst.With:
+            ctx.withs.append(node)
+        handlers = visits.get(t)
+        if handlers:
+            call(handlers, node)
+
+    def leave(node):
+        t = type(node)
+        handlers = leaves.get(t)
+        if handlers:
+            call(handlers, node)
+        if t is cst.FunctionDef or t is cst.ClassDef or t is cst.Module:
+            ctx.scope = ctx.scope.parent
+            if t is cst.FunctionDef:
+                ctx.functions.pop()
+            elif t is cst.ClassDef:
+                ctx.classes.pop()
+        elif t is cst.For or t is cst.While:
+            ctx.loops.pop()
+        elif t is cst.With:
+            ctx.withs.pop()
+
+    traverse(module, enter, leave)
+    findings = _to_findings(ctx, path, text, module) if ctx.reports else []
+    findings.extend(error_finding(path, f"internal error in rule {e}") for e in errors)
+    kept, suppressed = _apply_noqa(text, findings)
+    kept.sort(key=Finding.sort_key)
+    return LintResult(kept, module, suppressed, errors)
+
+
+def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> list[Finding]:
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = split_lines(text)  # only used for indentation of inserted lines
+    statements = None
+    if "noqa" in text:
+        statements = sorted(
+            (r.start.line, r.end.line)
+            for n, r in positions.items()
+            if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+        )
+    out = []
+    seen = set()
+    for rep in ctx.reports:
+        r = positions.get(rep.node)
+        if r is None:
+            continue
+        key = (rep.rule.code, r.start.line, r.start.column, rep.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        stmt_line = r.start.line
+        if statements is not None:
+            containing = [s for s, e in statements if s <= r.start.line <= e]
+            stmt_line = max(containing) if containing else r.start.line
+        fix = _to_fix(rep.fix, positions, lines, module) if rep.fix else None
+        alternatives = tuple(f for f in (_to_fix(a, positions, lines, module) for a in rep.alternatives) if f)
+        out.append(
+            Finding(
+                path, r.start.line, r.start.column + 1, r.end.line, r.end.column + 1,
+                rep.rule.code, rep.rule.name, rep.message, rep.rule.severity,
+                fix, alternatives, stmt_line,
+            )
+        )
+    return out
+
+
+def _to_fix(nf: R.NodeFix, positions, lines: list[str], module: cst.Module) -> Fix | None:
+    edits = []
+    nl = module.default_newline
+    for e in nf.edits:
+        if isinstance(e, R.Replace):
+            r = positions.get(e.node)
+            if r is None:
+                return None
+            content = e.new if isinstance(e.new, str) else module.code_for_node(e.new)
+            edits.append(Edit(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1, content))
+            continue
+        r = positions.get(e.stmt)
+        if r is None:
+            return None
+        line = lines[r.start.line - 1] if r.start.line - 1 < len(lines) else ""
+        indent = line[: r.start.column]
+        if indent.strip():  # statement shares its line with other code: no line edits
+            return None
+        if isinstance(e, R.RemoveStatement):
+            edits.append(Edit(r.start.line, 1, r.end.line + 1, 1, ""))
+        else:
+            content = "".join(indent + part + nl for part in e.code.splitlines())
+            at = r.start.line if isinstance(e, R.InsertBefore) else r.end.line + 1
+            edits.append(Edit(at, 1, at, 1, content))
+    return Fix(nf.message, tuple(edits))
+
+
+def _codes(match: re.Match) -> set[str] | None:
+    codes = match.group("codes")
+    return None if not codes else {c.strip().upper() for c in codes.split(",")}
+
+
+def _apply_noqa(text: str, findings: list[Finding]) -> tuple[list[Finding], int]:
+    if not findings or "noqa" not in text:
+        return findings, 0
+    file_level: set[str] | None = set()
+    for m in _FILE_NOQA.finditer(text):
+        codes = _codes(m)
+        if codes is None:
+            file_level = None
+            break
+        file_level |= codes
+    lines = split_lines(text)
+
+    def line_codes(n: int):
+        if not 1 <= n <= len(lines) or "noqa" not in lines[n - 1].lower():
+            return set()
+        m = _NOQA.search(lines[n - 1])
+        return _codes(m) if m else set()
+
+    kept = []
+    for f in findings:
+        if f.code == PARSE_ERROR_CODE:
+            kept.append(f)
+            continue
+        if file_level is None or f.code in file_level:
+            continue
+        suppressed = False
+        for n in {f.line, f.statement_line}:
+            codes = line_codes(n)
+            if codes is None or f.code in codes:
+                suppressed = True
+        if not suppressed:
+            kept.append(f)
+    return kept, len(findings) - len(kept)
+
+
+def lint_bytes(path: str, data: bytes, rules) -> tuple[LintResult, "object | None"]:
+    """Decode then lint; returns the decoded Source too (None if undecodable)."""
+    try:
+        source = decode(data)
+    except SourceError as exc:
+        return LintResult([error_finding(path, exc.message, exc.line, exc.column)]), None
+    return lint_text(path, source.text, rules), source
+
+
+__all__ = ["lint_text", "lint_bytes", "LintResult", "PARSE_ERROR_CODE", "LOOPS"]

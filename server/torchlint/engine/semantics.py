@@ -1,0 +1,301 @@
+"""Shared analyses: module classes, and what each name in a scope is bound to.
+
+Flow-insensitive and deliberately light: for each scope we read its assignments
+once (lazily, on first question) and infer a `Kind` for each target from the
+assigned expression. Rules ask `ctx.kind(expr)`; none of them re-derives this.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.kinds import (
+    Kind,
+    kind_from_annotation,
+    kind_from_name,
+    kind_from_qualname,
+)
+from torchlint.engine.names import Imports, dotted
+from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
+
+_MODULE_BASES = ("torch.nn.", "lightning.pytorch.LightningModule")
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_"})
+_TENSOR_METHODS_KEEP = frozenset(
+    {"to", "cuda", "cpu", "float", "half", "double", "long", "int", "bool", "view", "reshape",
+     "contiguous", "mean", "sum", "squeeze", "unsqueeze", "permute", "transpose", "clone",
+     "detach", "flatten", "abs", "pow", "sqrt", "exp", "log", "softmax", "log_softmax"}
+)
+_NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
+
+
+class ModuleClasses:
+    """Which classes in the file are nn.Module subclasses."""
+
+    def __init__(self, module: cst.Module, imports: Imports) -> None:
+        self.by_name: dict[str, cst.ClassDef] = {}
+        classes = [n for n in iter_statements(module.body, into_functions=True) if isinstance(n, cst.ClassDef)]
+        for c in classes:
+            self.by_name[c.name.value] = c
+        self.modules: set[cst.ClassDef] = set()
+        changed = True
+        while changed:  # fixpoint: subclasses of in-file module classes
+            changed = False
+            for c in classes:
+                if c not in self.modules and self._is_module(c, imports):
+                    self.modules.add(c)
+                    changed = True
+
+    def _is_module(self, c: cst.ClassDef, imports: Imports) -> bool:
+        for base in c.bases:
+            q = imports.qualname(base.value)
+            if q is not None:
+                if q.startswith(_MODULE_BASES) and q.rsplit(".", 1)[-1][:1].isupper():
+                    return True
+                # Imported from elsewhere (project code): a module if it has forward().
+                if not q.startswith("torch.") and _defines(c, "forward"):
+                    return True
+                continue
+            name = dotted(base.value)
+            if name in self.by_name and self.by_name[name] in self.modules:
+                return True
+        return False
+
+    def __contains__(self, c: cst.ClassDef) -> bool:
+        return c in self.modules
+
+
+def _defines(c: cst.ClassDef, method: str) -> bool:
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in c.body.body) if isinstance(
+        c.body, cst.IndentedBlock
+    ) else False
+
+
+def _targets(target: cst.BaseExpression):
+    """(target, position) pairs of an assignment target; position None = whole value."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for i, el in enumerate(target.elements):
+            if isinstance(el, cst.Element):
+                yield el.value, i
+    else:
+        yield target, None
+
+
+class Scope:
+    """A module, class or function body and the kinds of the names bound in it."""
+
+    def __init__(self, node: cst.CSTNode, parent: "Scope | None", sem: "Semantics") -> None:
+        self.node = node
+        self.parent = parent
+        self.sem = sem
+        self._bindings: dict[str, Kind] | None = None
+
+    # -- lookup -----------------------------------------------------------
+    @property
+    def bindings(self) -> dict[str, Kind]:
+        if self._bindings is None:
+            self._bindings = {}
+            self._build()
+        return self._bindings
+
+    def lookup(self, name: str) -> Kind | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if not isinstance(scope.node, cst.ClassDef) or scope is self:
+                kind = scope.bindings.get(name)
+                if kind is not None:
+                    return kind
+            scope = scope.parent
+        return None
+
+    def class_scope(self) -> "Scope | None":
+        scope: Scope | None = self
+        while scope is not None and not isinstance(scope.node, cst.ClassDef):
+            scope = scope.parent
+        return scope
+
+    # -- building ---------------------------------------------------------
+    def _body(self):
+        node = self.node
+        if isinstance(node, cst.Module):
+            return node.body
+        return node.body.body if isinstance(node.body, cst.IndentedBlock) else [cst.SimpleStatementLine(node.body.body)]
+
+    def _bind(self, name: str, kind: Kind) -> None:
+        if kind:
+            self._bindings[name] = self._bindings.get(name, Kind.NONE) | kind
+
+    def _build(self) -> None:
+        if isinstance(self.node, cst.FunctionDef):
+            self._bind_params(self.node.params)
+        if isinstance(self.node, cst.ClassDef):
+            self._build_class_attributes()
+            return
+        for stmt in iter_statements(self._body()):
+            if isinstance(stmt, cst.For):
+                self._bind_for(stmt)
+            elif isinstance(stmt, (cst.With,)):
+                for item in stmt.items:
+                    if item.asname is not None:
+                        for t, _ in _targets(item.asname.name):
+                            self._assign(t, self.sem.infer(item.item, self))
+            for small in small_statements(stmt):
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        self._assign_value(t.target, small.value)
+                elif isinstance(small, cst.AnnAssign):
+                    kind = kind_from_annotation(self.sem.imports.qualname(small.annotation.annotation))
+                    if small.value is not None:
+                        kind |= self.sem.infer(small.value, self)
+                    self._assign(small.target, kind)
+        # usage: anything we call .backward() on is a loss
+        for node in iter_nodes(self.node, into_functions=False):
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "backward"
+                and isinstance(node.func.value, cst.Name)
+                and not node.args
+            ):
+                self._bind(node.func.value.value, Kind.LOSS)
+
+    def _assign_value(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            for (t, i) in _targets(target):
+                if i is not None and i < len(value.elements):
+                    self._assign(t, self.sem.infer(value.elements[i].value, self))
+            return
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
+            # model, opt = accelerator.prepare(model, opt) / fabric.setup(...)
+            if isinstance(value.func, cst.Attribute) and value.func.attr.value in ("prepare", "setup"):
+                for (t, i) in _targets(target):
+                    if i is not None and i < len(value.args):
+                        self._assign(t, self.sem.infer(value.args[i].value, self))
+                return
+        self._assign(target, self.sem.infer(value, self))
+
+    def _assign(self, target: cst.BaseExpression, kind: Kind) -> None:
+        if isinstance(target, cst.Name):
+            self._bind(target.value, kind)
+
+    def _bind_for(self, stmt: cst.For) -> None:
+        it = self.sem.infer(stmt.iter, self)
+        if it & Kind.DATALOADER or _iterates_loader(stmt.iter, self):
+            for t, _ in _targets(stmt.target):
+                for inner, _ in _targets(t):
+                    if isinstance(inner, cst.Name):
+                        self._bind(inner.value, Kind.BATCH)
+
+    def _bind_params(self, params: cst.Parameters) -> None:
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            kind = Kind.NONE
+            if p.annotation is not None:
+                kind = kind_from_annotation(self.sem.imports.qualname(p.annotation.annotation))
+            if not kind:
+                kind = kind_from_name(p.name.value) & ~(Kind.LOSS | Kind.DEVICE)
+            self._bind(p.name.value, kind)
+
+    def _build_class_attributes(self) -> None:
+        """`self.x = ...` in any method binds `self.x` in the class scope."""
+        body = self.node.body.body if isinstance(self.node.body, cst.IndentedBlock) else []
+        for method in body:
+            if not isinstance(method, cst.FunctionDef):
+                continue
+            mscope = self.sem.scope_for(method, self)
+            for stmt in iter_statements(method.body.body if isinstance(method.body, cst.IndentedBlock) else []):
+                for small in small_statements(stmt):
+                    if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                        if small.value is None:
+                            continue
+                        kind = self.sem.infer(small.value, mscope)
+                        for t in targets:
+                            name = dotted(t)
+                            if name and name.startswith("self.") and name.count(".") == 1:
+                                self._bind(name, kind)
+
+
+def _iterates_loader(expr: cst.BaseExpression, scope: Scope) -> bool:
+    """`enumerate(loader)`, `tqdm(loader)`, `zip(a_loader, b_loader)`."""
+    if isinstance(expr, cst.Call) and expr.args:
+        inner = expr.args[0].value
+        return bool(scope.sem.infer(inner, scope) & Kind.DATALOADER) or _iterates_loader(inner, scope)
+    return False
+
+
+class Semantics:
+    def __init__(self, module: cst.Module, imports: Imports) -> None:
+        self.module = module
+        self.imports = imports
+        self.classes = ModuleClasses(module, imports)
+        self._scopes: dict[cst.CSTNode, Scope] = {}
+
+    def scope_for(self, node: cst.CSTNode, parent: Scope | None) -> Scope:
+        scope = self._scopes.get(node)
+        if scope is None:
+            scope = self._scopes[node] = Scope(node, parent, self)
+        return scope
+
+    def infer(self, expr: cst.BaseExpression, scope: Scope) -> Kind:
+        """Best-effort kind of the value of `expr` evaluated in `scope`."""
+        if isinstance(expr, cst.Name):
+            kind = scope.lookup(expr.value)
+            if kind is not None:
+                return kind
+            return kind_from_name(expr.value) & ~Kind.LOSS
+        if isinstance(expr, cst.Attribute):
+            name = dotted(expr)
+            if name and name.startswith("self.") and name.count(".") == 1:
+                cls = scope.class_scope()
+                if cls is not None and name in cls.bindings:
+                    return cls.bindings[name]
+                return kind_from_name(expr.attr.value) & ~Kind.LOSS
+            if expr.attr.value == "module":  # ddp_model.module -> the bare model
+                return self.infer(expr.value, scope) & Kind.MODEL
+            return Kind.NONE
+        if isinstance(expr, cst.Call):
+            return self._infer_call(expr, scope)
+        if isinstance(expr, cst.BinaryOperation):
+            left, right = self.infer(expr.left, scope), self.infer(expr.right, scope)
+            both = left | right
+            if both & Kind.LOSS:
+                return Kind.LOSS
+            if both & Kind.TENSOR:
+                return Kind.TENSOR
+            return Kind.NUMBER if (left | right) & Kind.NUMBER else Kind.NONE
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return Kind.NUMBER
+        if isinstance(expr, cst.Subscript):
+            inner = self.infer(expr.value, scope)
+            return inner & (Kind.TENSOR | Kind.BATCH)
+        return Kind.NONE
+
+    def _infer_call(self, call: cst.Call, scope: Scope) -> Kind:
+        q = self.imports.qualname(call.func)
+        if q is not None:
+            kind = kind_from_qualname(q)
+            if kind:
+                return kind
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in self.classes.by_name:
+            return Kind.MODEL if self.classes.by_name[func.value] in self.classes else Kind.NONE
+        if isinstance(func, cst.Name) and func.value in ("float", "int"):
+            return Kind.NUMBER
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = self.infer(func.value, scope)
+            if method in _NUMBER_METHODS:
+                return Kind.NUMBER
+            if method in ("detach",):
+                return Kind.TENSOR
+            if receiver & Kind.MODEL and method in _RETURNS_SELF:
+                return receiver
+            if receiver & (Kind.TENSOR | Kind.LOSS) and method in _TENSOR_METHODS_KEEP:
+                return receiver & (Kind.TENSOR | Kind.LOSS)
+            if method == "prepare" and call.args and receiver & Kind.ACCELERATOR:
+                return self.infer(call.args[0].value, scope)
+        callee = self.infer(func, scope)
+        if callee & Kind.CRITERION:
+            return Kind.LOSS
+        if callee & Kind.MODEL:
+            return Kind.TENSOR
+        return Kind.NONE

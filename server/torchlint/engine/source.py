@@ -1,0 +1,96 @@
+"""Turning bytes on disk into text the parser can take, and back.
+
+A file that cannot be decoded is not an exception for the caller: `decode`
+raises `SourceError` carrying a position, which the runner turns into TL000.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class SourceError(Exception):
+    """The file is not Python source we can read; carries where and why."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Source:
+    text: str
+    encoding: str  # as declared/detected, e.g. "utf-8", "utf-8-sig", "latin-1"
+
+    def encode(self, text: str) -> bytes:
+        return text.encode(self.encoding)
+
+
+def decode(data: bytes) -> Source:
+    if b"\x00" in data:
+        before = data[: data.index(b"\x00")]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        raise SourceError("file contains NUL bytes (binary file?)", line, column)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"bad encoding declaration: {exc}", getattr(exc, "lineno", 1) or 1) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        name = codecs.lookup(encoding).name
+        raise SourceError(
+            f"cannot decode byte 0x{data[exc.start]:02x} as {name} "
+            "(add a '# -*- coding: ...' line or re-save the file as UTF-8)",
+            line,
+            column,
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return Source(text, encoding)
+
+
+def line_offsets(text: str) -> list[int]:
+    """Offset of the start of each line, splitting exactly where Python does."""
+    offsets = [0]
+    offsets.extend(m.end() for m in _NEWLINE.finditer(text))
+    return offsets
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their endings, numbered as the parser numbers them."""
+    return _NEWLINE.split(text)
+
+
+def apply_edits(text: str, edits) -> str:
+    """Apply non-overlapping edits (1-based line/column, end exclusive)."""
+    starts = line_offsets(text)
+
+    def offset(line: int, column: int) -> int:
+        if line > len(starts):  # just past the last line of a file without final newline
+            return len(text)
+        return starts[line - 1] + column - 1
+
+    out = []
+    pos = 0
+    for e in sorted(edits, key=lambda e: (e.line, e.column, e.end_line, e.end_column)):
+        begin, end = offset(e.line, e.column), offset(e.end_line, e.end_column)
+        if begin < pos:
+            raise ValueError("overlapping edits")
+        out.append(text[pos:begin])
+        out.append(e.content)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

@@ -1,0 +1,18 @@
+"""The installed rule catalogue, loaded once."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from torchlint.engine.rule import Rule
+
+
+@lru_cache(maxsize=None)
+def rules() -> dict[str, type[Rule]]:
+    from torchlint.rules import all_rules
+
+    return all_rules()
+
+
+def known_codes() -> list[str]:
+    return ["TL000", *rules()]
