@@ -73,6 +73,8 @@ def run_job(job: Job) -> FileResult:
         return FileResult(job.path, [error_finding(job.path, "is a directory, not a Python file")])
     except OSError as exc:
         return FileResult(job.path, [error_finding(job.path, f"cannot read file: {exc.strerror or exc}")])
+    if job.path.endswith(".ipynb"):
+        return _run_notebook(job, data, selected)
     if job.mode == "check":
         result, _ = lint_bytes(job.path, data, selected)
         return FileResult(job.path, _apply_severity(result.findings, job.severity))
@@ -98,6 +100,21 @@ def run_job(job: Job) -> FileResult:
     except (OSError, ValueError) as exc:
         out.error = f"{job.path}: not written: {exc}"
         out.fixed = 0
+    return out
+
+
+def _run_notebook(job: Job, data: bytes, selected) -> FileResult:
+    """A notebook's code cells checked as one program (see torchlint.notebook)."""
+    from torchlint import notebook
+
+    nb = notebook.check(job.path, data, selected, fix=job.mode != "check")
+    out = FileResult(job.path, _apply_severity(nb.findings, job.severity), nb.applied, nb.diff)
+    if job.mode == "fix" and nb.data is not None:
+        try:
+            write_atomic(Path(job.path), data, nb.data)
+        except (OSError, ValueError) as exc:
+            out.error = f"{job.path}: not written: {exc}"
+            out.fixed = 0
     return out
 
 

@@ -10,7 +10,7 @@ import pathspec
 
 from torchlint.config import ConfigResolver
 
-SUFFIXES = (".py", ".pyi")
+SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass(frozen=True)
