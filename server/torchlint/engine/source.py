@@ -40,12 +40,15 @@ def decode(data: bytes) -> Source:
         line = before.count(b"\n") + 1
         column = len(before) - (before.rfind(b"\n") + 1) + 1
         raise SourceError("file contains NUL bytes (binary file?)", line, column)
+    declaration_error = None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:
-        raise SourceError(f"bad encoding declaration: {exc}", getattr(exc, "lineno", 1) or 1) from None
+    except SyntaxError as exc:  # undecodable first lines, or an unknown codec named
+        encoding, declaration_error = "utf-8", exc
     try:
         text = data.decode(encoding)
+        if declaration_error is not None:
+            raise SourceError(f"bad encoding declaration: {declaration_error}", 1)
     except UnicodeDecodeError as exc:
         before = data[: exc.start]
         line = before.count(b"\n") + 1

@@ -1,0 +1,37 @@
+"""flake8 plugin: `flake8 --select TL` runs the same rules as `torchlint check`.
+
+flake8 hands us the file's lines; we lint their text with the engine and the
+settings torchlint itself would use for that path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchlint import __version__
+
+
+class Flake8Plugin:
+    name = "torchlint"
+    version = __version__
+
+    def __init__(self, tree, filename: str = "stdin", lines=None) -> None:
+        self.filename = filename
+        self.lines = lines or []
+
+    def run(self):
+        from torchlint.config import ConfigError, ConfigResolver
+        from torchlint.engine import lint_text
+        from torchlint.registry import known_codes, rules
+
+        catalogue = rules()
+        try:
+            settings = ConfigResolver(known_codes()).for_path(Path(self.filename))
+            codes = settings.enabled_codes(list(catalogue))
+        except ConfigError:
+            codes = list(catalogue)
+        text = "".join(self.lines)
+        for f in lint_text(self.filename, text, [catalogue[c] for c in codes]).findings:
+            if f.code == "TL000":  # flake8 reports syntax errors itself (E999)
+                continue
+            yield f.line, f.column - 1, f"{f.code} {f.message}", type(self)

@@ -1,0 +1,107 @@
+"""Configuration files and inline suppression."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_cli import BUGGY
+
+
+def codes(run_cli, *args):
+    r = run_cli("check", "--output-format", "json", *args)
+    assert r.returncode in (0, 1), r.stderr
+    return sorted(f["code"] for f in json.loads(r.stdout))
+
+
+def test_pyproject_select_ignore_severity(tmp_path, run_cli):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.torchlint]\nignore = ["TL601"]\nseverity = { TL101 = "info" }\n'
+    )
+    (tmp_path / "t.py").write_text(BUGGY)
+    out = json.loads(run_cli("check", "--output-format", "json", tmp_path).stdout)
+    assert [(f["code"], f["severity"]) for f in out] == [("TL101", "info")]
+
+
+def test_torchlint_toml_and_nearest_config_wins(tmp_path, run_cli):
+    (tmp_path / "torchlint.toml").write_text('select = ["TL601"]\n')
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL101"]\n')
+    (tmp_path / "a.py").write_text(BUGGY)
+    (sub / "b.py").write_text(BUGGY)
+    out = json.loads(run_cli("check", "--output-format", "json", tmp_path).stdout)
+    assert {(f["path"].split("/")[-1], f["code"]) for f in out} == {("a.py", "TL601"), ("b.py", "TL101")}
+
+
+def test_extend_select_exclude_and_per_file_ignores(tmp_path, run_cli):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.torchlint]\n"
+        'select = ["TL6"]\nextend-select = ["TL101"]\n'
+        'extend-exclude = ["legacy"]\n'
+        '[tool.torchlint.per-file-ignores]\n"tests/*" = ["TL601"]\n'
+    )
+    for d in ("legacy", "tests", "src"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "t.py").write_text(BUGGY)
+    out = json.loads(run_cli("check", "--output-format", "json", tmp_path).stdout)
+    got = sorted((f["path"].split("/")[-2], f["code"]) for f in out)
+    assert got == [("src", "TL101"), ("src", "TL601"), ("tests", "TL101")]
+
+
+@pytest.mark.parametrize(
+    "body,needle",
+    [
+        ('[tool.torchlint]\nselcet = ["TL1"]\n', "unknown key `selcet`"),
+        ('[tool.torchlint]\nignore = ["TL999"]\n', "unknown rule code 'TL999'"),
+        ('[tool.torchlint]\nseverity = { TL101 = "fatal" }\n', "must be error, warning or info"),
+        ("[tool.torchlint\n", "invalid TOML"),
+    ],
+)
+def test_bad_config_is_a_clear_error(tmp_path, run_cli, body, needle):
+    (tmp_path / "pyproject.toml").write_text(body)
+    (tmp_path / "t.py").write_text(BUGGY)
+    r = run_cli("check", tmp_path)
+    assert r.returncode == 2
+    assert needle in r.stderr and "pyproject.toml" in r.stderr
+
+
+def test_explicit_config_option(tmp_path, run_cli):
+    cfg = tmp_path / "ci.toml"
+    cfg.write_text('select = ["TL601"]\n')
+    (tmp_path / "t.py").write_text(BUGGY)
+    assert codes(run_cli, "--config", cfg, tmp_path / "t.py") == ["TL601"]
+    r = run_cli("check", "--config", tmp_path / "missing.toml", tmp_path)
+    assert r.returncode == 2 and "missing.toml" in r.stderr
+
+
+NOQA_CASES = [
+    ("sd = torch.load(p)  # noqa: TL601\n", []),
+    ("sd = torch.load(p)  # noqa: TL101\n", ["TL601"]),
+    ("sd = torch.load(p)  # noqa: TL101, TL601\n", []),
+    ("sd = torch.load(p)  # noqa\n", []),
+    ("sd = torch.load(  # noqa: TL601\n    p,\n)\n", []),
+    ("sd = f(\n    torch.load(p),\n)  # noqa: TL601\n", ["TL601"]),
+]
+
+
+@pytest.mark.parametrize("line,want", NOQA_CASES)
+def test_noqa(tmp_path, run_cli, line, want):
+    f = tmp_path / "t.py"
+    f.write_text("import torch\n" + line)
+    assert codes(run_cli, f) == want
+
+
+def test_noqa_on_first_line_of_statement(tmp_path, run_cli):
+    f = tmp_path / "t.py"
+    f.write_text("import torch\nsd = dict(  # noqa: TL601\n    a=torch.load(p),\n)\n")
+    assert codes(run_cli, f) == []
+
+
+def test_file_level_noqa(tmp_path, run_cli):
+    f = tmp_path / "t.py"
+    f.write_text("# torchlint: noqa: TL601\n" + BUGGY)
+    assert codes(run_cli, f) == ["TL101"]
+    f.write_text("# torchlint: noqa\n" + BUGGY)
+    assert codes(run_cli, f) == []

@@ -1,0 +1,73 @@
+"""pre-commit and flake8 integrations, run for real."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from test_cli import BUGGY
+
+BIN = Path(sys.executable).parent
+
+
+def test_flake8_select_tl(tmp_path):
+    f = tmp_path / "train.py"
+    f.write_text(BUGGY)
+    r = subprocess.run([str(BIN / "flake8"), "--select", "TL", str(f)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stderr
+    lines = r.stdout.splitlines()
+    assert any(":5:1: TL101 " in l for l in lines), r.stdout
+    assert any(":8:6: TL601 " in l for l in lines), r.stdout
+
+
+def test_flake8_noqa_is_respected(tmp_path):
+    f = tmp_path / "t.py"
+    f.write_text("import torch\nsd = torch.load(p)  # noqa: TL601\n")
+    r = subprocess.run([str(BIN / "flake8"), "--select", "TL", str(f)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == ""
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory):
+    """A committed snapshot of this checkout (pre-commit clones hooks by path) and a shared hook cache."""
+    base = tmp_path_factory.mktemp("pre-commit")
+    src = base / "torchlint-src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", ".venv*", "node_modules", "*.egg-info", "build", "__pycache__", ".pytest_cache", "extension"))
+    _git(src, "init", "-q")
+    _git(src, "add", "-A")
+    _git(src, "commit", "-qm", "snapshot")
+    return src, base / "pc-home"
+
+
+@pytest.mark.parametrize("hook", ["torchlint", "torchlint-fix"])
+def test_pre_commit_try_repo(tmp_path, hook_repo, hook):
+    """`pre-commit try-repo` installs torchlint from this checkout and runs the hook."""
+    src, home = hook_repo
+    work = tmp_path / "user-repo"
+    work.mkdir()
+    _git(work, "init", "-q")
+    (work / "train.py").write_text(BUGGY)
+    _git(work, "add", "train.py")
+    r = subprocess.run(
+        [str(BIN / "pre-commit"), "try-repo", str(src), hook, "--all-files", "--verbose"],
+        cwd=work, capture_output=True, text=True, timeout=900, env={**os.environ, "PRE_COMMIT_HOME": str(home)},
+    )
+    assert r.returncode == 1, r.stdout + r.stderr  # findings (check) / files modified (fix)
+    if hook == "torchlint":
+        assert "TL101" in r.stdout and "TL601" in r.stdout
+    else:
+        fixed = (work / "train.py").read_text()
+        assert "weights_only=True" in fixed and "opt.zero_grad()" in fixed
