@@ -1,0 +1,141 @@
+"""Where things are moved between devices: `x.to(device)`, `x.cuda()`, `y = x.to(d)`.
+
+Several rules ask the same questions — "was `model` moved, with which device
+expression, in which function, before or after this statement?" (TL301 inputs
+left on the CPU, TL302 partial moves, TL401 DDP before the move). The answer is
+computed once per file, lazily, on the first question.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.engine.callargs import get_arg
+from torchlint.engine.names import Imports, dotted
+from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
+
+_DTYPES = frozenset(
+    "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 long short "
+    "uint8 bool complex64 complex128 cfloat cdouble float8_e4m3fn float8_e5m2".split()
+)
+WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel"})
+
+
+@dataclass(frozen=True)
+class Move:
+    call: cst.Call  # the `.to(...)` / `.cuda(...)` call
+    target: str  # dotted name that ends up on the device (`model`, `self.net`)
+    suffix: str  # how to apply the same move to another value: ".to(device)", ".cuda()"
+    device: cst.BaseExpression | None  # the device expression; None for a bare `.cuda()`
+    stmt: cst.BaseStatement  # the statement the move is written in
+    function: cst.FunctionDef | None  # the function it is written in (None: module level)
+
+
+def move_call(call: cst.BaseExpression, imports: Imports) -> tuple[cst.BaseExpression, cst.BaseExpression | None] | None:
+    """(receiver, device) if `call` moves its receiver to a device, else None.
+
+    `.to(torch.float16)` and `.to(dtype=...)` change the dtype only and are not moves.
+    """
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return None
+    method = call.func.attr.value
+    if method == "cuda":
+        arg = get_arg(call, "device", 0)
+        return call.func.value, arg.value if arg else None
+    if method == "to":
+        arg = get_arg(call, "device", 0)
+        if arg is None:
+            return None
+        q = imports.qualname(arg.value)
+        if q is not None and q.startswith("torch.") and q[6:] in _DTYPES:
+            return None
+        return call.func.value, arg.value
+    return None
+
+
+def contains_move(expr: cst.BaseExpression, imports: Imports) -> bool:
+    """`expr` is (or its method chain / arguments contain) a device move."""
+    if move_call(expr, imports) is not None:
+        return True
+    return any(move_call(n, imports) is not None for n in iter_nodes(expr))
+
+
+def _chain_move(expr: cst.BaseExpression, imports: Imports):
+    """The move in a method chain `Net().to(d).train()`, outermost first."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        found = move_call(expr, imports)
+        if found is not None:
+            return expr, found
+        expr = expr.func.value
+    return None
+
+
+class DeviceMoves:
+    """Every move in a file, by the dotted name of what was moved."""
+
+    def __init__(self, module: cst.Module, imports: Imports) -> None:
+        self.module = module
+        self.imports = imports
+        self.by_target: dict[str, list[Move]] = {}
+        self.called: set[str] = set()  # dotted names that are called somewhere: `model(x)`
+        self._scan(module.body, None)
+
+    def of(self, name: str | None) -> list[Move]:
+        return self.by_target.get(name, []) if name else []
+
+    def _scan(self, body, function: cst.FunctionDef | None) -> None:
+        for stmt in iter_statements(body):
+            if isinstance(stmt, cst.FunctionDef):
+                self._scan(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [], stmt)
+            elif isinstance(stmt, cst.ClassDef):
+                self._scan(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [], None)
+            for small in small_statements(stmt):
+                self._small(small, stmt, function)
+
+    def _small(self, small: cst.BaseSmallStatement, stmt, function) -> None:
+        for node in iter_nodes(small, into_functions=False):
+            if isinstance(node, cst.Call):
+                name = dotted(node.func)
+                if name:
+                    self.called.add(name)
+                found = move_call(node, self.imports)
+                if found is not None:
+                    self._add(dotted(found[0]), node, found[1], stmt, function)
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            source = self._moved_value(small.value)
+            if source is not None:
+                for t in targets:
+                    self._add(dotted(t), source.call, source.device, stmt, function)
+
+    def _moved_value(self, value: cst.BaseExpression) -> Move | None:
+        """`Net().to(d)`, or `DDP(model)` of an already-moved model."""
+        chained = _chain_move(value, self.imports)
+        if chained is not None:
+            call, (_, device) = chained
+            return Move(call, "", "", device, cst.SimpleStatementLine(()), None)
+        if isinstance(value, cst.Call) and self.imports.qualname(value.func) in WRAPPERS and value.args:
+            moves = self.of(dotted(value.args[0].value))
+            return moves[0] if moves else None
+        return None
+
+    def _add(self, target, call, device, stmt, function) -> None:
+        if not target:
+            return
+        method = call.func.attr.value
+        arg = "" if device is None else self.module.code_for_node(device)
+        self.by_target.setdefault(target, []).append(Move(call, target, f".{method}({arg})", device, stmt, function))
+
+
+_CACHE: "weakref.WeakKeyDictionary[object, DeviceMoves]" = weakref.WeakKeyDictionary()
+
+
+def device_moves(ctx) -> DeviceMoves:
+    """The file's DeviceMoves, built on first use and shared by every rule."""
+    moves = _CACHE.get(ctx)
+    if moves is None:
+        moves = _CACHE[ctx] = DeviceMoves(ctx.module, ctx.imports)
+    return moves
