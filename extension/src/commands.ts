@@ -1,0 +1,80 @@
+/**
+ * The client's commands. The server's own commands (`torchlint.lintWorkspace`, ...) are
+ * registered by the language client while the server runs; registering them here too would clash.
+ */
+import * as vscode from 'vscode';
+import { ExecuteCommandRequest } from 'vscode-languageclient/node';
+import { hasPythonExtension } from './pythonExtension';
+import type { ServerController } from './server';
+
+/** The server's command that runs the probe on one file (its `executeCommandProvider`). */
+export const SERVER_RUN_PROBE = 'torchlint.runProbe';
+export const FIX_ALL_KIND = 'source.fixAll.torchlint';
+
+export function registerCommands(server: ServerController, log: vscode.LogOutputChannel): vscode.Disposable[] {
+  const running = () => {
+    if (server.client?.isRunning()) return server.client;
+    void vscode.window.showWarningMessage('The torchlint server is not running.', 'Show Output').then((c) => {
+      if (c) log.show();
+    });
+    return undefined;
+  };
+  const pythonEditor = () => {
+    const editor = vscode.window.activeTextEditor;
+    if (editor?.document.languageId === 'python') return editor;
+    void vscode.window.showInformationMessage('Open a Python file first.');
+    return undefined;
+  };
+  return [
+    vscode.commands.registerCommand('torchlint.restart', () => server.restart()),
+    vscode.commands.registerCommand('torchlint.showLogs', () => log.show()),
+    vscode.commands.registerCommand('torchlint.selectInterpreter', async () => {
+      if (hasPythonExtension()) await vscode.commands.executeCommand('python.setInterpreter');
+      else await vscode.commands.executeCommand('workbench.action.openSettings', 'torchlint.interpreter');
+    }),
+    vscode.commands.registerCommand('torchlint.fixAll', async () => {
+      const editor = pythonEditor();
+      if (!editor || !running()) return;
+      await applyFixAll(editor.document);
+    }),
+    vscode.commands.registerCommand('torchlint.runProbeOnFile', async () => {
+      const editor = pythonEditor();
+      const client = editor && running();
+      if (!editor || !client) return;
+      if (!vscode.workspace.isTrusted) {
+        void vscode.window.showWarningMessage('The runtime probe runs your code: trust this workspace first.');
+        return;
+      }
+      if (!server.settings(editor.document.uri).probe.enabled) {
+        const enable = 'Enable the Probe';
+        if ((await vscode.window.showWarningMessage('The runtime probe executes this file. Enable it?', enable)) !== enable) return;
+        await vscode.workspace.getConfiguration('torchlint', editor.document.uri).update('probe.enabled', true);
+        await server.notifySettingsChanged();
+      }
+      await editor.document.save();
+      await client.sendRequest(ExecuteCommandRequest.type, {
+        command: SERVER_RUN_PROBE,
+        arguments: [editor.document.uri.toString()],
+      });
+    }),
+  ];
+}
+
+/** Applies the server's `source.fixAll.torchlint` action to `document`; resolves whether anything changed. */
+export async function applyFixAll(document: vscode.TextDocument): Promise<boolean> {
+  const whole = new vscode.Range(0, 0, document.lineCount, 0);
+  const actions =
+    (await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      document.uri,
+      whole,
+      FIX_ALL_KIND,
+    )) ?? [];
+  let changed = false;
+  for (const action of actions) {
+    if (!action.kind || !vscode.CodeActionKind.SourceFixAll.contains(action.kind)) continue;
+    if (action.edit) changed = (await vscode.workspace.applyEdit(action.edit)) || changed;
+    if (action.command) await vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
+  }
+  return changed;
+}

@@ -1,0 +1,190 @@
+/** Starts, stops and restarts the torchlint language server for this window. */
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import {
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { chooseInterpreter, inspectPython, type PythonInfo, versionProblem } from './interpreter';
+import { offerPipInstall } from './pipInstall';
+import { activeInterpreter } from './pythonExtension';
+import { SerialRunner } from './restart';
+import { bundledLibs, serverCommand, serverSettings } from './serverCommand';
+import { readSettings, type Settings } from './settings';
+import type { ServerStatus } from './status';
+
+export const DOCUMENT_SELECTOR = [
+  { scheme: 'file', language: 'python' },
+  { scheme: 'untitled', language: 'python' },
+  { notebook: { notebookType: 'jupyter-notebook' }, language: 'python' },
+];
+
+export class ServerController implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  /** The Python running the server, once started. */
+  python: PythonInfo | undefined;
+  private readonly runner: SerialRunner;
+
+  constructor(
+    private readonly extensionPath: string,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly status: ServerStatus,
+  ) {
+    this.runner = new SerialRunner(
+      async () => {
+        await this.stop();
+        await this.start();
+      },
+      (err) => this.fail(`torchlint could not start: ${errorText(err)}`),
+    );
+  }
+
+  /** (Re)starts the server; concurrent calls collapse into one restart with the latest settings. */
+  restart(): Promise<void> {
+    return this.runner.request();
+  }
+
+  settings(resource?: vscode.Uri): Settings {
+    const folder = resource
+      ? vscode.workspace.getWorkspaceFolder(resource)
+      : vscode.workspace.workspaceFolders?.[0];
+    return readSettings(vscode.workspace.getConfiguration('torchlint', resource ?? folder?.uri), {
+      trusted: vscode.workspace.isTrusted,
+      workspaceFolder: folder?.uri.fsPath,
+      env: process.env,
+    });
+  }
+
+  private async start(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const settings = this.settings();
+    if (!settings.enable) {
+      this.status.set('disabled', 'torchlint.enable is off');
+      return;
+    }
+    this.status.set('starting');
+    const fromPython = await activeInterpreter(folder?.uri).catch((err) => {
+      this.log.warn(`could not ask the Python extension for its interpreter: ${errorText(err)}`);
+      return undefined;
+    });
+    const interpreter = chooseInterpreter(settings.interpreter, fromPython, process.platform);
+    this.log.info(`interpreter (${interpreter.source}): ${interpreter.command.join(' ')}`);
+    let info: PythonInfo;
+    try {
+      info = await inspectPython(interpreter.command);
+    } catch (err) {
+      return this.fail(`${errorText(err)} Select a Python 3.10+ interpreter for torchlint.`, true);
+    }
+    const tooOld = versionProblem(info);
+    if (tooOld) return this.fail(tooOld, true);
+
+    if (settings.importStrategy === 'useBundled' && !fs.existsSync(bundledLibs(this.extensionPath, info))) {
+      const reason = `The torchlint bundled with this extension cannot run on Python ${info.version
+        .slice(0, 2)
+        .join('.')} (${process.platform}-${process.arch}).`;
+      this.fail(reason, false, false);
+      // Changing importStrategy restarts the server through the configuration listener.
+      if (vscode.workspace.isTrusted) await offerPipInstall(interpreter.command, reason, this.log);
+      return;
+    }
+
+    const cmd = serverCommand(settings, interpreter.command, this.extensionPath);
+    this.log.info(`starting: ${[cmd.command, ...cmd.args].join(' ')}`);
+    const serverOptions: ServerOptions = {
+      command: cmd.command,
+      args: cmd.args,
+      transport: TransportKind.stdio,
+      options: { env: { ...process.env, ...cmd.env }, cwd: folder?.uri.fsPath },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: DOCUMENT_SELECTOR,
+      outputChannel: this.log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: { settings: serverSettings(settings, info.executable) },
+      middleware: {
+        workspace: {
+          // Answer `workspace/configuration` for our section in the server's vocabulary.
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) return answers;
+            return params.items.map((item, i) =>
+              item.section === 'torchlint'
+                ? serverSettings(this.settings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined), info.executable)
+                : answers[i],
+            );
+          },
+        },
+      },
+    };
+    const client = new LanguageClient('torchlint', 'torchlint', serverOptions, clientOptions);
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) this.status.set('running', describe(info, settings));
+      else if (e.newState === State.Stopped && this.client === client) this.status.set('error', 'the server stopped');
+    });
+    this.client = client;
+    this.python = info;
+    try {
+      await client.start();
+    } catch (err) {
+      this.client = undefined;
+      const reason = `The torchlint server failed to start: ${errorText(err)}`;
+      this.fail(reason, false);
+      if (settings.importStrategy === 'useBundled' && vscode.workspace.isTrusted) {
+        await offerPipInstall(interpreter.command, reason, this.log);
+      }
+      return;
+    }
+    this.status.set('running', describe(info, settings));
+  }
+
+  /** Sends changed live settings (severity, select, ...) to the running server. */
+  async notifySettingsChanged(): Promise<void> {
+    if (this.client?.state !== State.Running || !this.python) return;
+    await this.client.sendNotification('workspace/didChangeConfiguration', {
+      settings: { torchlint: serverSettings(this.settings(), this.python.executable) },
+    });
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.python = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (err) {
+        this.log.warn(`stopping the server: ${errorText(err)}`);
+      }
+      await client.dispose().catch(() => undefined);
+    }
+    this.status.set('stopped');
+  }
+
+  private fail(message: string, offerInterpreter = false, notify = true): void {
+    this.log.error(message);
+    this.status.set('error', message);
+    if (!notify) return;
+    const actions = offerInterpreter ? ['Select Interpreter', 'Show Output'] : ['Show Output'];
+    void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
+      if (choice === 'Select Interpreter') void vscode.commands.executeCommand('torchlint.selectInterpreter');
+      else if (choice === 'Show Output') this.log.show();
+    });
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}
+
+function describe(info: PythonInfo, settings: Settings): string {
+  const where = settings.importStrategy === 'useBundled' ? 'bundled' : 'from environment';
+  return `Python ${info.version.join('.')} (${info.executable}), ${where}`;
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,45 @@
+/** The language-status item: is the server running, and on which Python. */
+import * as vscode from 'vscode';
+
+export type ServerState = 'starting' | 'running' | 'stopped' | 'disabled' | 'error';
+
+const LABELS: Record<ServerState, string> = {
+  starting: '$(sync~spin) torchlint: starting',
+  running: '$(check) torchlint',
+  stopped: 'torchlint: stopped',
+  disabled: 'torchlint: disabled',
+  error: '$(error) torchlint: not running',
+};
+
+export class ServerStatus implements vscode.Disposable {
+  private readonly item: vscode.LanguageStatusItem;
+  state: ServerState = 'stopped';
+
+  constructor() {
+    this.item = vscode.languages.createLanguageStatusItem('torchlint.status', [
+      { language: 'python' },
+      { notebookType: 'jupyter-notebook', language: 'python' },
+    ]);
+    this.item.name = 'torchlint';
+    this.set('stopped');
+  }
+
+  /** `detail` says which interpreter runs the server, or what went wrong. */
+  set(state: ServerState, detail = ''): void {
+    this.state = state;
+    void vscode.commands.executeCommand('setContext', 'torchlint.serverRunning', state === 'running');
+    this.item.text = LABELS[state];
+    this.item.detail = detail;
+    this.item.busy = state === 'starting';
+    this.item.severity =
+      state === 'error' ? vscode.LanguageStatusSeverity.Error : vscode.LanguageStatusSeverity.Information;
+    this.item.command =
+      state === 'error'
+        ? { title: 'Select Interpreter', command: 'torchlint.selectInterpreter' }
+        : { title: 'Show Output', command: 'torchlint.showLogs' };
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

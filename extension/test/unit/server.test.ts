@@ -1,0 +1,223 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import * as vscode from './vscode.mock';
+
+/** Every LanguageClient the controller made, with what it was given. */
+const clients: FakeClient[] = [];
+class FakeClient {
+  state = 1;
+  started = false;
+  stopped = false;
+  listeners: Array<(e: { newState: number }) => void> = [];
+  static failStart: Error | undefined;
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    readonly serverOptions: { command: string; args: string[] },
+    readonly clientOptions: Record<string, any>,
+  ) {
+    clients.push(this);
+  }
+  onDidChangeState(l: (e: { newState: number }) => void) {
+    this.listeners.push(l);
+  }
+  async start() {
+    if (FakeClient.failStart) throw FakeClient.failStart;
+    this.started = true;
+    this.state = 2;
+    this.listeners.forEach((l) => l({ newState: 2 }));
+  }
+  async stop() {
+    this.stopped = true;
+    this.state = 1;
+  }
+  async dispose() {}
+  isRunning() {
+    return this.state === 2;
+  }
+  sendNotification = vi.fn(async () => undefined);
+}
+
+vi.mock('vscode-languageclient/node', () => ({
+  LanguageClient: FakeClient,
+  RevealOutputChannelOn: { Never: 4 },
+  State: { Stopped: 1, Running: 2, Starting: 3 },
+  TransportKind: { stdio: 0 },
+}));
+
+// The Python extension is not installed in these tests; the setting or PATH decides.
+const pythonExtension = { activeInterpreter: vi.fn(async () => undefined as string[] | undefined) };
+vi.mock('../../src/pythonExtension', () => pythonExtension);
+
+const { ServerController } = await import('../../src/server');
+const { ServerStatus } = await import('../../src/status');
+
+const log = { info: vi.fn(), warn: vi.fn(), error: vi.fn(), show: vi.fn() } as any;
+
+function fakePython(version: number[]): string[] {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'torchlint-py-'));
+  const script = path.join(dir, 'python.sh');
+  fs.writeFileSync(script, `echo '{"version": ${JSON.stringify(version)}, "executable": "/fake/python"}'\n`);
+  return ['sh', script];
+}
+
+/** An extension folder whose bundle has libraries for the given CPython tags only. */
+function extensionDir(tags: string[]): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'torchlint-ext-'));
+  for (const tag of tags) fs.mkdirSync(path.join(dir, 'bundled', 'libs', tag), { recursive: true });
+  return dir;
+}
+
+function controller(ext = extensionDir(['cp311'])) {
+  const status = new ServerStatus();
+  return { server: new ServerController(ext, log, status), status, ext };
+}
+
+beforeEach(() => {
+  vscode.resetVscode();
+  clients.length = 0;
+  FakeClient.failStart = undefined;
+});
+
+describe('ServerController', () => {
+  it('starts the bundled server with the interpreter from the setting', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    vscode.config.severity = { TL601: 'off' };
+    const { server, status, ext } = controller();
+    await server.restart();
+    expect(clients).toHaveLength(1);
+    const [client] = clients;
+    expect(client.serverOptions.command).toBe('sh');
+    expect(client.serverOptions.args.slice(1)).toEqual([path.join(ext, 'bundled', 'tool', 'server.py')]);
+    expect(client.clientOptions.initializationOptions.settings).toMatchObject({ ignore: ['TL601'], interpreter: '/fake/python' });
+    expect(status.state).toBe('running');
+    expect(vscode.statusItems[0].detail).toBe('Python 3.11.2 (/fake/python), bundled');
+    expect(vscode.commands.executeCommand).toHaveBeenCalledWith('setContext', 'torchlint.serverRunning', true);
+  });
+
+  it('answers workspace/configuration for its section in the server vocabulary', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    const { server } = controller();
+    await server.restart();
+    vscode.config.lintOnChange = false;
+    const configuration = clients[0].clientOptions.middleware.workspace.configuration;
+    const answers = await configuration(
+      { items: [{ section: 'torchlint' }, { section: 'python' }] },
+      undefined,
+      async () => [{ raw: true }, { python: true }],
+    );
+    expect(answers[0]).toMatchObject({ run: 'onSave', interpreter: '/fake/python' });
+    expect(answers[1]).toEqual({ python: true });
+  });
+
+  it('stops the old server before starting the next', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    const { server } = controller();
+    await server.restart();
+    await server.restart();
+    expect(clients).toHaveLength(2);
+    expect(clients[0].stopped).toBe(true);
+    expect(clients[1].started).toBe(true);
+  });
+
+  it('uses the interpreter of the Python extension when the setting is empty', async () => {
+    pythonExtension.activeInterpreter.mockResolvedValueOnce(fakePython([3, 11, 9]));
+    const { server } = controller();
+    await server.restart();
+    expect(clients[0].serverOptions.command).toBe('sh');
+  });
+
+  it('does nothing but say so when disabled', async () => {
+    vscode.config.enable = false;
+    const { server, status } = controller();
+    await server.restart();
+    expect(clients).toHaveLength(0);
+    expect(status.state).toBe('disabled');
+  });
+
+  it('offers to select an interpreter when Python is missing', async () => {
+    vscode.config.interpreter = ['/no/such/python'];
+    const { server, status } = controller();
+    await server.restart();
+    expect(clients).toHaveLength(0);
+    expect(status.state).toBe('error');
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
+      expect.stringContaining('`/no/such/python` was not found'),
+      'Select Interpreter',
+      'Show Output',
+    );
+  });
+
+  it('refuses a Python that is too old', async () => {
+    vscode.config.interpreter = fakePython([3, 8, 18]);
+    const { server } = controller();
+    await server.restart();
+    expect(clients).toHaveLength(0);
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
+      'torchlint needs Python 3.10 or newer, but /fake/python is Python 3.8.18.',
+      'Select Interpreter',
+      'Show Output',
+    );
+  });
+
+  it('offers pip when the bundle has no build for this Python, and switches to fromEnvironment on consent', async () => {
+    vscode.config.interpreter = fakePython([3, 15, 0]);
+    vscode.window.showWarningMessage.mockResolvedValueOnce('Install with pip');
+    // The fake interpreter "installs" by succeeding at anything.
+    const { server } = controller();
+    await server.restart();
+    expect(clients).toHaveLength(0);
+    expect(vscode.window.showWarningMessage).toHaveBeenCalledWith(
+      expect.stringContaining('cannot run on Python 3.15'),
+      'Install with pip',
+      'Select Interpreter',
+    );
+    expect(vscode.updates).toEqual([
+      { key: 'importStrategy', value: 'fromEnvironment', target: vscode.ConfigurationTarget.Workspace },
+    ]);
+  });
+
+  it('never offers pip in an untrusted workspace', async () => {
+    vscode.workspace.isTrusted = false;
+    vscode.config.interpreter = fakePython([3, 15, 0]);
+    const { server, status } = controller();
+    await server.restart();
+    expect(status.state).toBe('error');
+    expect(vscode.window.showWarningMessage).not.toHaveBeenCalled();
+  });
+
+  it('uses the environment torchlint without needing a bundle', async () => {
+    vscode.config.interpreter = fakePython([3, 15, 0]);
+    vscode.config.importStrategy = 'fromEnvironment';
+    const { server } = controller(extensionDir([]));
+    await server.restart();
+    expect(clients[0].serverOptions.args.slice(1)).toEqual(['-m', 'torchlint', 'server']);
+  });
+
+  it('reports a server that fails to start', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 0]);
+    vscode.config.importStrategy = 'fromEnvironment';
+    FakeClient.failStart = new Error('No module named torchlint');
+    const { server, status } = controller();
+    await server.restart();
+    expect(status.state).toBe('error');
+    expect(server.client).toBeUndefined();
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith(
+      'The torchlint server failed to start: No module named torchlint',
+      'Show Output',
+    );
+  });
+
+  it('pushes live settings to the running server', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 0]);
+    const { server } = controller();
+    await server.restart();
+    vscode.config.select = ['TL6'];
+    await server.notifySettingsChanged();
+    expect(clients[0].sendNotification).toHaveBeenCalledWith('workspace/didChangeConfiguration', {
+      settings: { torchlint: expect.objectContaining({ select: ['TL6'] }) },
+    });
+  });
+});
