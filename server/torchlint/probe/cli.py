@@ -1,0 +1,95 @@
+"""`torchlint probe SCRIPT.py [options] [-- script args...]`: run a script under the probe."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from torchlint.probe import launch, merge, render
+
+EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="torchlint probe",
+        description="Run a training script for a few steps under instrumentation and confirm static findings. "
+        "This executes the script: run it only on code you trust.",
+    )
+    p.add_argument("script", help="the Python script to run")
+    p.add_argument("script_args", nargs="*", metavar="ARG", help="arguments for the script (after --)")
+    p.add_argument("--max-steps", type=_positive(int), default=20, help="stop after N optimizer steps (default 20)")
+    p.add_argument("--max-seconds", type=_positive(float), default=60.0,
+                   help="stop after S seconds of running the script (default 60)")
+    p.add_argument("--kill-after", type=_positive(float), default=30.0,
+                   help="kill the script's whole process tree this many seconds after --max-seconds (default 30)")
+    p.add_argument("--simulate-cuda", action=argparse.BooleanOptionalAction, default=None,
+                   help="pretend one CUDA device exists (default: only when none is available)")
+    p.add_argument("--python", default=sys.executable, help="interpreter to run the script with (needs torch)")
+    p.add_argument("--output-format", choices=["text", "json"], default="text")
+    return p
+
+
+def _positive(kind):
+    def parse(value: str):
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+        if number <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {value!r}")
+        return number
+
+    return parse
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    script = os.path.realpath(args.script)
+    if not os.path.isfile(script):
+        print(f"torchlint probe: error: {args.script}: no such file", file=sys.stderr)
+        return EXIT_ERROR
+    request = launch.Request(
+        script, list(args.script_args), args.max_steps, args.max_seconds, args.simulate_cuda,
+        python=args.python, kill_after=args.kill_after, cwd=os.getcwd(),
+    )
+    # In JSON mode stdout carries only the report; the script's output goes to stderr.
+    outcome = launch.run(request, stdout=sys.stderr.fileno() if args.output_format == "json" else None)
+    result = outcome.result
+    if result is None:
+        print(f"torchlint probe: error: the script's process ended without a report (exit status "
+              f"{outcome.returncode})", file=sys.stderr)
+        return EXIT_ERROR
+    if result.get("error"):
+        print(f"torchlint probe: error: {result['error']}; install it with `pip install 'torchlint[probe]'`",
+              file=sys.stderr)
+        return EXIT_ERROR
+    if outcome.killed:
+        result["stopped_by"] = "max-seconds"
+    report = build_report(script, result)
+    sys.stdout.write(render.to_json(report) if args.output_format == "json" else render.to_text(report))
+    return EXIT_OBSERVED if report["observations"] else EXIT_CLEAN
+
+
+def build_report(script: str, result: dict) -> dict:
+    """The child's result plus the script's static findings, each with its runtime status."""
+    from torchlint.engine import lint_text
+    from torchlint.registry import rules
+
+    catalogue = rules()
+    with open(script, encoding="utf-8", errors="replace") as fh:
+        text = fh.read()
+    wanted = [cls for code, cls in catalogue.items() if code in merge.OBSERVABLE]
+    findings = lint_text(script, text, wanted).findings
+    return {
+        "script": script,
+        "steps": result["steps"],
+        "seconds": result["seconds"],
+        "stopped_by": result["stopped_by"],
+        "simulated_cuda": result["simulated_cuda"],
+        "exception": result["exception"],
+        "observations": result["observations"],
+        "findings": merge.merge(script, findings, result["observations"], set(result["executed_lines"]),
+                                set(catalogue)),
+    }

@@ -1,0 +1,107 @@
+"""Logical devices: what device each tensor would be on, and a simulated CUDA on CPU-only machines.
+
+Tags are keyed by the tensor's storage, so views, `.data`, `nn.Parameter(t)` and the
+tensors autograd saves for backward all share their tag without extra work; a weak
+storage reference detects a freed storage whose address came back. Nothing is
+stored on the tensors themselves, so `torch.save` files stay clean.
+"""
+
+from __future__ import annotations
+
+import torch
+
+_Storage = torch.UntypedStorage
+
+
+def _storage_key(t: torch.Tensor) -> int | None:
+    try:
+        return t.untyped_storage()._cdata
+    except (RuntimeError, NotImplementedError, TypeError):  # sparse, nested, meta-less subclasses
+        return None
+
+
+class DeviceTags:
+    """storage -> logical device string, for storages whose logical device differs from the real one."""
+
+    def __init__(self) -> None:
+        self._tags: dict[int, tuple[str, int]] = {}  # storage cdata -> (device, weak ref handle)
+        self._writes = 0
+
+    def get(self, t: torch.Tensor) -> str:
+        key = _storage_key(t)
+        if key is not None:
+            entry = self._tags.get(key)
+            if entry is not None:
+                if not _Storage._expired(entry[1]):
+                    return entry[0]
+                self._drop(key)
+        dev = t.device
+        return f"cuda:{dev.index or 0}" if dev.type == "cuda" else dev.type if dev.index is None else str(dev)
+
+    def set(self, t: torch.Tensor, device: str) -> None:
+        key = _storage_key(t)
+        if key is None:
+            return
+        real = t.device.type
+        if device == real:
+            if key in self._tags:
+                self._drop(key)
+            return
+        if key in self._tags:
+            self._drop(key)
+        self._tags[key] = (device, t.untyped_storage()._weak_ref())
+        self._writes += 1
+        if self._writes % 4096 == 0:
+            self._purge()
+
+    def _drop(self, key: int) -> None:
+        _device, weak = self._tags.pop(key)
+        _Storage._free_weak_ref(weak)
+
+    def _purge(self) -> None:
+        for key in [k for k, (_d, w) in self._tags.items() if _Storage._expired(w)]:
+            self._drop(key)
+
+
+def parse_device(value) -> str | None:
+    """A device argument as a logical device string ("cpu", "cuda:0"), or None if not a device."""
+    if isinstance(value, torch.device):
+        if value.type == "cuda":
+            return f"cuda:{value.index or 0}"
+        return value.type if value.index is None else str(value)
+    if isinstance(value, str):
+        try:
+            return parse_device(torch.device(value))
+        except (RuntimeError, ValueError):
+            return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"cuda:{value}"
+    return None
+
+
+def patch_cuda_runtime() -> list:
+    """Make torch believe one CUDA device exists; returns undo closures."""
+    undo = []
+
+    def patch(owner, name, value):
+        old = getattr(owner, name, None)
+        setattr(owner, name, value)
+        undo.append(lambda: setattr(owner, name, old))
+
+    cuda = torch.cuda
+    patch(cuda, "is_available", lambda: True)
+    patch(cuda, "device_count", lambda: 1)
+    patch(cuda, "current_device", lambda: 0)
+    patch(cuda, "synchronize", lambda device=None: None)
+    patch(cuda, "get_device_name", lambda device=None: "simulated CUDA device (torchlint probe)")
+    patch(cuda, "set_device", lambda device: None)
+    patch(cuda, "is_bf16_supported", lambda including_emulation=True: True)
+    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
+        patch(cuda, name, lambda device=None: 0)
+    for name in ("reset_peak_memory_stats", "empty_cache"):
+        patch(cuda, name, lambda device=None: None)
+    # Pinning needs a real accelerator; the pin-memory thread runs outside the modes.
+    from torch.utils.data._utils import pin_memory as pin
+
+    patch(pin, "pin_memory", lambda data, device=None: data)
+    return undo

@@ -1,0 +1,104 @@
+"""Wire the probe together in the child: modes, hooks, simulated CUDA and line coverage."""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import torch
+
+from torchlint.probe.coverage import LineCoverage
+from torchlint.probe.devices import parse_device, patch_cuda_runtime
+from torchlint.probe.modes import DispatchMode, FunctionMode, State
+from torchlint.probe.observations import Observations
+from torchlint.probe.sites import Attributor
+from torchlint.probe.training import TrainingChecks
+
+
+class Probe:
+    def __init__(self, script: str, max_steps: int | None, simulate: bool | None):
+        real_cuda = torch.cuda.is_available()
+        self.simulate = (not real_cuda) if simulate is None else bool(simulate)
+        self.script = script
+        self.obs = Observations()
+        self.state = State(self.obs, Attributor(), self.simulate, track_devices=real_cuda)
+        self.training = TrainingChecks(self.state, script, max_steps)
+        self.coverage = LineCoverage(script)
+        self.on_checkpoint = None
+        self._undo: list = []
+
+    def install(self, code) -> None:
+        if self.simulate:
+            self._undo += patch_cuda_runtime()
+            self._patch_load()
+        elif torch.cuda.is_available():
+            self._sync_debug()
+        self.training.install()
+        self.training.on_step = self._on_step
+        self.coverage.start(code)
+
+    def uninstall(self) -> None:
+        self.coverage.stop()
+        self.training.uninstall()
+        for undo in reversed(self._undo):
+            undo()
+
+    @contextlib.contextmanager
+    def modes(self):
+        with FunctionMode(self.state), DispatchMode(self.state):
+            yield
+
+    def _on_step(self) -> None:
+        if self.on_checkpoint is not None:
+            self.on_checkpoint()
+
+    def _patch_load(self) -> None:
+        """`torch.load(map_location="cuda")` loads on the CPU and tags the tensors as cuda."""
+        original = torch.load
+        tags = self.state.tags
+
+        def load(f, map_location=None, *args, **kwargs):
+            target = parse_device(map_location) if isinstance(map_location, (str, torch.device)) else None
+            if not target or not target.startswith("cuda"):
+                return original(f, map_location, *args, **kwargs)
+            obj = original(f, "cpu", *args, **kwargs)
+            stack = [obj]
+            while stack:
+                item = stack.pop()
+                if isinstance(item, torch.Tensor):
+                    tags.set(item, target)
+                elif isinstance(item, dict):
+                    stack.extend(item.values())
+                elif isinstance(item, (list, tuple)):
+                    stack.extend(item)
+            return obj
+
+        torch.load = load
+        self._undo.append(lambda: setattr(torch, "load", original))
+
+    def _sync_debug(self) -> None:
+        """On a real GPU, PyTorch's own sync detector reports syncs inside CUDA kernels too."""
+        torch.cuda.set_sync_debug_mode("warn")
+        shown = warnings.showwarning
+        obs, attributor = self.obs, self.state.attributor
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            text = str(message)
+            if "synchroniz" in text:
+                obs.add("host-sync", attributor.site(), f"host-device sync: {text.splitlines()[0]}",
+                        {"op": "cuda-sync-debug", "via": "torch.cuda.set_sync_debug_mode"}, key="debug")
+                return
+            shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        self._undo += [lambda: setattr(warnings, "showwarning", shown),
+                       lambda: torch.cuda.set_sync_debug_mode("default")]
+
+    def result(self) -> dict:
+        self.training.finish()
+        items = [o for o in self.obs.items() if not (o.kind == "host-sync" and len(o.steps) < 2)]
+        return {
+            "steps": self.training.steps,
+            "observations": [o.to_json() for o in items],
+            "executed_lines": sorted(self.coverage.lines),
+        }

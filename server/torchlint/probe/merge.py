@@ -1,0 +1,62 @@
+"""Map runtime observations onto the static findings of the same file.
+
+A finding is `confirmed` when an observation of a kind that can show its problem
+happened on one of its lines (the observation's own line or a related site in its
+facts), `not-observed` when its lines ran but the problem did not show, and
+`not-reached` when none of its lines ran. Only findings of rules that the probe can
+observe are returned; the table below is the one place that says which.
+"""
+
+from __future__ import annotations
+
+import os
+
+# observation kind -> rule codes whose problem it shows.
+KIND_CODES: dict[str, tuple[str, ...]] = {
+    "device-mismatch": ("TL301", "TL304", "TL201", "TL302"),
+    "module-device-split": ("TL201", "TL302"),
+    "non-contiguous-view": ("TL305",),
+    "implicit-copy": (),
+    "memory-format-mismatch": (),
+    "host-sync": (),
+    "grads-not-cleared": ("TL101",),
+    "grads-zero-at-step": ("TL102",),
+    "eval-mode-in-training": ("TL111",),
+    "graph-retained": ("TL105",),
+    "param-never-updated": ("TL202",),
+}
+OBSERVABLE = frozenset(code for codes in KIND_CODES.values() for code in codes)
+
+
+def _lines(obs: dict, path: str) -> set[int]:
+    lines = {obs["line"]} if _same(obs["path"], path) else set()
+    for site in obs.get("facts", {}).get("sites", ()):
+        if _same(site.get("path", ""), path):
+            lines.add(site["line"])
+    return lines
+
+
+def _same(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def merge(path: str, findings: list, observations: list[dict], executed: set[int], known: set[str]) -> list[dict]:
+    """Each observable static finding of `path` as Finding.to_json() plus `status`."""
+    by_code: dict[str, set[int]] = {}
+    for obs in observations:
+        for code in KIND_CODES.get(obs["kind"], ()):
+            if code in known:
+                by_code.setdefault(code, set()).update(_lines(obs, path))
+    merged = []
+    for f in findings:
+        if f.code not in OBSERVABLE:
+            continue
+        span = set(range(min(f.line, f.statement_line or f.line), max(f.end_line, f.line) + 1))
+        if span & by_code.get(f.code, set()):
+            status = "confirmed"
+        elif span & executed:
+            status = "not-observed"
+        else:
+            status = "not-reached"
+        merged.append({**f.to_json(), "status": status})
+    return merged

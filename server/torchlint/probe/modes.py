@@ -1,0 +1,391 @@
+"""The two interception layers of the child process.
+
+`FunctionMode` (outer, a TorchFunctionMode) sees the Python-level calls: moves
+(`.to/.cuda/.cpu`), factories with `device=`, `.device`, host syncs and `.view`.
+`DispatchMode` (inner, a TorchDispatchMode) sees every aten op, forward, backward and
+optimizer, with real shapes and strides: it checks that inputs share a device,
+propagates simulated device tags, and spots implicit copies and conv memory formats.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from torchlint.probe.devices import DeviceTags, parse_device
+from torchlint.probe.observations import Observations
+from torchlint.probe.sites import Attributor
+
+Tensor = torch.Tensor
+aten = torch.ops.aten
+
+# PyTorch's own legal device mixes: copies between devices and CPU index tensors.
+_CROSS_DEVICE = {aten.copy_, aten._to_copy, aten._copy_from, aten._copy_from_and_resize, aten.set_, aten.to,
+                 aten.lift_fresh, aten.lift_fresh_copy, aten.detach, aten.alias}
+_CPU_INDEX_OK = {aten.index, aten.index_put_, aten.index_put, aten._index_put_impl_, aten._unsafe_index}
+_CONVS = {aten.convolution, aten._convolution, aten.convolution_backward}
+# Torch functions that copy a non-contiguous input behind the user's back.
+_IMPLICIT_COPY = {"reshape", "flatten", "matmul", "reshape_as", "einsum", "tensordot", "unflatten"}
+_SYNCS = {
+    "item": "`.item()`",
+    "tolist": "`.tolist()`",
+    "__bool__": "a truth test (`if tensor`, `bool(tensor)`)",
+    "__float__": "`float(tensor)`",
+    "__int__": "`int(tensor)`",
+    "__index__": "using a tensor as an index",
+    "numpy": "`.numpy()`",
+    "__repr__": "printing a tensor",
+    "__format__": "formatting a tensor",
+    "nonzero": "`.nonzero()` (data-dependent shape)",
+    "argwhere": "`argwhere` (data-dependent shape)",
+    "masked_select": "`masked_select` (data-dependent shape)",
+    "unique": "`unique` (data-dependent shape)",
+    "unique_consecutive": "`unique_consecutive` (data-dependent shape)",
+    "equal": "`torch.equal`",
+}
+_MOVES = {"to", "cuda", "cpu"}
+_BACKWARD = {"backward", "grad"}
+
+
+def _mutates(func, cache: dict = {}) -> bool:  # noqa: B006 - a per-op memo
+    hit = cache.get(func)
+    if hit is None:
+        hit = cache[func] = any(a.alias_info is not None and a.alias_info.is_write for a in func._schema.arguments)
+    return hit
+
+
+def describe(t: Tensor) -> str:
+    return f"{tuple(t.shape)}"
+
+
+class State:
+    """Shared by both modes and the hooks; `busy` makes the probe's own tensor work invisible."""
+
+    def __init__(self, obs: Observations, attributor: Attributor, simulate: bool, track_devices: bool):
+        self.obs = obs
+        self.attributor = attributor
+        self.simulate = simulate
+        self.track_devices = track_devices or simulate
+        self.tags = DeviceTags()
+        self.busy = 0
+        self.current = None  # name of the torch function being run, for the dispatch mode
+        self.current_args = ()
+        self.on_grad_output = None  # set by the training checks: (tensor) -> None
+
+    def device(self, t: Tensor) -> str:
+        return self.tags.get(t) if self.simulate else _real(t)
+
+
+def _real(t: Tensor) -> str:
+    d = t.device
+    return f"cuda:{d.index or 0}" if d.type == "cuda" else str(d)
+
+
+def _parse_to(state: State, name: str, args: tuple, kwargs: dict):
+    """(target device or None, dtype, non_blocking, copy, memory_format) of a .to/.cuda/.cpu call."""
+    device = dtype = None
+    flags = []
+    if name == "cpu":
+        device = "cpu"
+    elif name == "cuda":
+        arg = args[1] if len(args) > 1 else kwargs.get("device")
+        device = parse_device(arg) if arg is not None else "cuda:0"
+        if arg is not None and isinstance(arg, int):
+            device = f"cuda:{arg}"
+    else:
+        for a in args[1:]:
+            if isinstance(a, torch.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                device, dtype = state.device(a), a.dtype
+            elif isinstance(a, bool):
+                flags.append(a)
+            elif a is not None:
+                device = parse_device(a) or device
+        if kwargs.get("device") is not None:
+            device = parse_device(kwargs["device"])
+        if kwargs.get("dtype") is not None:
+            dtype = kwargs["dtype"]
+        other = kwargs.get("other")
+        if isinstance(other, Tensor):
+            device, dtype = state.device(other), other.dtype
+    non_blocking = kwargs.get("non_blocking", flags[0] if flags else False)
+    copy = kwargs.get("copy", flags[1] if len(flags) > 1 else False)
+    return device, dtype, non_blocking, copy, kwargs.get("memory_format", torch.preserve_format)
+
+
+def _first_tensor(args: tuple, kwargs: dict) -> Tensor | None:
+    for a in args:
+        if isinstance(a, Tensor):
+            return a
+    for a in kwargs.values():
+        if isinstance(a, Tensor):
+            return a
+    return None
+
+
+def _tensors_out(out):
+    if isinstance(out, Tensor):
+        yield out
+    elif isinstance(out, (list, tuple)):
+        for o in out:
+            if isinstance(o, Tensor):
+                yield o
+
+
+class FunctionMode(TorchFunctionMode):
+    def __init__(self, state: State):
+        super().__init__()
+        self.s = state
+        self._props = {id(torch.Tensor.device): "device", id(torch.Tensor.is_cuda): "is_cuda"}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        s = self.s
+        if s.busy:
+            return func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        if name == "__get__":
+            prop = self._props.get(id(getattr(func, "__self__", None))) if s.simulate else None
+            if prop is not None and isinstance(args[0], Tensor):
+                dev = s.tags.get(args[0])
+                return torch.device(dev) if prop == "device" else dev.startswith("cuda")
+            return func(*args, **kwargs)
+        if name == "__set__":
+            return func(*args, **kwargs)
+        if name in _MOVES and args and isinstance(args[0], Tensor):
+            return self._move(func, name, args, kwargs)
+        if name in _SYNCS or name in ("__getitem__", "where"):
+            self._sync(name, args, kwargs)
+        target = None
+        if s.simulate and kwargs.get("device") is not None:
+            target = parse_device(kwargs["device"])
+            if target and target.startswith("cuda"):
+                kwargs = {**kwargs, "device": "cpu"}
+            else:
+                target = None
+        outer = (s.current, s.current_args)
+        s.current, s.current_args = name, args
+        try:
+            out = func(*args, **kwargs)
+        except RuntimeError as exc:
+            if name in ("view", "view_as") and "view size is not compatible" in str(exc):
+                self._bad_view(args, exc)
+            raise
+        finally:
+            s.current, s.current_args = outer
+        if target is not None:
+            for t in _tensors_out(out):
+                s.tags.set(t, target)
+        elif s.simulate and name in ("from_numpy", "as_tensor", "frombuffer", "asarray") and isinstance(out, Tensor):
+            s.tags.set(out, _real(out))
+        if s.on_grad_output is not None and isinstance(out, Tensor) and out.grad_fn is not None:
+            s.on_grad_output(out)
+        return out
+
+    def _move(self, func, name, args, kwargs):
+        s = self.s
+        t = args[0]
+        target, dtype, non_blocking, copy, fmt = _parse_to(s, name, args, kwargs)
+        src = s.device(t)
+        if target == "cpu" and src.startswith("cuda") and not s.attributor.caller_is_library(2):
+            self._record_sync(name, t)
+        if not s.simulate:
+            return func(*args, **kwargs)
+        library_to_real = target == "cpu" and s.attributor.caller_is_library(2)
+        if target is None or target == src or library_to_real:
+            # Same logical device (or torch grouping by the real device): no move.
+            if name in ("cuda", "cpu") or (dtype is None and not copy and fmt is torch.preserve_format):
+                return t
+            return t.to(dtype=dtype, copy=copy, memory_format=fmt)
+        out = t.to(dtype=dtype, non_blocking=non_blocking, copy=True, memory_format=fmt)
+        s.tags.set(out, target)
+        return out
+
+    def _sync(self, name, args, kwargs):
+        t = args[0] if args and isinstance(args[0], Tensor) else _first_tensor(args, kwargs)
+        if t is None:
+            return
+        if name == "__getitem__":
+            idx = args[1] if len(args) > 1 else None
+            items = idx if isinstance(idx, tuple) else (idx,)
+            if not any(isinstance(i, Tensor) and i.dtype == torch.bool for i in items):
+                return
+            label = "boolean-mask indexing (data-dependent shape)"
+        elif name == "where":
+            if len(args) + len(kwargs) != 1:
+                return
+            label = "`torch.where(cond)` (data-dependent shape)"
+        else:
+            label = _SYNCS[name]
+        if self.s.device(t).startswith("cuda"):
+            self._record_sync(name, t, label)
+
+    def _record_sync(self, name, t, label=None):
+        label = label or ("`.cpu()`" if name == "cpu" else "`.to('cpu')`")
+        s = self.s
+        dev = s.device(t)
+        s.obs.add(
+            "host-sync",
+            s.attributor.site(3),
+            f"{label} on a {dev} tensor makes the CPU wait for the GPU",
+            {"op": name, "devices": [dev], "shapes": [list(t.shape)]},
+            key=name,
+        )
+
+    def _bad_view(self, args, exc):
+        t = args[0]
+        s = self.s
+        size = [a for a in args[1:]] if len(args) > 1 else []
+        s.obs.add(
+            "non-contiguous-view",
+            s.attributor.site(3),
+            f"`.view` on a non-contiguous tensor of shape {tuple(t.shape)} (strides {tuple(t.stride())}) raised: "
+            "use `.reshape(...)` or `.contiguous().view(...)`",
+            {"op": "view", "shapes": [list(t.shape)], "strides": [list(t.stride())],
+             "size": [list(x) if isinstance(x, (tuple, list, torch.Size)) else x for x in size],
+             "error": str(exc).splitlines()[0]},
+        )
+
+
+class DispatchMode(TorchDispatchMode):
+    def __init__(self, state: State):
+        super().__init__()
+        self.s = state
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        s = self.s
+        if s.busy:
+            return func(*args, **kwargs)
+        packet = func.overloadpacket
+        if packet is aten.clone and s.current in _IMPLICIT_COPY:
+            self._implicit_copy(args[0])
+        elif packet in _CONVS:
+            self._memory_formats(args)
+        if not s.track_devices:
+            return func(*args, **kwargs)
+        found = []
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                found.append((i, None, a))
+            elif isinstance(a, (list, tuple)) and a:
+                found.extend((i, j, e) for j, e in enumerate(a) if isinstance(e, Tensor))
+        for k, a in kwargs.items():
+            if isinstance(a, Tensor):
+                found.append((k, None, a))
+        devs = [(i, j, t, s.device(t)) for i, j, t in found]
+        foreach = packet.__name__.startswith(("_foreach_", "_fused_"))
+        # Inside backward a mismatch only echoes one already reported in forward.
+        if len(devs) > 1 and packet not in _CROSS_DEVICE and s.current not in _BACKWARD:
+            self._check(func, packet, devs, foreach)
+        out = func(*args, **kwargs)
+        if s.simulate:
+            self._tag(func, out, devs, kwargs, foreach)
+        return out
+
+    # -- devices -------------------------------------------------------------------------------
+    def _check(self, func, packet, devs, foreach):
+        if foreach:
+            groups: dict = {}
+            for i, j, t, d in devs:
+                if not (d == "cpu" and t.dim() == 0):
+                    groups.setdefault(j, []).append((i, j, t, d))
+            for group in groups.values():
+                if len({d for *_, d in group}) > 1:
+                    self._mismatch(func, group)
+                    return
+            return
+        relevant = [
+            (i, j, t, d) for i, j, t, d in devs
+            if not (d == "cpu" and t.dim() == 0) and not (packet in _CPU_INDEX_OK and j is not None and d == "cpu")
+        ]
+        if len({d for *_, d in relevant}) > 1:
+            self._mismatch(func, relevant)
+
+    def _mismatch(self, func, devs):
+        s = self.s
+        names = [a.name for a in func._schema.arguments]
+
+        def label(i, j):
+            base = names[i] if isinstance(i, int) and i < len(names) else str(i)
+            return base if j is None else f"{base}[{j}]"
+
+        by_device: dict[str, list[str]] = {}
+        for i, j, _t, d in devs:
+            by_device.setdefault(d, []).append(label(i, j))
+        parts = [f"{', '.join(v)} on {d}" for d, v in by_device.items()]
+        op = str(func.overloadpacket)
+        fn = s.current or op
+        s.obs.add(
+            "device-mismatch",
+            s.attributor.site(3),
+            f"`{fn}` mixes devices: {'; '.join(parts)}",
+            {"op": op, "function": fn, "inputs": [label(i, j) for i, j, _t, _d in devs],
+             "devices": [d for *_, d in devs], "shapes": [list(t.shape) for _i, _j, t, _d in devs]},
+        )
+
+    def _tag(self, func, out, devs, kwargs, foreach):
+        s = self.s
+        if foreach:
+            if isinstance(out, (list, tuple)):
+                first = [d for i, j, t, d in devs if i == 0 and j is not None]
+                for o, d in zip(out, first):
+                    if isinstance(o, Tensor) and d != "cpu":
+                        s.tags.set(o, d)
+            return
+        if devs:
+            if kwargs.get("device") is not None or _mutates(func):
+                return
+            target = next((d for *_, d in devs if d != "cpu"), None)
+        else:
+            target = self._ambient()
+        if target is not None:
+            for t in _tensors_out(out):
+                s.tags.set(t, target)
+
+    def _ambient(self):
+        """Factories inside a Python-implemented torch function follow that function's inputs."""
+        for a in self.s.current_args:
+            if isinstance(a, Tensor):
+                d = self.s.tags.get(a)
+                return d if d != "cpu" else None
+        return None
+
+    # -- layout --------------------------------------------------------------------------------
+    def _implicit_copy(self, t):
+        if not isinstance(t, Tensor) or t.is_contiguous():
+            return
+        s = self.s
+        nbytes = t.numel() * t.element_size()
+        s.obs.add(
+            "implicit-copy",
+            s.attributor.site(3),
+            f"`{s.current}` copied a non-contiguous tensor of shape {tuple(t.shape)} "
+            f"(strides {tuple(t.stride())}): {nbytes} bytes per call",
+            {"op": s.current, "shapes": [list(t.shape)], "strides": [list(t.stride())], "bytes": nbytes},
+        )
+
+    def _memory_formats(self, args):
+        if len(args) < 2 or not isinstance(args[0], Tensor) or not isinstance(args[1], Tensor):
+            return
+        x, w = args[0], args[1]
+        if x.dim() not in (4, 5) or w.dim() != x.dim():
+            return
+        fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+
+        def layout(t):
+            dense, last = t.is_contiguous(), t.is_contiguous(memory_format=fmt)
+            return None if dense == last else ("channels_last" if last else "contiguous")
+
+        lx, lw = layout(x), layout(w)
+        if lx and lw and lx != lw:
+            s = self.s
+            s.obs.add(
+                "memory-format-mismatch",
+                s.attributor.site(3),
+                f"convolution input is {lx} but its weight is {lw}: PyTorch converts one of them on every call",
+                {"op": str(args and "convolution"), "shapes": [list(x.shape), list(w.shape)],
+                 "strides": [list(x.stride()), list(w.stride())], "formats": [lx, lw]},
+            )

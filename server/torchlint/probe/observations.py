@@ -1,0 +1,76 @@
+"""Collect runtime observations, one per (kind, site, key), counting the steps they fired in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from torchlint.probe.sites import Site
+
+KINDS = (
+    "device-mismatch",
+    "module-device-split",
+    "non-contiguous-view",
+    "implicit-copy",
+    "memory-format-mismatch",
+    "host-sync",
+    "grads-not-cleared",
+    "grads-zero-at-step",
+    "eval-mode-in-training",
+    "graph-retained",
+    "param-never-updated",
+)
+
+
+@dataclass
+class Observation:
+    kind: str
+    path: str
+    line: int
+    message: str
+    first_step: int
+    facts: dict
+    steps: set = field(default_factory=set)
+
+    def to_json(self) -> dict:
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+            "count": len(self.steps),
+            "first_step": self.first_step,
+            "facts": self.facts,
+        }
+
+
+class Observations:
+    """The store. `step` is the 1-based index of the optimizer step being worked towards."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple, Observation] = {}
+        self.summaries: dict[tuple, Observation] = {}  # end-of-run observations, recomputed as a whole
+        self.step = 1
+
+    def add(self, kind: str, site: Site | None, message: str, facts: dict, key: object = None,
+            step: int | None = None) -> Observation | None:
+        if site is None:
+            return None
+        assert kind in KINDS, kind
+        step = self.step if step is None else step
+        k = (kind, site.path, site.line, key)
+        obs = self._items.get(k)
+        if obs is None:
+            if site.via and "via" not in facts:
+                facts = {**facts, "via": site.via}
+            obs = self._items[k] = Observation(kind, site.path, site.line, message, step, facts)
+        obs.steps.add(step)
+        return obs
+
+    def replace(self, kind: str, site: Site, key: object, message: str, facts: dict, steps: set, first: int) -> None:
+        """Set an observation computed as a whole (end-of-run summaries)."""
+        self.summaries[(kind, site.path, site.line, key)] = Observation(
+            kind, site.path, site.line, message, first, facts, set(steps)
+        )
+
+    def items(self) -> list[Observation]:
+        return sorted([*self._items.values(), *self.summaries.values()], key=lambda o: (o.path, o.line, o.kind))

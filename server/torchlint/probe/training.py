@@ -1,0 +1,431 @@
+"""Checks made observable by optimizer-step and module hooks (TL1xx, TL2xx, partial moves).
+
+At each `optimizer.step()`: were gradients cleared since the previous step (a grad
+tensor replaced, set to None, or modified in place before the first new backward
+contribution), are they all zero now, is a module in eval mode while its parameters
+are stepped, and do autograd graphs outlive their step. Module hooks check each
+called module's tensors for a device split and record where parameters were made.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import torch
+from torch import nn
+from torch.nn.modules import module as module_hooks
+from torch.optim import optimizer as optim_hooks
+
+from torchlint.probe.modes import State
+from torchlint.probe.sites import Site
+
+_GRAPH_CAP = 5000
+
+
+class Stop(BaseException):
+    """Raised into the user's program to end it; a BaseException so `except Exception` cannot swallow it."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Param:
+    __slots__ = ("phase", "grad_id", "version", "got_grad", "accumulated")
+
+    def __init__(self):
+        self.phase = "fresh"  # "stepped" after a step until the first new gradient arrives
+        self.grad_id = None
+        self.version = -1
+        self.got_grad = False
+        self.accumulated = False
+
+
+class TrainingChecks:
+    def __init__(self, state: State, script: str, max_steps: int | None):
+        self.s = state
+        self.script = script
+        self.max_steps = max_steps
+        self.steps = 0
+        self.params: dict[int, _Param] = {}
+        self.optimizers: dict[int, dict] = {}  # id -> {"ref", "steps", "accumulated": {step: n}, "zero": set, ...}
+        self.made: dict[int, tuple] = {}  # id(param) -> (weakref, Site, owner class, name)
+        self.attr_sites: dict[tuple[int, str], Site] = {}  # (id(module), attr) -> where a tensor was assigned
+        self.move_sites: dict[int, Site] = {}  # id(module) -> its last .to/.cuda/.cpu
+        self.eval_sites: dict[int, Site] = {}  # id(module) -> where it was put in eval mode
+        self.eval_roots: dict[int, tuple] = {}  # modules called in eval mode since the last step
+        self.zero_grad_site: Site | None = None
+        self.split_checked: dict[int, int] = {}
+        self.graph_live: dict[int, tuple] = {}  # id(tensor) -> (weakref, Site, step)
+        self.graph_sizes: dict[tuple, list] = {}  # site key -> [(step, max graph size)]
+        self.depth = 0
+        self.on_step = None  # called after each step (the child saves a checkpoint)
+        self.handles: list = []
+        self.undo: list = []
+
+    # -- installation ---------------------------------------------------------------------------
+    def install(self) -> None:
+        self.handles += [
+            optim_hooks.register_optimizer_step_pre_hook(self._pre_step),
+            optim_hooks.register_optimizer_step_post_hook(self._post_step),
+            module_hooks.register_module_forward_pre_hook(self._forward_pre),
+            module_hooks.register_module_forward_hook(self._forward_post, always_call=True),
+            module_hooks.register_module_parameter_registration_hook(self._param_made),
+        ]
+        self.s.on_grad_output = self._grad_output
+        self._wrap(nn.Module, "__setattr__", self._on_setattr)
+        for name in ("to", "cuda", "cpu"):
+            self._wrap(nn.Module, name, self._on_move)
+        self._wrap(nn.Module, "train", self._on_train)
+        self._wrap(nn.Module, "zero_grad", self._on_zero_grad)
+        self._wrap(torch.optim.Optimizer, "zero_grad", self._on_zero_grad)
+
+    def uninstall(self) -> None:
+        for h in self.handles:
+            h.remove()
+        for undo in reversed(self.undo):
+            undo()
+        self.s.on_grad_output = None
+
+    def _wrap(self, owner, name, before) -> None:
+        original = owner.__dict__[name]
+
+        def wrapper(this, *args, **kwargs):
+            if not self.s.busy:
+                self.s.busy += 1
+                try:
+                    before(this, *args, **kwargs)
+                finally:
+                    self.s.busy -= 1
+            return original(this, *args, **kwargs)
+
+        wrapper.__wrapped__ = original
+        setattr(owner, name, wrapper)
+        self.undo.append(lambda: setattr(owner, name, original))
+
+    def _site(self) -> Site | None:
+        site = self.s.attributor.site()
+        return Site(site.path, site.line) if site is not None else None
+
+    # -- construction-time records --------------------------------------------------------------
+    def _param_made(self, module, name, param):
+        if param is None:
+            return
+        site = self._site()
+        if site is not None:
+            self.made[id(param)] = (weakref.ref(param), site, type(module).__name__, name)
+
+    def _on_setattr(self, module, name, value):
+        if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter):
+            site = self._site()
+            if site is not None:
+                self.attr_sites[(id(module), name)] = site
+
+    def _on_move(self, module, *args, **kwargs):
+        site = self._site()
+        if site is not None:
+            for m in module.modules():
+                self.move_sites[id(m)] = site
+
+    def _on_train(self, module, mode=True):
+        site = self._site()
+        for m in module.modules():
+            if not mode and site is not None:
+                self.eval_sites[id(m)] = site
+            elif mode:
+                self.eval_sites.pop(id(m), None)
+
+    def _on_zero_grad(self, owner, *args, **kwargs):
+        self.zero_grad_site = self._site()
+
+    # -- module calls ---------------------------------------------------------------------------
+    def _forward_pre(self, module, args):
+        s = self.s
+        if s.busy:
+            return None
+        self.depth += 1
+        s.busy += 1
+        try:
+            if self.depth == 1:
+                if not module.training:
+                    self.eval_roots[id(module)] = (weakref.ref(module), self._site())
+                if s.track_devices and self.split_checked.get(id(module)) != self.steps:
+                    self.split_checked[id(module)] = self.steps
+                    self._device_split(module)
+            if s.track_devices:
+                self._inputs_vs_weights(module, args)
+        finally:
+            s.busy -= 1
+        return None
+
+    def _forward_post(self, module, args, output):
+        if self.depth > 0 and not self.s.busy:
+            self.depth -= 1
+        return None
+
+    def _inputs_vs_weights(self, module, args):
+        own = [(n, p) for n, p in module.named_parameters(recurse=False)]
+        own += [(n, b) for n, b in module.named_buffers(recurse=False) if b is not None]
+        if not own:
+            return
+        dev = self.s.device
+        weight_devs = {dev(t) for _n, t in own}
+        if len(weight_devs) != 1:
+            return
+        (wdev,) = weight_devs
+        inputs = [a for a in args if isinstance(a, torch.Tensor) and a.dim() > 0]
+        bad = [(i, a) for i, a in enumerate(inputs) if dev(a) != wdev]
+        if not bad:
+            return
+        names = ", ".join(n for n, _t in own)
+        what = "input" if len(inputs) == 1 else ", ".join(f"input {i}" for i, _a in bad)
+        self.s.obs.add(
+            "device-mismatch",
+            self._site(),
+            f"{what} on {dev(bad[0][1])}, {names} on {wdev} (`{type(module).__name__}`)",
+            {"op": f"{type(module).__name__}.forward",
+             "inputs": [f"input {i}" for i, _a in bad] + [n for n, _t in own],
+             "devices": [dev(a) for _i, a in bad] + [dev(t) for _n, t in own],
+             "shapes": [list(a.shape) for _i, a in bad] + [list(t.shape) for _n, t in own]},
+        )
+
+    def _device_split(self, root):
+        dev = self.s.device
+        entries = []  # (qualified name, what, device, site)
+        for mname, m in root.named_modules():
+            prefix = f"{mname}." if mname else ""
+            for n, p in m.named_parameters(recurse=False):
+                made = self.made.get(id(p))
+                entries.append((prefix + n, "parameter", dev(p), made[1] if made else None, m))
+            for n, b in m.named_buffers(recurse=False):
+                if b is not None:
+                    entries.append((prefix + n, "buffer", dev(b), None, m))
+            for n, v in vars(m).items():
+                if isinstance(v, torch.Tensor) and not n.startswith("_"):
+                    entries.append((prefix + n, "attribute", dev(v), self.attr_sites.get((id(m), n)), m))
+        counts: dict[str, int] = {}
+        for e in entries:
+            counts[e[2]] = counts.get(e[2], 0) + 1
+        if len(counts) < 2:
+            return
+        majority = max(counts, key=lambda d: (counts[d], d != "cpu"))
+        odd = [e for e in entries if e[2] != majority]
+        sites = []
+        for _n, _w, _d, site, m in odd:
+            for candidate in (site, self.move_sites.get(id(m))):
+                if candidate is not None and candidate not in sites:
+                    sites.append(candidate)
+        if self.move_sites.get(id(root)) is not None and self.move_sites[id(root)] not in sites:
+            sites.append(self.move_sites[id(root)])
+        shown = ", ".join(f"{n} ({w}, {d})" for n, w, d, _s, _m in odd[:4]) + (" ..." if len(odd) > 4 else "")
+        self.s.obs.add(
+            "module-device-split",
+            self._site(),
+            f"`{type(root).__name__}`: {len(odd)} of {len(entries)} tensors are not on {majority}: {shown}",
+            {"module": type(root).__name__, "majority": majority,
+             "tensors": [{"name": n, "what": w, "device": d} for n, w, d, _s, _m in odd],
+             "devices": sorted(counts), "sites": [{"path": x.path, "line": x.line} for x in sites]},
+        )
+
+    # -- gradients ------------------------------------------------------------------------------
+    def _watch(self, opt) -> dict:
+        rec = self.optimizers.get(id(opt))
+        if rec is None:
+            rec = self.optimizers[id(opt)] = {
+                "ref": weakref.ref(opt), "steps": 0, "accumulated": {}, "zero": [], "site": None, "eval": [],
+            }
+            for p in self._opt_params(opt):
+                if id(p) not in self.params and p.requires_grad:
+                    self.params[id(p)] = _Param()
+                    p.register_hook(self._grad_hook(weakref.ref(p), rec))
+        return rec
+
+    @staticmethod
+    def _opt_params(opt):
+        return [p for g in opt.param_groups for p in g["params"]]
+
+    def _grad_hook(self, pref, rec):
+        def hook(grad):
+            p = pref()
+            st = self.params.get(id(p)) if p is not None else None
+            if st is None or self.s.busy:
+                return None
+            st.got_grad = True
+            if st.phase == "stepped":
+                self.s.busy += 1
+                try:
+                    g = p.grad
+                    kept = g is not None and id(g) == st.grad_id and g._version == st.version
+                finally:
+                    self.s.busy -= 1
+                if kept:
+                    step = rec["steps"] + 1
+                    rec["accumulated"].setdefault(step, set()).add(id(p))
+            st.phase = "fresh"
+            return None
+
+        return hook
+
+    def _pre_step(self, opt, args, kwargs):
+        s = self.s
+        s.busy += 1
+        try:
+            rec = self._watch(opt)
+            rec["site"] = rec["site"] or self._site()
+            params = [p for p in self._opt_params(opt) if id(p) in self.params]
+            for p in params:
+                if p.grad is not None:
+                    self.params[id(p)].got_grad = True
+            fresh = [p for p in params if self.params[id(p)].phase == "fresh" and self.params[id(p)].got_grad]
+            if fresh and all(p.grad is None or not bool(p.grad.any()) for p in fresh):
+                rec["zero"].append((rec["steps"] + 1, self.zero_grad_site))
+            held = {id(p) for p in params}
+            for ref, site in list(self.eval_roots.values()):
+                m = ref()
+                if m is not None and not m.training and any(id(p) in held for p in m.parameters()):
+                    rec["eval"].append((rec["steps"] + 1, m, self.eval_sites.get(id(m)) or site))
+        finally:
+            s.busy -= 1
+
+    def _post_step(self, opt, args, kwargs):
+        s = self.s
+        s.busy += 1
+        try:
+            rec = self._watch(opt)
+            rec["steps"] += 1
+            for p in self._opt_params(opt):
+                st = self.params.get(id(p))
+                if st is not None:
+                    g = p.grad
+                    st.phase, st.grad_id, st.version = "stepped", id(g) if g is not None else None, (
+                        g._version if g is not None else -1)
+            self.eval_roots.clear()
+            self.steps += 1
+            s.obs.step = self.steps + 1
+            self._measure_graphs()
+            if self.on_step is not None:
+                self.on_step()
+        finally:
+            s.busy -= 1
+        if self.max_steps is not None and self.steps >= self.max_steps:
+            raise Stop("max-steps")
+
+    # -- graphs kept alive ----------------------------------------------------------------------
+    def _grad_output(self, t):
+        site = self.s.attributor.site()
+        if site is not None and site.path == self.script:
+            self.graph_live[id(t)] = (weakref.ref(t, lambda _r, k=id(t): self.graph_live.pop(k, None)), site)
+
+    def _measure_graphs(self):
+        sizes: dict = {}
+        for ref, site in list(self.graph_live.values())[-200:]:
+            t = ref()
+            if t is None or t.grad_fn is None:
+                continue
+            n = _graph_size(t.grad_fn)
+            if n > sizes.get(site, (0,))[0]:
+                sizes[site] = (n,)
+        for site, (n,) in sizes.items():
+            self.graph_sizes.setdefault(site, []).append((self.steps, n))
+
+    # -- end of run -----------------------------------------------------------------------------
+    def finish(self) -> None:
+        obs = self.s.obs
+        obs.summaries.clear()
+        for rec in self.optimizers.values():
+            opt = rec["ref"]()
+            name = type(opt).__name__ if opt is not None else "optimizer"
+            site = rec["site"]
+            if site is None:
+                continue
+            acc = rec["accumulated"]
+            if acc:
+                steps = sorted(acc)
+                n = len(set().union(*acc.values()))
+                span = f"steps {steps[0]}–{steps[-1]}" if len(steps) > 1 else f"step {steps[0]}"
+                never = len(steps) == rec["steps"] - 1
+                obs.replace(
+                    "grads-not-cleared", site, name,
+                    f"gradients of {n} parameters accumulated across {span}"
+                    + (": never cleared" if never else f" ({len(steps)} of {rec['steps']} steps)"),
+                    {"optimizer": name, "parameters": n, "steps": steps}, set(steps), steps[0],
+                )
+            if rec["zero"]:
+                steps = [st for st, _z in rec["zero"]]
+                zsite = next((z for _st, z in rec["zero"] if z is not None), None)
+                extra = [{"path": zsite.path, "line": zsite.line}] if zsite else []
+                obs.replace(
+                    "grads-zero-at-step", zsite or site, name,
+                    f"all gradients were zero at step {steps[0]}"
+                    + (f" (and {len(steps) - 1} more steps)" if len(steps) > 1 else "")
+                    + ": cleared between backward and step",
+                    {"optimizer": name, "steps": steps, "sites": extra + [{"path": site.path, "line": site.line}]},
+                    set(steps), steps[0],
+                )
+            by_site: dict = {}
+            for st, m, esite in rec["eval"]:
+                by_site.setdefault((esite, type(m).__name__), []).append(st)
+            for (esite, cls), steps in by_site.items():
+                obs.replace(
+                    "eval-mode-in-training", esite, cls,
+                    f"`{cls}` was in eval mode while {name} stepped its parameters (step {steps[0]}"
+                    + (f" and {len(steps) - 1} more" if len(steps) > 1 else "") + ")",
+                    {"module": cls, "optimizer": name, "steps": steps,
+                     "sites": [{"path": site.path, "line": site.line}]},
+                    set(steps), steps[0],
+                )
+        self._finish_graphs()
+        self._finish_params()
+
+    def _finish_graphs(self):
+        for site, history in self.graph_sizes.items():
+            sizes = [n for _st, n in history]
+            if len(sizes) >= 3 and all(b > a for a, b in zip(sizes[-3:], sizes[-2:])) and sizes[-1] > 2 * sizes[0]:
+                steps = {st for st, _n in history}
+                self.s.obs.replace(
+                    "graph-retained", site, None,
+                    f"an autograd graph created here grows every step ({sizes[0]} -> {sizes[-1]} nodes): "
+                    "it keeps every previous step's graph alive; use `.item()` or `.detach()`",
+                    {"graph_nodes": sizes, "steps": sorted(steps)}, steps, history[0][0] + 1,
+                )
+
+    def _finish_params(self):
+        total = sum(r["steps"] for r in self.optimizers.values())
+        if not total:
+            return
+        unheld: dict = {}
+        never: dict = {}
+        for pid, (ref, site, cls, name) in self.made.items():
+            p = ref()
+            if p is None or not p.requires_grad:
+                continue
+            st = self.params.get(pid)
+            if st is None and p.grad is not None:
+                unheld.setdefault(site, []).append(f"{cls}.{name}")
+            elif st is not None and not st.got_grad:
+                never.setdefault(site, []).append(f"{cls}.{name}")
+        for site, names in unheld.items():
+            self.s.obs.replace(
+                "param-never-updated", site, "no-optimizer",
+                f"{len(names)} parameters ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}) get gradients "
+                "but no optimizer holds them: they never train",
+                {"parameters": names, "reason": "no-optimizer"}, set(range(1, total + 1)), 1,
+            )
+        for site, names in never.items():
+            self.s.obs.replace(
+                "param-never-updated", site, "no-gradient",
+                f"{len(names)} parameters ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}) never received "
+                f"a gradient in {total} steps",
+                {"parameters": names, "reason": "no-gradient"}, set(range(1, total + 1)), 1,
+            )
+
+
+def _graph_size(fn) -> int:
+    seen = {fn}
+    todo = [fn]
+    while todo and len(seen) < _GRAPH_CAP:
+        for nxt, _i in todo.pop().next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return len(seen)
