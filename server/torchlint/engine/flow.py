@@ -1,10 +1,12 @@
 """Training-loop structure: the ordered events of one loop iteration.
 
 A loop body is flattened into events in source order — backward, optimizer
-step, gradient clearing, scheduler step, mode switches — each marked with
-whether it sits under a branch and how many loops deep. Rules about ordering
-(TL101-TL104, TL111) read these events instead of walking the loop themselves.
-Calls to functions defined in the same file are followed one level deep.
+step, gradient clearing, scheduler step, mode switches — each marked with the
+branch path that leads to it (which `if`/`try` arm, which nested loop), so
+rules can ask "does A always run before B?" and "can A and B both run?".
+Rules about ordering (TL101-TL104, TL107, TL111, TL114) read these events
+instead of walking the loop themselves. Calls to functions defined in the same
+file are followed one level deep.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.engine.callargs import get_arg
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.walk import block_statements, children
+from torchlint.engine.walk import block_statements, children, iter_statements, sub_blocks
 
 LOOPS = (cst.For, cst.While)
 
@@ -39,9 +42,98 @@ class Event:
     conditional: bool  # under an if/try/while-else branch inside the loop
     depth: int  # 0: directly in this loop; 1+: inside nested loops
     via: cst.FunctionDef | None = None  # reached through a call to this local function
+    # (node, arm) pairs from the loop body down to the event: if-arms, except
+    # handlers, nested loop bodies. An event whose path is a prefix of another's
+    # runs whenever the other does (within the iteration).
+    path: tuple = ()
+    stmt: cst.BaseStatement | None = None  # the simple statement line holding the event
+    top: cst.BaseStatement | None = None  # the statement directly in the loop body holding it
+    alone: bool = False  # `stmt` holds just this call and is the only statement of its block
+    retain: bool = False  # backward(retain_graph=True / create_graph=True)
+
+    @property
+    def movable(self) -> bool:
+        """A one-call statement directly in the loop body: a fix may move or delete it."""
+        return self.via is None and self.stmt is not None and self.stmt is self.top and _single_call(self.stmt, self.node)
+
+    @property
+    def in_handler(self) -> bool:
+        return any(arm == "except" for _, arm in self.path)
+
+
+def dominates(a: Event, b: Event) -> bool:
+    """`a` runs in every iteration in which `b` runs (same or enclosing branch)."""
+    return b.path[: len(a.path)] == a.path
+
+
+def exclusive(a: Event, b: Event) -> bool:
+    """`a` and `b` sit in different arms of one `if`/`try`: never both in one pass."""
+    arms = dict(a.path)
+    return any(node in arms and arms[node] != arm for node, arm in b.path)
 
 
 _GRAD_CLEARING_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
+_BACKWARD_OWNERS = frozenset({"accelerator", "fabric", "engine", "model_engine", "trainer", "deepspeed_engine"})
+_TRUTHY_RETAIN = ("retain_graph", "create_graph")
+
+
+def backward_call(call: cst.Call, kind_of) -> tuple[cst.BaseExpression | None, bool] | None:
+    """(the tensor back-propagated, retains graph?) if `call` runs a backward pass.
+
+    `loss.backward()`, `torch.autograd.backward(loss)`, `accelerator.backward(loss)`,
+    `self.manual_backward(loss)`, `scaler.scale(loss).backward()`; `kind_of(expr)`
+    gives the Kind of an expression in the caller's scope.
+    """
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    method = func.attr.value
+    if method not in ("backward", "manual_backward"):
+        return None
+    retain = any(_truthy(get_arg(call, k)) for k in _TRUTHY_RETAIN)
+    first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
+    if method == "manual_backward":
+        return first, retain
+    receiver = func.value
+    name = dotted(receiver)
+    owner = name is not None and name.rpartition(".")[2] in _BACKWARD_OWNERS
+    if name == "torch.autograd" or owner or kind_of(receiver) & (Kind.ACCELERATOR | Kind.MODEL):
+        if name == "torch.autograd":
+            retain = retain or _truthy(get_arg(call, "retain_graph", 2)) or _truthy(get_arg(call, "create_graph", 3))
+        return first, retain
+    if not retain:  # Tensor.backward(gradient, retain_graph, create_graph)
+        retain = _truthy(get_arg(call, "retain_graph", 1)) or _truthy(get_arg(call, "create_graph", 2))
+    return receiver, retain
+
+
+def _truthy(arg: cst.Arg | None) -> bool:
+    if arg is None:
+        return False
+    v = arg.value
+    return not (isinstance(v, cst.Name) and v.value in ("False", "None"))
+
+
+def _single_call(stmt: cst.BaseStatement, call: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and stmt.body[0].value is call
+    )
+
+
+@dataclass
+class _Walk:
+    out: list
+    depth: int
+    via: cst.FunctionDef | None
+    seen: set
+    path: tuple
+    top: cst.BaseStatement | None
+    scope: object
+
+    def but(self, **kw) -> "_Walk":
+        return _Walk(**{**self.__dict__, **kw})
 
 
 class LoopAnalysis:
@@ -49,63 +141,68 @@ class LoopAnalysis:
         self.ctx = ctx
         self._cache: dict[cst.CSTNode, list[Event]] = {}
         self._functions: dict[str, cst.FunctionDef] | None = None
+        self._parents: dict[cst.CSTNode, cst.CSTNode] | None = None
 
     def events(self, loop: cst.CSTNode) -> list[Event]:
         events = self._cache.get(loop)
         if events is None:
             events = self._cache[loop] = []
+            w = _Walk(events, 0, None, set(), (), None, self.ctx.scope)
             body = block_statements(loop.body)
-            self._walk_block(body, events, conditional=False, depth=0, via=None, seen=set())
+            for stmt in body:
+                self._walk_block([stmt], w.but(top=stmt), alone=len(body) == 1)
         return events
 
     def is_training_loop(self, loop: cst.CSTNode) -> bool:
         return any(e.kind is Ev.BACKWARD for e in self.events(loop))
 
     # -- walking ----------------------------------------------------------
-    def _walk_block(self, stmts, out, conditional, depth, via, seen) -> None:
+    def _walk_block(self, stmts, w: _Walk, alone: bool | None = None) -> None:
+        single = len(stmts) == 1 if alone is None else alone
         for stmt in stmts:
-            self._walk_stmt(stmt, out, conditional, depth, via, seen)
+            self._walk_stmt(stmt, w, single)
 
-    def _walk_stmt(self, stmt, out, conditional, depth, via, seen) -> None:
+    def _walk_stmt(self, stmt, w: _Walk, alone: bool) -> None:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                self._walk_expr(small, out, conditional, depth, via, seen)
+                self._walk_expr(small, w, stmt, alone and len(stmt.body) == 1)
             return
         if isinstance(stmt, LOOPS):
             header = stmt.iter if isinstance(stmt, cst.For) else stmt.test
-            self._walk_expr(header, out, conditional, depth, via, seen)
-            self._walk_block(block_statements(stmt.body), out, conditional, depth + 1, via, seen)
+            self._walk_expr(header, w, None, False)
+            inner = w.but(depth=w.depth + 1, path=w.path + ((stmt, "body"),))
+            self._walk_block(block_statements(stmt.body), inner)
             if stmt.orelse is not None:
-                self._walk_block(block_statements(stmt.orelse.body), out, True, depth, via, seen)
+                self._walk_block(block_statements(stmt.orelse.body), w.but(path=w.path + ((stmt, "else"),)))
             return
         if isinstance(stmt, cst.If):
-            self._walk_expr(stmt.test, out, conditional, depth, via, seen)
-            self._walk_block(block_statements(stmt.body), out, True, depth, via, seen)
+            self._walk_expr(stmt.test, w, None, False)
+            self._walk_block(block_statements(stmt.body), w.but(path=w.path + ((stmt, "if"),)))
             if stmt.orelse is not None:
                 branch = [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block_statements(stmt.orelse.body)
-                self._walk_block(branch, out, True, depth, via, seen)
+                self._walk_block(branch, w.but(path=w.path + ((stmt, "else"),)))
             return
         if isinstance(stmt, cst.With):
             for item in stmt.items:
-                self._walk_expr(item.item, out, conditional, depth, via, seen)
-            self._walk_block(block_statements(stmt.body), out, conditional, depth, via, seen)
+                self._walk_expr(item.item, w, None, False)
+            self._walk_block(block_statements(stmt.body), w)
             return
         if isinstance(stmt, cst.Try):
-            self._walk_block(block_statements(stmt.body), out, conditional, depth, via, seen)
+            self._walk_block(block_statements(stmt.body), w)
             for h in stmt.handlers:
-                self._walk_block(block_statements(h.body), out, True, depth, via, seen)
+                self._walk_block(block_statements(h.body), w.but(path=w.path + ((stmt, "except"),)))
             if stmt.orelse is not None:
-                self._walk_block(block_statements(stmt.orelse.body), out, conditional, depth, via, seen)
+                self._walk_block(block_statements(stmt.orelse.body), w.but(path=w.path + ((stmt, "else"),)))
             if stmt.finalbody is not None:
-                self._walk_block(block_statements(stmt.finalbody.body), out, conditional, depth, via, seen)
+                self._walk_block(block_statements(stmt.finalbody.body), w)
             return
         if isinstance(stmt, cst.Match):
-            for case in stmt.cases:
-                self._walk_block(block_statements(case.body), out, True, depth, via, seen)
+            for i, case in enumerate(stmt.cases):
+                self._walk_block(block_statements(case.body), w.but(path=w.path + ((stmt, i),)))
 
-    def _walk_expr(self, node, out, conditional, depth, via, seen) -> None:
+    def _walk_expr(self, node, w: _Walk, stmt, alone: bool) -> None:
         # Post-order, so `scaler.scale(loss).backward()` sees scale() before backward().
         stack = [(node, False)]
         while stack:
@@ -117,59 +214,69 @@ class LoopAnalysis:
                 stack.extend((c, False) for c in reversed(children(n)))
                 continue
             if isinstance(n, cst.Call):
-                self._call_event(n, out, conditional, depth, via, seen)
+                self._call_event(n, w, stmt, alone)
             elif isinstance(n, cst.Assign):
                 for t in n.targets:
                     if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
                         if isinstance(n.value, cst.Name) and n.value.value == "None":
-                            out.append(Event(Ev.ZERO_GRAD, n, t.target.value, conditional, depth, via))
+                            self._add(w, Ev.ZERO_GRAD, n, t.target.value, stmt, False)
 
-    def _call_event(self, call: cst.Call, out, conditional, depth, via, seen) -> None:
+    def _add(self, w: _Walk, kind: Ev, node, target, stmt, alone, retain=False) -> None:
+        conditional = any(arm != "body" for _, arm in w.path)
+        w.out.append(Event(kind, node, target, conditional, w.depth, w.via, w.path, stmt, w.top, alone, retain))
+
+    def _kind(self, expr, w: _Walk) -> Kind:
+        return self.ctx.semantics.infer(expr, w.scope) if w.scope is not None else Kind.NONE
+
+    def _call_event(self, call: cst.Call, w: _Walk, stmt, alone) -> None:
         func = call.func
-        ctx = self.ctx
-        q = ctx.qualname(func)
+        q = self.ctx.qualname(func)
         if q == "torch.autograd.backward":
-            out.append(Event(Ev.BACKWARD, call, call.args[0].value if call.args else None, conditional, depth, via))
+            first = call.args[0].value if call.args else None
+            retain = any(_truthy(get_arg(call, k)) for k in _TRUTHY_RETAIN)
+            self._add(w, Ev.BACKWARD, call, first, stmt, alone, retain)
             return
         if q == "torch.cuda.empty_cache":
-            out.append(Event(Ev.EMPTY_CACHE, call, None, conditional, depth, via))
+            self._add(w, Ev.EMPTY_CACHE, call, None, stmt, alone)
             return
         if isinstance(func, cst.Attribute):
             method, receiver = func.attr.value, func.value
-            if method in ("backward", "manual_backward"):
-                target = call.args[0].value if call.args else receiver
-                out.append(Event(Ev.BACKWARD, call, target, conditional, depth, via))
+            back = backward_call(call, lambda e: self._kind(e, w))
+            if back is not None:
+                self._add(w, Ev.BACKWARD, call, back[0], stmt, alone, back[1])
                 return
             if method == "zero_grad":
-                out.append(Event(Ev.ZERO_GRAD, call, receiver, conditional, depth, via))
+                self._add(w, Ev.ZERO_GRAD, call, receiver, stmt, alone)
                 return
             if method in _GRAD_CLEARING_METHODS and isinstance(receiver, cst.Attribute) and (
                 receiver.attr.value == "grad"
                 or isinstance(receiver.value, cst.Attribute) and receiver.value.attr.value == "grad"
             ):
-                out.append(Event(Ev.ZERO_GRAD, call, receiver, conditional, depth, via))
+                self._add(w, Ev.ZERO_GRAD, call, receiver, stmt, alone)
                 return
             if method == "step":
-                kind = ctx.kind(receiver)
+                kind = self._kind(receiver, w)
                 if kind & Kind.SCALER:
                     target = call.args[0].value if call.args else receiver
-                    out.append(Event(Ev.STEP, call, target, conditional, depth, via))
+                    self._add(w, Ev.STEP, call, target, stmt, alone)
                 elif kind & Kind.SCHEDULER:
-                    out.append(Event(Ev.SCHED_STEP, call, receiver, conditional, depth, via))
+                    self._add(w, Ev.SCHED_STEP, call, receiver, stmt, alone)
                 elif kind & Kind.OPTIMIZER:
-                    out.append(Event(Ev.STEP, call, receiver, conditional, depth, via))
+                    self._add(w, Ev.STEP, call, receiver, stmt, alone)
                 return
-            if method in ("eval", "train") and not call.args or (method == "train" and _is_false(call)):
-                if ctx.kind(receiver) & Kind.MODEL:
-                    ev = Ev.EVAL if method == "eval" or _is_false(call) else Ev.TRAIN
-                    out.append(Event(ev, call, receiver, conditional, depth, via))
+            if method in ("eval", "train"):
+                if self._kind(receiver, w) & Kind.MODEL:
+                    # train(False) is eval(); train(mode) with an unknown mode counts as a restore
+                    off = method == "eval" or _is_false(call)
+                    if method == "train" or not call.args:
+                        self._add(w, Ev.EVAL if off else Ev.TRAIN, call, receiver, stmt, alone)
                 return
         # one level into functions defined in this file
         target = self._local_function(func)
-        if target is not None and via is None and target not in seen:
-            seen.add(target)
-            body = block_statements(target.body)
-            self._walk_block(body, out, conditional, depth, target, seen)
+        if target is not None and w.via is None and target not in w.seen:
+            w.seen.add(target)
+            inner = w.but(via=target, scope=self._scope_of(target))
+            self._walk_block(block_statements(target.body), inner, alone=False)
 
     def _local_function(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
         if self._functions is None:
@@ -180,6 +287,25 @@ class LoopAnalysis:
         if name.startswith("self.") and name.count(".") == 1:
             name = name[5:]
         return self._functions.get(name)
+
+    def _scope_of(self, fn: cst.FunctionDef):
+        """The semantic scope of a same-file function, built with its true parents."""
+        if self._parents is None:
+            self._parents = {}
+            for s in iter_statements(self.ctx.module.body, into_functions=True):
+                if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+                    for block in sub_blocks(s):
+                        for inner in iter_statements(block):
+                            if isinstance(inner, (cst.FunctionDef, cst.ClassDef)):
+                                self._parents.setdefault(inner, s)
+        chain = [fn]
+        while chain[-1] in self._parents:
+            chain.append(self._parents[chain[-1]])
+        sem = self.ctx.semantics
+        scope = sem.scope_for(self.ctx.module, None)
+        for node in reversed(chain):
+            scope = sem.scope_for(node, scope)
+        return scope
 
 
 def _is_false(call: cst.Call) -> bool:

@@ -1,0 +1,440 @@
+"""Def-use facts inside one function body: which tensors carry an autograd graph.
+
+Autograd rules ask questions ordinary kinds cannot answer: "is this tensor a
+leaf?" (TL109), "do these two backward() calls run through one graph?" (TL107),
+"does this accumulated loss ever reach backward()?" (TL105). We read one body
+(a function, or the module) once, in source order, recording each assignment
+with its statement index, enclosing loops, branch path and whether it ran under
+`torch.no_grad()`. Reaching definitions are linear (the latest assignment
+earlier in the text), which is exact for the straight-line code of a training
+step and conservative elsewhere: unknown values answer UNKNOWN, never a finding.
+"""
+
+from __future__ import annotations
+
+import enum
+import weakref
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.engine.callargs import get_arg
+from torchlint.engine.flow import backward_call
+from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
+from torchlint.engine.names import dotted
+from torchlint.engine.walk import block_statements, children, iter_nodes
+
+NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
+GRAD_MODE = NO_GRAD | {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
+
+# Calls whose result never carries the graph of their receiver.
+_CUTS = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "data_ptr", "stride", "element_size"})
+_CUT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "ndim", "requires_grad", "is_leaf"})
+_MOVES = frozenset({"cuda", "to", "double", "half", "bfloat16"})
+TENSOR_OPS = frozenset(
+    "add sub mul div matmul mm bmm pow exp log sqrt abs neg sum mean prod norm max min amax amin clamp "
+    "sigmoid tanh relu softmax log_softmax view reshape flatten squeeze unsqueeze permute transpose t "
+    "contiguous expand repeat clone float long int cumsum gather index_select masked_fill narrow "
+    "chunk split unbind square rsqrt reciprocal std var logsumexp".split()
+)
+
+
+_NOT_TENSORS = (
+    Kind.MODEL | Kind.WRAPPED | Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Kind.CRITERION
+    | Kind.SCALER | Kind.ACCELERATOR | Kind.DEVICE | Kind.SAMPLER
+)
+
+
+class Grad(enum.Enum):
+    """What autograd knows about a tensor value."""
+
+    LEAF = "leaf requiring grad"
+    NON_LEAF = "produced by an operation on tensors that require grad"
+    NONE = "does not require grad"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, eq=False)
+class Def:
+    name: str  # `x` or `self.x`
+    value: cst.BaseExpression | None  # None: bound by a for/with target (value unknown)
+    index: int  # statement order within the body
+    stmt: cst.BaseStatement
+    loops: tuple  # enclosing loops within the body, outermost first
+    no_grad: bool  # assigned under `with torch.no_grad()` / inference_mode
+
+
+@dataclass(frozen=True)
+class Backward:
+    call: cst.Call
+    target: cst.BaseExpression | None
+    retain: bool
+    index: int
+    loops: tuple
+    path: tuple  # (if-node, arm) pairs
+
+
+class Body:
+    """One function (or module) body, read once in source order."""
+
+    def __init__(self, ctx, node: cst.CSTNode, scope) -> None:
+        self.ctx = ctx
+        self.node = node
+        self.scope = scope
+        self.defs: dict[str, list[Def]] = {}
+        self.order: dict[cst.CSTNode, int] = {}
+        self.loop_of: dict[cst.CSTNode, tuple] = {}  # statement -> enclosing loops
+        self.backwards: list[Backward] = []
+        self.retained: set[str] = set()  # names with `.retain_grad()`
+        self.made_leaf: dict[str, list[int]] = {}  # `x.requires_grad_()` / `x.requires_grad = True`
+        self.modes: list[tuple[int, bool, cst.Call]] = []  # (index, is_eval, call) of model.eval()/train()
+        self.consumed: set[str] = set()  # names returned or yielded
+        self._graph_memo: dict[Def, bool] = {}
+        self._count = 0
+        body = node.body if isinstance(node, cst.Module) else block_statements(node.body)
+        self._block(body, (), False, ())
+
+    # -- reading ------------------------------------------------------------
+    def _block(self, stmts, loops, no_grad, path) -> None:
+        for stmt in stmts:
+            self._stmt(stmt, loops, no_grad, path)
+
+    def _stmt(self, stmt, loops, no_grad, path) -> None:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return
+        index = self._count
+        self._count += 1
+        self.order[stmt] = index
+        self.loop_of[stmt] = loops
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self._small(small, stmt, index, loops, no_grad, path)
+            return
+        if isinstance(stmt, (cst.For, cst.While)):
+            self._mark(stmt.iter if isinstance(stmt, cst.For) else stmt.test, index, loops, path)
+            inner = loops + (stmt,)
+            if isinstance(stmt, cst.For):
+                for name in _names(stmt.target):
+                    self._def(name, None, index, stmt, inner, no_grad)
+            self._block(block_statements(stmt.body), inner, no_grad, path + ((stmt, "body"),))
+            if stmt.orelse is not None:
+                self._block(block_statements(stmt.orelse.body), loops, no_grad, path + ((stmt, "else"),))
+            return
+        if isinstance(stmt, cst.If):
+            self._mark(stmt.test, index, loops, path)
+            self._block(block_statements(stmt.body), loops, no_grad, path + ((stmt, "if"),))
+            if stmt.orelse is not None:
+                branch = [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block_statements(stmt.orelse.body)
+                self._block(branch, loops, no_grad, path + ((stmt, "else"),))
+            return
+        if isinstance(stmt, cst.With):
+            off = no_grad
+            for item in stmt.items:
+                self._mark(item.item, index, loops, path)
+                expr = item.item.func if isinstance(item.item, cst.Call) else item.item
+                if self.ctx.qualname(expr) in NO_GRAD:
+                    off = True
+                if item.asname is not None:
+                    for name in _names(item.asname.name):
+                        self._def(name, None, index, stmt, loops, no_grad)
+            self._block(block_statements(stmt.body), loops, off, path)
+            return
+        if isinstance(stmt, cst.Try):
+            self._block(block_statements(stmt.body), loops, no_grad, path)
+            for h in stmt.handlers:
+                self._block(block_statements(h.body), loops, no_grad, path + ((stmt, "except"),))
+            for extra in (stmt.orelse, stmt.finalbody):
+                if extra is not None:
+                    self._block(block_statements(extra.body), loops, no_grad, path)
+            return
+        if isinstance(stmt, cst.Match):
+            for i, case in enumerate(stmt.cases):
+                self._block(block_statements(case.body), loops, no_grad, path + ((stmt, i),))
+
+    def _mark(self, expr, index, loops, path) -> None:
+        self.order[expr] = index
+        for n in iter_nodes(expr, into_functions=False):
+            self.order[n] = index
+            if isinstance(n, cst.Call):
+                self._call(n, index, loops, path)
+
+    def _small(self, small, stmt, index, loops, no_grad, path) -> None:
+        self._mark(small, index, loops, path)
+        if isinstance(small, cst.Assign):
+            for t in small.targets:
+                self._assign(t.target, small.value, index, stmt, loops, no_grad)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self._assign(small.target, small.value, index, stmt, loops, no_grad)
+        elif isinstance(small, cst.AugAssign):
+            name = dotted(small.target)
+            if name is not None:
+                value = cst.BinaryOperation(left=small.target, operator=cst.Add(), right=small.value)
+                self._def(name, value, index, stmt, loops, no_grad)
+        elif isinstance(small, cst.Return) and small.value is not None:
+            self.consumed.update(_names(small.value, deep=True))
+        elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.Yield, cst.Await)):
+            self.consumed.update(_names(small.value, deep=True))
+
+    def _assign(self, target, value, index, stmt, loops, no_grad) -> None:
+        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
+            name = dotted(target.value)
+            if name is not None and not (isinstance(value, cst.Name) and value.value == "False"):
+                self.made_leaf.setdefault(name, []).append(index)
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+            for i, el in enumerate(target.elements):
+                v = values[i].value if values is not None and i < len(values) else None
+                if v is None:
+                    for name in _names(el.value):
+                        self._def(name, None, index, stmt, loops, no_grad)
+                else:
+                    self._assign(el.value, v, index, stmt, loops, no_grad)
+            return
+        name = dotted(target)
+        if name is not None:
+            self._def(name, value, index, stmt, loops, no_grad)
+
+    def _def(self, name, value, index, stmt, loops, no_grad) -> None:
+        self.defs.setdefault(name, []).append(Def(name, value, index, stmt, loops, no_grad))
+
+    def _call(self, call: cst.Call, index, loops, path) -> None:
+        func = call.func
+        if self.ctx.qualname(func) == "torch.autograd.backward":
+            first = call.args[0].value if call.args else None
+            retain = _truthy(get_arg(call, "retain_graph", 2)) or _truthy(get_arg(call, "create_graph", 3))
+            self.backwards.append(Backward(call, first, retain, index, loops, path))
+            return
+        if not isinstance(func, cst.Attribute):
+            return
+        back = backward_call(call, self.kind)
+        if back is not None:
+            self.backwards.append(Backward(call, back[0], back[1], index, loops, path))
+            return
+        method, receiver = func.attr.value, dotted(func.value)
+        if receiver is None:
+            return
+        if method == "retain_grad":
+            self.retained.add(receiver)
+        elif method == "requires_grad_" and not (call.args and _is_false(call.args[0].value)):
+            self.made_leaf.setdefault(receiver, []).append(index)
+        elif method in ("eval", "train") and self.kind(func.value) & Kind.MODEL:
+            is_eval = method == "eval" or bool(call.args) and _is_false(call.args[0].value)
+            self.modes.append((index, is_eval, call))
+
+    # -- questions ----------------------------------------------------------
+    def kind(self, expr) -> Kind:
+        return self.ctx.semantics.infer(expr, self.scope)
+
+    def is_forward(self, call: cst.Call) -> bool:
+        """`model(x)` / `self.net(x)` / `model.forward(x)`: a module's forward pass (not `Net()`)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value
+        name = dotted(func)
+        if name is None or name.rpartition(".")[2][:1].isupper():
+            return False
+        return bool(self.kind(func) & Kind.MODEL)
+
+    def index(self, node: cst.CSTNode) -> int | None:
+        return self.order.get(node)
+
+    def reaching(self, name: str, index: int) -> Def | None:
+        """The latest assignment to `name` in the text before statement `index`."""
+        best = None
+        for d in self.defs.get(name, ()):
+            if d.index < index:
+                best = d
+        return best
+
+    def defined_in(self, name: str, loop: cst.CSTNode) -> bool:
+        return any(loop in d.loops for d in self.defs.get(name, ()))
+
+    def carries_graph(self, d: Def) -> bool:
+        """The value assigned by `d` is (built from) the output of a model call."""
+        memo = self._graph_memo.get(d)
+        if memo is None:
+            self._graph_memo[d] = False  # recursion guard
+            memo = (
+                not d.no_grad
+                and d.value is not None
+                and not self.kind(d.value) & _NOT_TENSORS
+                and self._expr_graph(d.value, d.index)
+            )
+            self._graph_memo[d] = memo
+        return memo
+
+    def graph_defs(self, expr: cst.BaseExpression, index: int) -> set[Def]:
+        """Every graph-carrying assignment that `expr` (at statement `index`) is built from."""
+        out: set[Def] = set()
+        todo = [(expr, index)]
+        while todo:
+            e, i = todo.pop()
+            for name in _names(e, deep=False):
+                d = self.reaching(name, i)
+                if d is not None and d not in out and self.carries_graph(d):
+                    out.add(d)
+                    todo.append((d.value, d.index))
+        return out
+
+    def _expr_graph(self, expr, index) -> bool:
+        for n in _uncut(expr):
+            if isinstance(n, cst.Call) and self.is_forward(n):
+                return True
+            if isinstance(n, (cst.Name, cst.Attribute)):
+                name = dotted(n)
+                d = self.reaching(name, index) if name else None
+                if d is not None and self.carries_graph(d):
+                    return True
+        return False
+
+    def grad_status(self, expr: cst.BaseExpression, index: int, depth: int = 0) -> Grad:
+        """Leaf / non-leaf / no grad for the tensor `expr` evaluated at statement `index`."""
+        if depth > 20:
+            return Grad.UNKNOWN
+        if isinstance(expr, (cst.Name, cst.Attribute)) and not (
+            isinstance(expr, cst.Attribute) and expr.attr.value in _CUT_ATTRS
+        ):
+            name = dotted(expr)
+            d = self.reaching(name, index) if name else None
+            if d is None or d.value is None:
+                return Grad.UNKNOWN
+            status = Grad.NONE if d.no_grad else self.grad_status(d.value, d.index, depth + 1)
+            if any(d.index <= i < index for i in self.made_leaf.get(name, ())) and status is not Grad.NON_LEAF:
+                return Grad.LEAF
+            return status
+        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+            return Grad.NONE
+        if isinstance(expr, cst.BinaryOperation):
+            return _combine([self.grad_status(expr.left, index, depth + 1), self.grad_status(expr.right, index, depth + 1)])
+        if isinstance(expr, cst.UnaryOperation):
+            return _combine([self.grad_status(expr.expression, index, depth + 1)])
+        if isinstance(expr, cst.Subscript):
+            return _combine([self.grad_status(expr.value, index, depth + 1)])
+        if isinstance(expr, cst.Call):
+            return self._call_status(expr, index, depth)
+        return Grad.UNKNOWN
+
+    def _call_status(self, call: cst.Call, index: int, depth: int) -> Grad:
+        q = self.ctx.qualname(call.func)
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        if q is not None:
+            head, _, last = q.rpartition(".")
+            if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                return Grad.LEAF
+            if head == "torch" and last in TENSOR_FACTORIES and last not in ("stack", "cat"):
+                return Grad.LEAF if _truthy(get_arg(call, "requires_grad")) else Grad.NONE
+            if q.startswith(("torch.", "torch.nn.functional.")):
+                return _combine([self.grad_status(a, index, depth + 1) for a in _flatten(args)])
+            return Grad.UNKNOWN
+        func = call.func
+        if self.is_forward(call):
+            return Grad.NON_LEAF
+        if self.kind(func) & Kind.CRITERION:
+            return _combine([self.grad_status(a, index, depth + 1) for a in args])
+        if not isinstance(func, cst.Attribute):
+            return Grad.UNKNOWN
+        method = func.attr.value
+        if method == "detach":
+            return Grad.NONE
+        receiver = self.grad_status(func.value, index, depth + 1)
+        if method == "requires_grad_":
+            if call.args and _is_false(call.args[0].value):
+                return Grad.NONE if receiver is not Grad.NON_LEAF else receiver
+            return Grad.LEAF if receiver in (Grad.NONE, Grad.LEAF) else receiver
+        if method in _MOVES:
+            return Grad.NON_LEAF if receiver in (Grad.LEAF, Grad.NON_LEAF) else receiver
+        if method in TENSOR_OPS:
+            return _combine([receiver, *(self.grad_status(a, index, depth + 1) for a in args)])
+        return Grad.UNKNOWN
+
+    def feeds_backward(self, name: str) -> bool:
+        """`name` (or a value built from it) is back-propagated or returned from this body."""
+        reached: set[str] = set(self.consumed)
+        todo = []
+        for b in self.backwards:
+            if b.target is not None:
+                todo.extend(_names(b.target, deep=True))
+        while todo:
+            n = todo.pop()
+            if n in reached:
+                continue
+            reached.add(n)
+            for d in self.defs.get(n, ()):
+                if d.value is not None:
+                    todo.extend(_names(d.value, deep=True))
+        return name in reached
+
+
+def _combine(statuses) -> Grad:
+    statuses = list(statuses)
+    if any(s in (Grad.LEAF, Grad.NON_LEAF) for s in statuses):
+        return Grad.NON_LEAF
+    if all(s is Grad.NONE for s in statuses):
+        return Grad.NONE
+    return Grad.UNKNOWN
+
+
+def _flatten(args):
+    for a in args:
+        if isinstance(a, (cst.List, cst.Tuple)):
+            yield from (el.value for el in a.elements)
+        else:
+            yield a
+
+
+def _uncut(expr):
+    """Nodes of `expr`, not descending into `.detach()`, `.item()`, `.data`, lambdas."""
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _CUTS:
+            continue
+        if isinstance(n, cst.Attribute) and n.attr.value in _CUT_ATTRS:
+            continue
+        if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            continue
+        yield n
+        if isinstance(n, cst.Attribute) and dotted(n) is not None:
+            continue  # a dotted name is one value, not its parts
+        stack.extend(children(n))
+
+
+def _names(expr, deep: bool = True) -> list[str]:
+    """Dotted names (`x`, `self.total`) used in `expr`; not deep: stop at cuts."""
+    out = []
+    nodes = iter_nodes(expr, into_functions=False) if deep else _uncut(expr)
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        nodes = [expr, *nodes]
+    for n in nodes:
+        if isinstance(n, (cst.Name, cst.Attribute)):
+            name = dotted(n)
+            if name is not None:
+                out.append(name)
+    return out
+
+
+def _truthy(arg: cst.Arg | None) -> bool:
+    if arg is None:
+        return False
+    return not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+
+
+def _is_false(expr) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+_CACHE: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+
+
+def body_of(ctx) -> Body:
+    """The Body of the function the traversal is in (the module at top level)."""
+    node = ctx.current_function or ctx.module
+    bodies = _CACHE.setdefault(ctx, {})
+    body = bodies.get(node)
+    if body is None:
+        scope = ctx.scope
+        while scope is not None and scope.node is not node:
+            scope = scope.parent
+        body = bodies[node] = Body(ctx, node, scope or ctx.scope)
+    return body
