@@ -207,3 +207,15 @@ def test_jobs_give_identical_output(tmp_path, run_cli):
 
 def test_text_output_has_no_colour_when_piped(project, run_cli):
     assert "\x1b[" not in run_cli("check", project).stdout
+
+
+def test_explicit_directory_inside_excluded_area_is_walked(tmp_path, run_cli):
+    """`torchlint check .venv/lib/.../pkg` checks pkg; excludes/gitignore apply below it."""
+    (tmp_path / ".gitignore").write_text(".venv/\n")
+    pkg = tmp_path / ".venv" / "lib" / "pkg"
+    (pkg / "build").mkdir(parents=True)
+    (pkg / "t.py").write_text(BUGGY)
+    (pkg / "build" / "t.py").write_text(BUGGY)
+    out = json.loads(run_cli("check", "--output-format", "json", pkg, cwd=tmp_path).stdout)
+    assert {i["path"] for i in out} == {str(pkg / "t.py")}
+    assert json.loads(run_cli("check", "--output-format", "json", ".", cwd=tmp_path).stdout) == []

@@ -11,16 +11,14 @@ import os
 import shutil
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from torchlint import cache
 from torchlint.config import ConfigResolver, Settings
 from torchlint.discovery import Candidate, discover
-from torchlint.engine import fix_text, lint_bytes
-from torchlint.engine.runner import error_finding
-from torchlint.engine.source import SourceError, decode
-from torchlint.model import Finding
+from torchlint.model import Finding, Severity
 from torchlint.registry import rules
 
 
@@ -30,6 +28,7 @@ class Job:
     codes: tuple[str, ...]
     severity: tuple[tuple[str, str], ...]
     mode: str  # "check" | "fix" | "diff"
+    cache_dir: str | None = None  # check mode only
 
 
 @dataclass
@@ -55,8 +54,6 @@ class RunResult:
 
 
 def _apply_severity(findings: list[Finding], severity) -> list[Finding]:
-    from torchlint.model import Severity
-
     overrides = dict(severity)
     for f in findings:
         if f.code in overrides:
@@ -65,14 +62,33 @@ def _apply_severity(findings: list[Finding], severity) -> list[Finding]:
 
 
 def run_job(job: Job) -> FileResult:
-    catalogue = rules()
-    selected = [catalogue[c] for c in job.codes if c in catalogue]
+    from torchlint.engine.runner import error_finding
+
     try:
         data = Path(job.path).read_bytes()
     except IsADirectoryError:
         return FileResult(job.path, [error_finding(job.path, "is a directory, not a Python file")])
     except OSError as exc:
         return FileResult(job.path, [error_finding(job.path, f"cannot read file: {exc.strerror or exc}")])
+    if job.mode == "check" and job.cache_dir is not None:
+        store = cache.Cache(Path(job.cache_dir))
+        k = cache.key(data, job.codes, job.severity, Path(job.path).suffix)
+        hit = store.get(k, job.path)
+        if hit is not None:
+            return FileResult(job.path, hit)
+        result = _run_job(job, data)
+        store.put(k, result.findings)
+        return result
+    return _run_job(job, data)
+
+
+def _run_job(job: Job, data: bytes) -> FileResult:
+    from torchlint.engine import fix_text, lint_bytes
+    from torchlint.engine.runner import error_finding
+    from torchlint.engine.source import SourceError, decode
+
+    catalogue = rules()
+    selected = [catalogue[c] for c in job.codes if c in catalogue]
     if job.path.endswith(".ipynb"):
         return _run_notebook(job, data, selected)
     if job.mode == "check":
@@ -141,7 +157,10 @@ def write_atomic(path: Path, original: bytes, new: bytes) -> None:
         raise
 
 
-def plan(paths: list[Path], resolver: ConfigResolver, mode: str, select=None, ignore=None, extend_select=None) -> list[Job]:
+def plan(
+    paths: list[Path], resolver: ConfigResolver, mode: str, select=None, ignore=None, extend_select=None,
+    cache_dir: Path | None = None,
+) -> list[Job]:
     """One job per file with its effective rule codes and severities."""
     candidates: list[Candidate] = discover(paths, resolver)
     all_codes = list(rules())
@@ -152,15 +171,13 @@ def plan(paths: list[Path], resolver: ConfigResolver, mode: str, select=None, ig
         rel = os.path.relpath(os.path.abspath(c.path), os.path.abspath(settings.root))
         codes = tuple(effective.enabled_codes(all_codes, rel.replace(os.sep, "/")))
         severity = tuple(sorted((k, v.value) for k, v in effective.severity.items()))
-        jobs.append(Job(str(c.path), codes, severity, mode))
+        jobs.append(Job(str(c.path), codes, severity, mode, str(cache_dir) if cache_dir and mode == "check" else None))
     return jobs
 
 
 def _override(settings: Settings, select, ignore, extend_select) -> Settings:
     if not (select or ignore or extend_select):
         return settings
-    from dataclasses import replace
-
     return replace(
         settings,
         select=list(select) if select else settings.select,

@@ -38,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--config", type=Path, help="use this config file for every checked file")
     c.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (0: one per core)")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary line")
+    c.add_argument("--no-cache", action="store_true", help="ignore and do not write .torchlint_cache/")
+
+    sub.add_parser("clean", help="remove the cache directory (.torchlint_cache/)")
 
     sub.add_parser("rules", help="list every rule")
     r = sub.add_parser("rule", help="show a rule's documentation")
@@ -58,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "check":
             return _check(args)
+        if args.command == "clean":
+            return _clean()
         if args.command == "rules":
             return _rules()
         if args.command == "rule":
@@ -69,6 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CLEAN
     parser.print_help()
     return EXIT_ERROR
+
+
+def _clean() -> int:
+    from torchlint import cache
+
+    directory = cache.default_dir()
+    print(f"removed {directory}" if cache.clean(directory) else f"no cache at {directory}")
+    return EXIT_CLEAN
 
 
 def _rules() -> int:
@@ -102,7 +115,12 @@ def _check(args) -> int:
     resolver = ConfigResolver(known_codes(), args.config)
     mode = "fix" if args.fix else "diff" if args.diff else "check"
     try:
-        jobs = checker.plan([Path(p) for p in args.paths], resolver, mode, args.select, args.ignore, args.extend_select)
+        from torchlint import cache
+
+        cache_dir = None if args.no_cache else cache.default_dir()
+        jobs = checker.plan(
+            [Path(p) for p in args.paths], resolver, mode, args.select, args.ignore, args.extend_select, cache_dir
+        )
     except FileNotFoundError as exc:
         print(f"torchlint: error: {exc}: no such file or directory", file=sys.stderr)
         return EXIT_ERROR

@@ -65,6 +65,12 @@ def discover(paths: list[Path], resolver: ConfigResolver, suffixes=SUFFIXES) -> 
             out.setdefault(root, Candidate(root, True))
             continue
         specs = _ancestor_ignores(root)
+        if _ignored(Path(os.path.abspath(root)), True, specs):
+            specs = [(b, s) for b, s in specs if b == Path(os.path.abspath(root))]
+        # A directory named explicitly is walked even if excluded itself (`torchlint check .venv/lib/x`);
+        # then excludes apply only to what lies below it.
+        root_settings = resolver.for_path(root / "_")
+        anchor = root if root_settings.excluded(_rel(root, root_settings.root)) else None
         seen_dirs: set = set()
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             d = Path(dirpath)
@@ -86,7 +92,7 @@ def discover(paths: list[Path], resolver: ConfigResolver, suffixes=SUFFIXES) -> 
             keep = []
             for name in sorted(dirnames):
                 sub = d / name
-                rel = _rel(sub, settings.root)
+                rel = _rel(sub, anchor or settings.root)
                 if settings.excluded(rel) or _ignored(absd / name, True, specs):
                     continue
                 keep.append(name)
@@ -95,7 +101,7 @@ def discover(paths: list[Path], resolver: ConfigResolver, suffixes=SUFFIXES) -> 
                 f = d / name
                 if not name.endswith(suffixes):
                     continue
-                if settings.excluded(_rel(f, settings.root)) or _ignored(absd / name, False, specs):
+                if settings.excluded(_rel(f, anchor or settings.root)) or _ignored(absd / name, False, specs):
                     continue
                 out.setdefault(f, Candidate(f, False))
     return sorted(out.values(), key=lambda c: str(c.path))

@@ -33,15 +33,27 @@ def _fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+_IS_NODE: dict[type, bool] = {}
+
+
+def _is_node(t: type) -> bool:
+    # isinstance() against libcst's ABC-based CSTNode is slow; cache per type.
+    known = _IS_NODE.get(t)
+    if known is None:
+        known = _IS_NODE[t] = issubclass(t, cst.CSTNode)
+    return known
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Code-bearing children in source order."""
     out: list[cst.CSTNode] = []
     for name in _fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        t = type(value)
+        if t is tuple or t is list:
+            out.extend(v for v in value if _is_node(type(v)))
+        elif _is_node(t):
             out.append(value)
-        elif type(value) in (tuple, list):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
     return out
 
 

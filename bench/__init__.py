@@ -1,0 +1,1 @@
+"""torchlint's benchmark harness: `python -m bench --help`."""

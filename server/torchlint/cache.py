@@ -1,0 +1,99 @@
+"""Content-hash cache of check results (`.torchlint_cache/`).
+
+Keyed by the file's bytes, torchlint's version and code, and the effective
+rule selection, so any change to one of them is a miss. Entries are written to
+a temporary file and renamed into place: concurrent runs never see half an
+entry, and a damaged entry is just a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from torchlint import __version__
+from torchlint.model import Edit, Finding, Fix, Severity
+
+DIRNAME = ".torchlint_cache"
+
+
+@lru_cache(maxsize=None)
+def _code_fingerprint() -> str:
+    """Changes whenever any installed torchlint source file changes (dev installs too)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256(__version__.encode())
+    for p in sorted(root.rglob("*.py")):
+        st = p.stat()
+        h.update(f"{p.relative_to(root)}:{st.st_mtime_ns}:{st.st_size}".encode())
+    return h.hexdigest()
+
+
+def default_dir() -> Path:
+    return Path(os.environ.get("TORCHLINT_CACHE_DIR") or Path.cwd() / DIRNAME)
+
+
+def key(data: bytes, codes, severity, path_kind: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"{_code_fingerprint()}|{','.join(codes)}|{severity}|{path_kind}|".encode())
+    h.update(data)
+    return h.hexdigest()
+
+
+def _fix_to(fix: Fix | None):
+    return None if fix is None else [fix.message, [list(e.__dict__.values()) for e in fix.edits]]
+
+
+def _fix_from(raw) -> Fix | None:
+    return None if raw is None else Fix(raw[0], tuple(Edit(*e) for e in raw[1]))
+
+
+def _encode(f: Finding) -> list:
+    return [f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.message, f.severity.value,
+            _fix_to(f.fix), [_fix_to(a) for a in f.alternatives], f.statement_line]
+
+
+def _decode(path: str, raw: list) -> Finding:
+    line, col, eline, ecol, code, name, message, sev, fix, alts, stmt = raw
+    return Finding(path, line, col, eline, ecol, code, name, message, Severity(sev), _fix_from(fix),
+                   tuple(_fix_from(a) for a in alts), stmt)
+
+
+class Cache:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _entry(self, k: str) -> Path:
+        return self.directory / k[:2] / k[2:]
+
+    def get(self, k: str, path: str) -> list[Finding] | None:
+        try:
+            raw = json.loads(self._entry(k).read_bytes())
+            return [_decode(path, r) for r in raw]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def put(self, k: str, findings: list[Finding]) -> None:
+        entry = self._entry(k)
+        try:
+            if not self.directory.exists():
+                self.directory.mkdir(parents=True, exist_ok=True)
+                (self.directory / ".gitignore").write_text("*\n")
+            entry.parent.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
+            with os.fdopen(fd, "w") as fh:
+                json.dump([_encode(f) for f in findings], fh, separators=(",", ":"))
+            os.replace(tmp, entry)
+        except OSError:
+            pass  # a read-only tree just means no cache
+
+
+def clean(directory: Path) -> bool:
+    if directory.is_dir():
+        shutil.rmtree(directory)
+        return True
+    return False
