@@ -89,6 +89,7 @@ class Body:
         self.made_leaf: dict[str, list[int]] = {}  # `x.requires_grad_()` / `x.requires_grad = True`
         self.modes: list[tuple[int, bool, cst.Call]] = []  # (index, is_eval, call) of model.eval()/train()
         self.consumed: set[str] = set()  # names returned or yielded
+        self.forwards: list[tuple] = []  # (call, index, loops, under no_grad) of every model(x)
         self._graph_memo: dict[Def, bool] = {}
         self._count = 0
         body = node.body if isinstance(node, cst.Module) else block_statements(node.body)
@@ -111,7 +112,7 @@ class Body:
                 self._small(small, stmt, index, loops, no_grad, path)
             return
         if isinstance(stmt, (cst.For, cst.While)):
-            self._mark(stmt.iter if isinstance(stmt, cst.For) else stmt.test, index, loops, path)
+            self._mark(stmt.iter if isinstance(stmt, cst.For) else stmt.test, index, loops, path, no_grad)
             inner = loops + (stmt,)
             if isinstance(stmt, cst.For):
                 for name in _names(stmt.target):
@@ -121,7 +122,7 @@ class Body:
                 self._block(block_statements(stmt.orelse.body), loops, no_grad, path + ((stmt, "else"),))
             return
         if isinstance(stmt, cst.If):
-            self._mark(stmt.test, index, loops, path)
+            self._mark(stmt.test, index, loops, path, no_grad)
             self._block(block_statements(stmt.body), loops, no_grad, path + ((stmt, "if"),))
             if stmt.orelse is not None:
                 branch = [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block_statements(stmt.orelse.body)
@@ -130,7 +131,7 @@ class Body:
         if isinstance(stmt, cst.With):
             off = no_grad
             for item in stmt.items:
-                self._mark(item.item, index, loops, path)
+                self._mark(item.item, index, loops, path, no_grad)
                 expr = item.item.func if isinstance(item.item, cst.Call) else item.item
                 if self.ctx.qualname(expr) in NO_GRAD:
                     off = True
@@ -151,15 +152,17 @@ class Body:
             for i, case in enumerate(stmt.cases):
                 self._block(block_statements(case.body), loops, no_grad, path + ((stmt, i),))
 
-    def _mark(self, expr, index, loops, path) -> None:
+    def _mark(self, expr, index, loops, path, no_grad) -> None:
         self.order[expr] = index
         for n in iter_nodes(expr, into_functions=False):
             self.order[n] = index
             if isinstance(n, cst.Call):
                 self._call(n, index, loops, path)
+                if self.is_forward(n):
+                    self.forwards.append((n, index, loops, no_grad))
 
     def _small(self, small, stmt, index, loops, no_grad, path) -> None:
-        self._mark(small, index, loops, path)
+        self._mark(small, index, loops, path, no_grad)
         if isinstance(small, cst.Assign):
             for t in small.targets:
                 self._assign(t.target, small.value, index, stmt, loops, no_grad)
@@ -383,35 +386,28 @@ def _flatten(args):
             yield a
 
 
-def _uncut(expr):
-    """Nodes of `expr`, not descending into `.detach()`, `.item()`, `.data`, lambdas."""
+def _uncut(expr, cut: bool = True):
+    """Nodes of `expr` that can stand for values (not attribute names), not into lambdas;
+    with `cut`, not into `.detach()`, `.item()`, `.data`, `.shape` and the like."""
     stack = [expr]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _CUTS:
-            continue
-        if isinstance(n, cst.Attribute) and n.attr.value in _CUT_ATTRS:
-            continue
         if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
             continue
+        if cut and isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _CUTS:
+            continue
+        if cut and isinstance(n, cst.Attribute) and n.attr.value in _CUT_ATTRS:
+            continue
         yield n
-        if isinstance(n, cst.Attribute) and dotted(n) is not None:
-            continue  # a dotted name is one value, not its parts
-        stack.extend(children(n))
+        if isinstance(n, cst.Attribute):
+            stack.append(n.value)  # `a.b`: the value `a`; `b` names an attribute, not a variable
+        else:
+            stack.extend(children(n))
 
 
 def _names(expr, deep: bool = True) -> list[str]:
-    """Dotted names (`x`, `self.total`) used in `expr`; not deep: stop at cuts."""
-    out = []
-    nodes = iter_nodes(expr, into_functions=False) if deep else _uncut(expr)
-    if isinstance(expr, (cst.Name, cst.Attribute)):
-        nodes = [expr, *nodes]
-    for n in nodes:
-        if isinstance(n, (cst.Name, cst.Attribute)):
-            name = dotted(n)
-            if name is not None:
-                out.append(name)
-    return out
+    """Dotted names (`x`, `self.total`, `logits.pow`) used in `expr`; not deep: stop at cuts."""
+    return [name for n in _uncut(expr, cut=not deep) if isinstance(n, (cst.Name, cst.Attribute)) and (name := dotted(n))]
 
 
 def _truthy(arg: cst.Arg | None) -> bool:

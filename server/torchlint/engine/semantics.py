@@ -154,9 +154,18 @@ class Scope:
                 and isinstance(node.func, cst.Attribute)
                 and node.func.attr.value == "backward"
                 and isinstance(node.func.value, cst.Name)
-                and not node.args
+                and all(a.keyword is not None for a in node.args)
             ):
                 self._bind(node.func.value.value, Kind.LOSS)
+            elif (  # accelerator.backward(loss) / self.manual_backward(loss)
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and (node.func.attr.value == "manual_backward" or node.func.attr.value == "backward"
+                     and dotted(node.func.value) in ("accelerator", "self.accelerator", "fabric", "self.fabric"))
+                and node.args
+                and isinstance(node.args[0].value, cst.Name)
+            ):
+                self._bind(node.args[0].value.value, Kind.LOSS)
 
     def _assign_value(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
@@ -251,6 +260,8 @@ class Semantics:
                 return kind_from_name(expr.attr.value) & ~Kind.LOSS
             if expr.attr.value == "module":  # ddp_model.module -> the bare model
                 return self.infer(expr.value, scope) & Kind.MODEL
+            if expr.attr.value == "loss" and self.infer(expr.value, scope) & Kind.TENSOR:
+                return Kind.LOSS  # `model(**batch).loss` (Hugging Face outputs)
             return Kind.NONE
         if isinstance(expr, cst.Call):
             return self._infer_call(expr, scope)
@@ -268,6 +279,55 @@ class Semantics:
             inner = self.infer(expr.value, scope)
             return inner & (Kind.TENSOR | Kind.BATCH)
         return Kind.NONE
+
+    def element_kind(self, expr: cst.BaseExpression, scope: Scope) -> Kind:
+        """Kind shared by every element of a list/tuple/comprehension/list variable, else NONE."""
+        if isinstance(expr, (cst.GeneratorExp, cst.ListComp)):
+            return self.infer(expr.elt, self._comprehension_scope(expr, scope))
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return _common([self.infer(el.value, scope) for el in expr.elements if isinstance(el, cst.Element)])
+        if isinstance(expr, cst.Name):
+            return self._list_elements(expr.value, scope)
+        return Kind.NONE
+
+    def _comprehension_scope(self, comp, scope: Scope) -> Scope:
+        inner = Scope(comp, scope, self)
+        inner._bindings = {}
+        clause = comp.for_in
+        while clause is not None:
+            kind = Kind.NONE
+            it = clause.iter
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters":
+                if self.infer(it.func.value, scope) & Kind.MODEL:
+                    kind = Kind.TENSOR
+            else:
+                kind = self.element_kind(it, inner)
+            for t, _ in _targets(clause.target):
+                if isinstance(t, cst.Name):
+                    inner._bindings[t.value] = kind
+            clause = clause.inner_for_in
+        return inner
+
+    def _list_elements(self, name: str, scope: Scope) -> Kind:
+        """`xs = []` then `xs.append(v)` / `xs = [v for ...]`: the kind of every v, if all agree."""
+        kinds = []
+        for node in iter_nodes(scope.node, into_functions=False):
+            if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+                if not isinstance(node.value, (cst.List, cst.ListComp)) or len(node.targets) != 1:
+                    return Kind.NONE
+                if isinstance(node.value, cst.ListComp) or node.value.elements:
+                    kinds.append(self.element_kind(node.value, scope))
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name)
+                and node.func.value.value == name
+                and node.func.attr.value in ("append", "extend", "insert")
+            ):
+                if node.func.attr.value != "append" or len(node.args) != 1:
+                    return Kind.NONE
+                kinds.append(self.infer(node.args[0].value, scope))
+        return _common(kinds)
 
     def _infer_call(self, call: cst.Call, scope: Scope) -> Kind:
         q = self.imports.qualname(call.func)
@@ -299,3 +359,10 @@ class Semantics:
         if callee & Kind.MODEL:
             return Kind.TENSOR
         return Kind.NONE
+
+
+def _common(kinds: list[Kind]) -> Kind:
+    """TENSOR when every kind is a tensor or loss (and none a number); else NONE."""
+    if kinds and all(k & (Kind.TENSOR | Kind.LOSS) and not k & Kind.NUMBER for k in kinds):
+        return Kind.TENSOR
+    return Kind.NONE
