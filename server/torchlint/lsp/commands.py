@@ -1,0 +1,242 @@
+"""`workspace/executeCommand`: lint the workspace, apply all fixes, rule docs,
+and the runtime probe. Long commands report `$/progress` and stop when the
+request or the progress is cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import uuid
+from pathlib import Path
+from urllib.parse import unquote
+
+from lsprotocol import types
+
+from torchlint.config import ConfigError, ConfigResolver
+from torchlint.lsp import diagnostics, edits
+from torchlint.lsp.documents import text_snapshot
+from torchlint.lsp.server import TorchlintServer, invalid
+from torchlint.lsp.uris import from_path, to_path
+
+LINT_WORKSPACE = "torchlint.lintWorkspace"
+APPLY_FIXES = "torchlint.applyAllFixes"
+RULE_DOCS = "torchlint.showRuleDocs"
+RUN_PROBE = "torchlint.runProbe"
+CHUNK = 64  # files per step of a workspace lint: cancellation is checked between steps
+PROBE_SOURCE = "torchlint-probe"
+
+
+class WorkDone:
+    """Server-initiated `$/progress`, when the client supports it; a no-op otherwise."""
+
+    def __init__(self, ls: TorchlintServer, title: str) -> None:
+        self.ls, self.title, self.token = ls, title, None
+
+    async def __aenter__(self) -> "WorkDone":
+        window = self.ls.client_capabilities.window
+        if window and window.work_done_progress:
+            token = f"torchlint-{uuid.uuid4()}"
+            try:
+                await self.ls.work_done_progress.create_async(token)
+                self.token = token
+                self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(self.title, cancellable=True, percentage=0))
+            except Exception:
+                self.token = None
+        return self
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    @property
+    def cancelled(self) -> bool:
+        fut = self.ls.work_done_progress.tokens.get(self.token) if self.token else None
+        return bool(fut and fut.cancelled())
+
+    async def __aexit__(self, *exc) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="cancelled" if self.cancelled else "done"))
+            self.ls.work_done_progress.tokens.pop(self.token, None)
+
+
+def _uri_arg(args, name: str) -> str:
+    value = args[0] if args else None
+    if isinstance(value, dict):
+        value = value.get("uri")
+    if not isinstance(value, str) or not value:
+        raise invalid(f"{name} takes the document URI as its argument")
+    return unquote(value)
+
+
+async def fix_all_changes(ls: TorchlintServer, key: str) -> tuple[dict[str, list[types.TextEdit]], int]:
+    snap = ls.snapshot(key) if ls.is_open(key) else None
+    if snap is None:
+        return {}, 0
+    loop = asyncio.get_running_loop()
+    changes, applied = await loop.run_in_executor(ls.lint_pool, lambda: edits.fix_all(snap, ls.selection(snap)))
+    if ls.generations.get(key) != snap.generation:
+        return {}, 0  # edited meanwhile: these edits would land on the wrong text
+    return changes, applied
+
+
+def register(ls: TorchlintServer) -> None:
+    @ls.command(APPLY_FIXES)
+    async def apply_fixes(*args):
+        key = ls.owner(_uri_arg(args, APPLY_FIXES))
+        if not ls.is_open(key):
+            raise invalid(f"{key} is not open")
+        changes, applied = await fix_all_changes(ls, key)
+        if changes:
+            result = await ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edits.workspace_edit(changes, ls.versions(changes)), label="torchlint: fix all")
+            )
+            if not result.applied:
+                return {"applied": 0, "reason": result.failure_reason or "the editor refused the edit"}
+        return {"applied": applied}
+
+    @ls.command(RULE_DOCS)
+    def rule_docs(*args):
+        from torchlint.docs import rule_markdown
+        from torchlint.registry import rules
+
+        code = str(args[0]).strip().upper() if args else ""
+        cls = rules().get(code)
+        if cls is None:
+            raise invalid(f"unknown rule {code!r} (see `torchlint rules`)")
+        from torchlint import DOCS_URL
+
+        return {"code": code, "name": cls.name, "markdown": rule_markdown(cls), "url": DOCS_URL.format(code=code)}
+
+    @ls.command(LINT_WORKSPACE)
+    async def lint_workspace(*args):
+        roots = [to_path(f.uri) for f in ls.workspace.folders.values()] or (
+            [ls.workspace.root_path] if ls.workspace.root_path else []
+        )
+        if args and isinstance(args[0], str):
+            roots = [to_path(args[0])]
+        roots = [r for r in roots if r and os.path.isdir(r)]
+        if not roots:
+            raise invalid("no workspace folder to lint")
+        from torchlint import checker
+        from torchlint.registry import known_codes
+
+        c = ls.client
+        try:
+            jobs = checker.plan([Path(r) for r in roots], ConfigResolver(known_codes()), "check", c.select, c.ignore or None)
+        except (ConfigError, FileNotFoundError) as exc:
+            raise invalid(f"cannot lint the workspace: {exc}") from None
+        loop = asyncio.get_running_loop()
+        workers = min(4, os.cpu_count() or 1)
+        files = findings = 0
+        async with WorkDone(ls, "torchlint: checking the workspace") as progress:
+            for start in range(0, len(jobs), CHUNK):
+                if progress.cancelled:
+                    break
+                chunk = jobs[start:start + CHUNK]
+                result = await loop.run_in_executor(None, checker.run, chunk, workers if len(chunk) > 8 else 1)
+                published = await loop.run_in_executor(None, _to_diagnostics, result, c.severity)
+                for uri, diags in published.items():
+                    if not ls.is_open(ls.owner(uri)):  # an open document shows its live state
+                        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diags))
+                files += len(chunk)
+                findings += sum(len(r.findings) for r in result.files)
+                progress.report(f"{files}/{len(jobs)} files", 100 * files // max(len(jobs), 1))
+            cancelled = progress.cancelled
+        return {"files": files, "findings": findings, "cancelled": cancelled}
+
+    @ls.command(RUN_PROBE)
+    async def run_probe(*args):
+        uri = _uri_arg(args, RUN_PROBE)
+        path = to_path(uri)
+        if not os.path.isfile(path):
+            raise invalid(f"{path}: save the script before probing it")
+        python = ls.client.interpreter or sys.executable
+        async with WorkDone(ls, f"torchlint: probing {os.path.basename(path)}") as progress:
+            out = await _probe(python, path, progress)
+        diags = _probe_diagnostics(out, path)
+        ls.probe[uri] = diags
+        published = ls.results.get(ls.owner(uri))
+        lint = published.diagnostics.get(uri, []) if published else []
+        if not ls.pull:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, [*lint, *diags]))
+        return {"observations": len(diags)}
+
+
+def _to_diagnostics(result, severity: dict) -> dict[str, list[types.Diagnostic]]:
+    """Diagnostics per file from a checker RunResult (notebooks are linted when opened, not here)."""
+    from torchlint.engine.source import SourceError, decode
+
+    out: dict[str, list[types.Diagnostic]] = {}
+    for r in result.files:
+        if r.path.endswith(".ipynb"):
+            continue
+        uri = from_path(r.path)
+        out[uri] = []
+        if not r.findings:
+            continue
+        try:
+            text = decode(Path(r.path).read_bytes()).text
+        except (OSError, SourceError):
+            text = ""
+        snap = text_snapshot(uri, text, 0, types.PositionEncodingKind.Utf16)
+        for f in r.findings:
+            placed = diagnostics.to_diagnostic(snap, f, severity)
+            if placed is not None:
+                placed[1].data = None  # no live document to apply fixes to
+                out[uri].append(placed[1])
+    return out
+
+
+async def _probe(python: str, path: str, progress: WorkDone) -> str:
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            python, "-m", "torchlint", "probe", path, "--output-format", "json",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=os.path.dirname(path),
+        )
+    except OSError as exc:
+        raise invalid(f"cannot run {python}: {exc.strerror or exc}") from None
+    progress.report("running the script under the probe")
+    communicate = asyncio.ensure_future(proc.communicate())
+    try:
+        while not communicate.done():
+            if progress.cancelled:
+                raise asyncio.CancelledError
+            await asyncio.wait({communicate}, timeout=0.2)
+    except asyncio.CancelledError:
+        proc.kill()
+        await proc.wait()
+        communicate.cancel()
+        raise
+    stdout, stderr = communicate.result()
+    err = stderr.decode("utf-8", "replace")
+    if "No module named" in err and "torchlint" in err or "invalid choice" in err:
+        raise invalid(f"probe not available: `{python} -m torchlint probe` does not exist in this environment")
+    if proc.returncode not in (0, 1):
+        raise invalid(f"probe failed (exit {proc.returncode}): {err.strip()[-2000:]}")
+    return stdout.decode("utf-8", "replace")
+
+
+def _probe_diagnostics(out: str, path: str) -> list[types.Diagnostic]:
+    """The probe's JSON observations that concern `path`, as diagnostics."""
+    try:
+        data = json.loads(out or "[]")
+    except ValueError:
+        raise invalid("probe printed something that is not JSON") from None
+    items = data.get("observations", data.get("findings", [])) if isinstance(data, dict) else data
+    diags = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or "message" not in item:
+            continue
+        where = item.get("path")
+        if where and os.path.abspath(str(where)) != os.path.abspath(path):
+            continue
+        line = max(int(item.get("line") or 1) - 1, 0)
+        col = max(int(item.get("column") or 1) - 1, 0)
+        level = {"error": types.DiagnosticSeverity.Error, "info": types.DiagnosticSeverity.Information}.get(
+            item.get("severity"), types.DiagnosticSeverity.Warning
+        )
+        rng = types.Range(types.Position(line, col), types.Position(line, col))
+        diags.append(types.Diagnostic(rng, str(item["message"]), severity=level, code=item.get("code"), source=PROBE_SOURCE))
+    return diags

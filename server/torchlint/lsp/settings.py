@@ -1,0 +1,105 @@
+"""What to lint a document with: `[tool.torchlint]` from its nearest config
+file, then the editor's settings (`workspace/configuration`, section
+`torchlint`, or `initializationOptions`) on top.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchlint.config import ConfigError, ConfigResolver, check_code
+from torchlint.model import Severity
+
+RUN_MODES = ("onType", "onSave")
+
+
+@dataclass
+class ClientSettings:
+    enable: bool = True
+    select: list[str] | None = None  # replaces the configured selection
+    ignore: list[str] = field(default_factory=list)  # added to the configured ignores
+    severity: dict[str, Severity] = field(default_factory=dict)
+    run: str = "onType"
+    interpreter: str | None = None  # the Python that runs `torchlint probe`
+
+    @classmethod
+    def parse(cls, value) -> tuple["ClientSettings", list[str]]:
+        """Settings from the client's JSON, and a message for each value we ignored."""
+        s, errors = cls(), []
+        if value is None:
+            return s, errors
+        if not isinstance(value, dict):
+            return s, [f"settings must be an object, not {type(value).__name__}"]
+        from torchlint.registry import known_codes
+
+        known = known_codes()
+
+        def codes(key):
+            raw = value.get(key)
+            if raw is None:
+                return None
+            if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
+                errors.append(f"`torchlint.{key}` must be a list of rule codes")
+                return None
+            good = []
+            for c in raw:
+                try:
+                    check_code(c.strip().upper() if c.strip() != "ALL" else "ALL", known, f"`torchlint.{key}`")
+                    good.append(c.strip().upper() if c.strip() != "ALL" else "ALL")
+                except ConfigError as exc:
+                    errors.append(str(exc))
+            return good
+
+        if isinstance(value.get("enable"), bool):
+            s.enable = value["enable"]
+        s.select = codes("select")
+        s.ignore = codes("ignore") or []
+        sev = value.get("severity") or {}
+        if isinstance(sev, dict):
+            for code, level in sev.items():
+                try:
+                    check_code(str(code), known, "`torchlint.severity`")
+                    s.severity[str(code)] = Severity(level)
+                except (ConfigError, ValueError):
+                    errors.append(f"`torchlint.severity`: {code!r}: {level!r} is not error, warning or info"
+                                  if str(code) in known else f"`torchlint.severity`: unknown rule code {code!r}")
+        else:
+            errors.append("`torchlint.severity` must be an object of code: level")
+        run = value.get("run")
+        if run is not None:
+            if run in RUN_MODES:
+                s.run = run
+            else:
+                errors.append(f"`torchlint.run` must be one of {', '.join(RUN_MODES)}, not {run!r}")
+        if isinstance(value.get("interpreter"), str) and value["interpreter"]:
+            s.interpreter = value["interpreter"]
+        return s, errors
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The rules and severities for one file."""
+
+    rules: tuple
+    severity: dict
+    config_error: str | None = None  # the config file is broken: nothing is linted
+
+
+def select(resolver: ConfigResolver, client: ClientSettings, path: str) -> Selection:
+    from torchlint.checker import _override
+    from torchlint.registry import rules
+
+    try:
+        settings = resolver.for_path(Path(path))
+    except ConfigError as exc:
+        return Selection((), {}, str(exc))
+    effective = _override(settings, client.select, client.ignore, None)
+    try:
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(settings.root)).replace(os.sep, "/")
+    except ValueError:  # another drive on Windows
+        rel = None
+    catalogue = rules()
+    codes = effective.enabled_codes(list(catalogue), rel)
+    return Selection(tuple(catalogue[c] for c in codes), {**settings.severity, **client.severity})

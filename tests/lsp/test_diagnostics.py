@@ -1,0 +1,136 @@
+"""Diagnostics over the wire: on open, on change, cleared by a fix; UTF-16 ranges;
+syntax errors mid-edit; a burst of edits ends with the last version only."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from conftest import BUGGY, FIXED, PUSH, session  # noqa: I100 - tests/lsp is on sys.path
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_open_change_fix_clears(project):
+    async with session(project) as s:
+        u = s.open(project / "train.py", BUGGY)
+        diags = await s.diagnostics(u, lambda d: len(d) == 1)
+        d = diags[0]
+        assert d.code == "TL101" and d.source == "torchlint"
+        assert d.severity == types.DiagnosticSeverity.Error
+        assert d.code_description.href.endswith("/docs/rules/TL101.md")
+        assert (d.range.start.line, d.range.start.character) == (3, 0)
+        assert d.data["fixes"][0]["edits"][0][5] == "    optimizer.zero_grad()\n"
+
+        s.change(u, FIXED)
+        assert await s.diagnostics(u, lambda d: len(d) == 0) == []  # cleared by the fix
+        s.change(u, BUGGY)
+        assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL101"]
+
+
+async def test_utf16_columns_after_chinese_and_emoji(project):
+    text = 'import torch\nnote = "中文😀"; sd = torch.load("m.pt")  # 加载\n'
+    async with session(project) as s:
+        u = s.open(project / "load.py", text)
+        (d,) = await s.diagnostics(u, lambda d: len(d) == 1)
+        line = text.splitlines()[1]
+        start = line.index("torch.load")
+        # 😀 is two UTF-16 code units: the column is one more than the code-point index
+        assert d.range.start == types.Position(1, start + 1)
+        assert d.range.end == types.Position(1, len(line[: line.index(")") + 1]) + 1)
+
+
+async def test_utf8_when_the_client_prefers_it(project):
+    caps = types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf8]),
+        workspace=PUSH.workspace, window=PUSH.window,
+    )
+    text = 'import torch\nnote = "中"; sd = torch.load("m.pt")\n'
+    async with session(project, capabilities=caps) as s:
+        u = s.open(project / "load.py", text)
+        (d,) = await s.diagnostics(u, lambda d: len(d) == 1)
+        line = text.splitlines()[1]
+        assert d.range.start.character == len(line[: line.index("torch.load")].encode("utf-8"))
+
+
+async def test_syntax_error_mid_edit_keeps_serving(project):
+    async with session(project) as s:
+        u = s.open(project / "train.py", BUGGY)
+        await s.diagnostics(u, lambda d: len(d) == 1)
+        broken = BUGGY.replace("loss.backward()", "loss.backward(")
+        s.change(u, broken)
+        (d,) = await s.diagnostics(u, lambda d: [x.code for x in d] == ["TL000"])
+        assert "syntax error" in d.message
+        assert d.range.start.line >= 5  # at the error, not at the top of the file
+        s.change(u, BUGGY)
+        assert [d.code for d in await s.diagnostics(u, lambda d: [x.code for x in d] == ["TL101"])] == ["TL101"]
+
+
+async def test_rapid_edits_publish_only_current_versions(project):
+    def text(k: int) -> str:
+        return "\n" * (k % 7) + (BUGGY if k % 2 == 0 else FIXED)
+
+    async with session(project) as s:
+        u = s.open(project / "train.py", text(1))
+        await s.diagnostics(u, lambda d: len(d) == 0)
+        start = len(s.published)
+        for _ in range(199):  # versions 2..200
+            s.change(u, text(s.versions[u] + 1))
+        last = s.versions[u]
+        assert last == 200
+        await s.diagnostics(u, lambda d: len(d) == 1 and s.published[-1].version == last)
+        burst = [p for p in s.published[start:] if p.uri == u]
+        assert burst[-1].version == last
+        for p in burst:  # whatever was published matches the text of the version it names
+            expected = [(p.version % 7) + 3] if p.version % 2 == 0 else []
+            assert [d.range.start.line for d in p.diagnostics] == expected, p.version
+        assert len(burst) < 50  # debounced: not one lint per keystroke
+
+
+async def test_binary_huge_and_unknown_documents_do_not_crash(project):
+    async with session(project) as s:
+        bad = s.open(project / "nul.py", "x = 1\x00\x01\x02\n")
+        diags = await s.diagnostics(bad)
+        assert all(d.code == "TL000" for d in diags)
+        # edits to a document that was never opened, and requests about unknown URIs
+        s.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(2, "file:///nowhere/x.py"),
+                [types.TextDocumentContentChangeWholeDocument("x")],
+            )
+        )
+        hover = await s.client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier("file:///nowhere/x.py"), types.Position(0, 0))
+        )
+        assert hover is None
+        actions = await s.client.text_document_code_action_async(
+            types.CodeActionParams(
+                types.TextDocumentIdentifier("untitled:Untitled-1"),
+                types.Range(types.Position(0, 0), types.Position(0, 0)), types.CodeActionContext([]),
+            )
+        )
+        assert actions is not None and len(actions) == 0
+        huge = s.open(project / "huge.py", "x = 1\n" * 300_000 + BUGGY)
+        diags = await s.diagnostics(huge, timeout=120)
+        assert [d.code for d in diags] == ["TL101"]
+        # still alive and correct afterwards
+        u = s.open(project / "train.py", BUGGY)
+        assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL101"]
+
+
+async def test_bad_params_get_an_error_response(project):
+    async with session(project) as s:
+        # raw JSON: the client library would refuse to send these params itself
+        future = asyncio.get_running_loop().create_future()
+        s.client.protocol._request_futures["bad-1"] = future
+        s.client.protocol._send_data(
+            {"jsonrpc": "2.0", "id": "bad-1", "method": "textDocument/hover", "params": {"textDocument": 42}}
+        )
+        with pytest.raises(JsonRpcException) as exc:
+            await asyncio.wait_for(future, 30)
+        assert exc.value.code == -32602 and "textDocument/hover" in exc.value.message
+        u = s.open(project / "train.py", BUGGY)
+        assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL101"]
