@@ -63,6 +63,39 @@ class DeviceTags:
             self._drop(key)
 
 
+class Origins:
+    """Where user code created tensors on the default device, so a mismatch can name that line too.
+
+    Bounded: only the most recent few thousand storages are remembered.
+    """
+
+    LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._sites: dict[int, tuple] = {}
+
+    def record(self, out, site) -> None:
+        if not isinstance(out, torch.Tensor):
+            return
+        key = _storage_key(out)
+        if key is None:
+            return
+        self._sites[key] = (site, out.untyped_storage()._weak_ref())
+        if len(self._sites) > self.LIMIT:
+            for old in list(self._sites)[: self.LIMIT // 2]:
+                _Storage._free_weak_ref(self._sites.pop(old)[1])
+
+    def sites(self, tensors) -> list[dict]:
+        found = []
+        for t in tensors:
+            entry = self._sites.get(_storage_key(t))
+            if entry is not None and not _Storage._expired(entry[1]):
+                where = {"path": entry[0].path, "line": entry[0].line}
+                if where not in found:
+                    found.append(where)
+        return found
+
+
 def parse_device(value) -> str | None:
     """A device argument as a logical device string ("cpu", "cuda:0"), or None if not a device."""
     if isinstance(value, torch.device):

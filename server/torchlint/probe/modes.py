@@ -13,7 +13,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchlint.probe.devices import DeviceTags, parse_device
+from torchlint.probe.devices import DeviceTags, Origins, parse_device
 from torchlint.probe.observations import Observations
 from torchlint.probe.sites import Attributor
 
@@ -45,6 +45,10 @@ _SYNCS = {
     "equal": "`torch.equal`",
 }
 _MOVES = {"to", "cuda", "cpu"}
+# Factories whose result lands on the default device unless told otherwise: their line is
+# remembered so that a mismatch can point at where its CPU input was made.
+_FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "arange", "linspace", "tensor", "randint",
+              "randperm", "eye", "as_tensor", "from_numpy"}
 _BACKWARD = {"backward", "grad"}
 
 
@@ -68,9 +72,11 @@ class State:
         self.simulate = simulate
         self.track_devices = track_devices or simulate
         self.tags = DeviceTags()
+        self.origins = Origins()
         self.busy = 0
         self.current = None  # name of the torch function being run, for the dispatch mode
         self.current_args = ()
+        self.in_step = False  # inside optimizer.step(): grads meet params, mismatches there are echoes
         self.on_grad_output = None  # set by the training checks: (tensor) -> None
 
     def device(self, t: Tensor) -> str:
@@ -158,13 +164,13 @@ class FunctionMode(TorchFunctionMode):
             return self._move(func, name, args, kwargs)
         if name in _SYNCS or name in ("__getitem__", "where"):
             self._sync(name, args, kwargs)
-        target = None
+        target = origin = None
         if s.simulate and kwargs.get("device") is not None:
             target = parse_device(kwargs["device"])
             if target and target.startswith("cuda"):
                 kwargs = {**kwargs, "device": "cpu"}
-            else:
-                target = None
+        elif s.track_devices and name in _FACTORIES:
+            origin = s.attributor.site()
         outer = (s.current, s.current_args)
         s.current, s.current_args = name, args
         try:
@@ -178,7 +184,9 @@ class FunctionMode(TorchFunctionMode):
         if target is not None:
             for t in _tensors_out(out):
                 s.tags.set(t, target)
-        elif s.simulate and name in ("from_numpy", "as_tensor", "frombuffer", "asarray") and isinstance(out, Tensor):
+        if origin is not None:
+            s.origins.record(out, origin)
+        if s.simulate and name in ("from_numpy", "as_tensor", "frombuffer", "asarray") and isinstance(out, Tensor):
             s.tags.set(out, _real(out))
         if s.on_grad_output is not None and isinstance(out, Tensor) and out.grad_fn is not None:
             s.on_grad_output(out)
@@ -189,16 +197,18 @@ class FunctionMode(TorchFunctionMode):
         t = args[0]
         target, dtype, non_blocking, copy, fmt = _parse_to(s, name, args, kwargs)
         src = s.device(t)
-        if target == "cpu" and src.startswith("cuda") and not s.attributor.caller_is_library(2):
+        if target == "cpu" and src.startswith("cuda") and not s.attributor.caller_is_library():
             self._record_sync(name, t)
         if not s.simulate:
             return func(*args, **kwargs)
-        library_to_real = target == "cpu" and s.attributor.caller_is_library(2)
+        library_to_real = target == "cpu" and s.attributor.caller_is_library()
         if target is None or target == src or library_to_real:
             # Same logical device (or torch grouping by the real device): no move.
             if name in ("cuda", "cpu") or (dtype is None and not copy and fmt is torch.preserve_format):
                 return t
-            return t.to(dtype=dtype, copy=copy, memory_format=fmt)
+            out = t.to(dtype=dtype, copy=copy, memory_format=fmt)
+            s.tags.set(out, src)
+            return out
         out = t.to(dtype=dtype, non_blocking=non_blocking, copy=True, memory_format=fmt)
         s.tags.set(out, target)
         return out
@@ -228,7 +238,7 @@ class FunctionMode(TorchFunctionMode):
         dev = s.device(t)
         s.obs.add(
             "host-sync",
-            s.attributor.site(3),
+            s.attributor.site(via=True),
             f"{label} on a {dev} tensor makes the CPU wait for the GPU",
             {"op": name, "devices": [dev], "shapes": [list(t.shape)]},
             key=name,
@@ -240,7 +250,7 @@ class FunctionMode(TorchFunctionMode):
         size = [a for a in args[1:]] if len(args) > 1 else []
         s.obs.add(
             "non-contiguous-view",
-            s.attributor.site(3),
+            s.attributor.site(),
             f"`.view` on a non-contiguous tensor of shape {tuple(t.shape)} (strides {tuple(t.stride())}) raised: "
             "use `.reshape(...)` or `.contiguous().view(...)`",
             {"op": "view", "shapes": [list(t.shape)], "strides": [list(t.stride())],
@@ -278,7 +288,7 @@ class DispatchMode(TorchDispatchMode):
         devs = [(i, j, t, s.device(t)) for i, j, t in found]
         foreach = packet.__name__.startswith(("_foreach_", "_fused_"))
         # Inside backward a mismatch only echoes one already reported in forward.
-        if len(devs) > 1 and packet not in _CROSS_DEVICE and s.current not in _BACKWARD:
+        if len(devs) > 1 and packet not in _CROSS_DEVICE and s.current not in _BACKWARD and not s.in_step:
             self._check(func, packet, devs, foreach)
         out = func(*args, **kwargs)
         if s.simulate:
@@ -320,10 +330,11 @@ class DispatchMode(TorchDispatchMode):
         fn = s.current or op
         s.obs.add(
             "device-mismatch",
-            s.attributor.site(3),
+            s.attributor.site(),
             f"`{fn}` mixes devices: {'; '.join(parts)}",
             {"op": op, "function": fn, "inputs": [label(i, j) for i, j, _t, _d in devs],
-             "devices": [d for *_, d in devs], "shapes": [list(t.shape) for _i, _j, t, _d in devs]},
+             "devices": [d for *_, d in devs], "shapes": [list(t.shape) for _i, _j, t, _d in devs],
+             "sites": s.origins.sites(t for _i, _j, t, _d in devs)},
         )
 
     def _tag(self, func, out, devs, kwargs, foreach):
@@ -336,7 +347,8 @@ class DispatchMode(TorchDispatchMode):
                         s.tags.set(o, d)
             return
         if devs:
-            if kwargs.get("device") is not None or _mutates(func):
+            # An explicit device= here is the real one (the function mode rewrote logical ones).
+            if _mutates(func):
                 return
             target = next((d for *_, d in devs if d != "cpu"), None)
         else:
@@ -361,7 +373,7 @@ class DispatchMode(TorchDispatchMode):
         nbytes = t.numel() * t.element_size()
         s.obs.add(
             "implicit-copy",
-            s.attributor.site(3),
+            s.attributor.site(),
             f"`{s.current}` copied a non-contiguous tensor of shape {tuple(t.shape)} "
             f"(strides {tuple(t.stride())}): {nbytes} bytes per call",
             {"op": s.current, "shapes": [list(t.shape)], "strides": [list(t.stride())], "bytes": nbytes},
@@ -384,7 +396,7 @@ class DispatchMode(TorchDispatchMode):
             s = self.s
             s.obs.add(
                 "memory-format-mismatch",
-                s.attributor.site(3),
+                s.attributor.site(),
                 f"convolution input is {lx} but its weight is {lw}: PyTorch converts one of them on every call",
                 {"op": str(args and "convolution"), "shapes": [list(x.shape), list(w.shape)],
                  "strides": [list(x.stride()), list(w.stride())], "formats": [lx, lw]},

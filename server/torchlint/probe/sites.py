@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 _PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
 # Frames of the mode machinery itself: never a useful "via".
-_PLUMBING = ("overrides.py", "_python_dispatch.py", "_tensor.py", "_ops.py", "hooks.py")
+_PLUMBING = ("overrides.py", "_python_dispatch.py", "_tensor.py", "_ops.py", "hooks.py", "eval_frame.py")
 
 
 def _library_roots() -> tuple[str, ...]:
@@ -61,24 +61,24 @@ class Attributor:
     def real(self, filename: str) -> str:
         return self._real.get(filename) or os.path.realpath(filename)
 
-    def site(self, depth: int = 1) -> Site | None:
-        """The user's line for the current event, with the library function in between (if any)."""
-        frame = sys._getframe(depth)
-        via = None
+    def site(self, via: bool = False) -> Site | None:
+        """The user's line for the current event, and with `via` the library function in between."""
+        frame = sys._getframe(1)
+        want, via = via, None
         while frame is not None:
             code = frame.f_code
             name = code.co_filename
             if self.is_user(name):
                 return Site(self.real(name), frame.f_lineno, via)
-            if via is None and not name.startswith(_PROBE_DIR) and not name.endswith(_PLUMBING):
+            if via is None and want and not name.startswith(_PROBE_DIR) and not name.endswith(_PLUMBING):
                 module = frame.f_globals.get("__name__", "?")
                 via = f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
             frame = frame.f_back
         return None
 
-    def caller_is_library(self, depth: int = 1) -> bool:
+    def caller_is_library(self) -> bool:
         """Whether the nearest frame that is neither probe code nor mode plumbing is library code."""
-        frame = sys._getframe(depth)
+        frame = sys._getframe(1)
         while frame is not None:
             name = frame.f_code.co_filename
             if not name.startswith(_PROBE_DIR) and not name.endswith(_PLUMBING):

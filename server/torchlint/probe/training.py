@@ -186,7 +186,8 @@ class TrainingChecks:
             {"op": f"{type(module).__name__}.forward",
              "inputs": [f"input {i}" for i, _a in bad] + [n for n, _t in own],
              "devices": [dev(a) for _i, a in bad] + [dev(t) for _n, t in own],
-             "shapes": [list(a.shape) for _i, a in bad] + [list(t.shape) for _n, t in own]},
+             "shapes": [list(a.shape) for _i, a in bad] + [list(t.shape) for _n, t in own],
+             "sites": self.s.origins.sites(a for _i, a in bad)},
         )
 
     def _device_split(self, root):
@@ -215,8 +216,10 @@ class TrainingChecks:
             for candidate in (site, self.move_sites.get(id(m))):
                 if candidate is not None and candidate not in sites:
                     sites.append(candidate)
-        if self.move_sites.get(id(root)) is not None and self.move_sites[id(root)] not in sites:
-            sites.append(self.move_sites[id(root)])
+        for m in root.modules():  # every .to() in the tree: a partial move is one of them
+            moved = self.move_sites.get(id(m))
+            if moved is not None and moved not in sites:
+                sites.append(moved)
         shown = ", ".join(f"{n} ({w}, {d})" for n, w, d, _s, _m in odd[:4]) + (" ..." if len(odd) > 4 else "")
         self.s.obs.add(
             "module-device-split",
@@ -268,6 +271,7 @@ class TrainingChecks:
 
     def _pre_step(self, opt, args, kwargs):
         s = self.s
+        s.in_step = True
         s.busy += 1
         try:
             rec = self._watch(opt)
@@ -289,6 +293,7 @@ class TrainingChecks:
 
     def _post_step(self, opt, args, kwargs):
         s = self.s
+        s.in_step = False
         s.busy += 1
         try:
             rec = self._watch(opt)

@@ -1,0 +1,17 @@
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+teacher = nn.Linear(4, 1).eval()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(2):
+    model.train()
+    for step in range(3):
+        optimizer.zero_grad()
+        with torch.no_grad():
+            target = teacher(torch.randn(8, 4))
+        (model(torch.randn(8, 4)) - target).pow(2).mean().backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        model(torch.randn(8, 4))
