@@ -7,9 +7,9 @@ import { ExecuteCommandRequest } from 'vscode-languageclient/node';
 import { hasPythonExtension } from './pythonExtension';
 import type { ServerController } from './server';
 
-/** The server's command that runs the probe on one file (its `executeCommandProvider`). */
+/** The server's commands that act on one document (its `executeCommandProvider`). */
 export const SERVER_RUN_PROBE = 'torchlint.runProbe';
-export const FIX_ALL_KIND = 'source.fixAll.torchlint';
+export const SERVER_APPLY_ALL_FIXES = 'torchlint.applyAllFixes';
 
 export function registerCommands(server: ServerController, log: vscode.LogOutputChannel): vscode.Disposable[] {
   const running = () => {
@@ -34,8 +34,12 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
     }),
     vscode.commands.registerCommand('torchlint.fixAll', async () => {
       const editor = pythonEditor();
-      if (!editor || !running()) return;
-      await applyFixAll(editor.document);
+      const client = editor && running();
+      if (!editor || !client) return;
+      await client.sendRequest(ExecuteCommandRequest.type, {
+        command: SERVER_APPLY_ALL_FIXES,
+        arguments: [editor.document.uri.toString()],
+      });
     }),
     vscode.commands.registerCommand('torchlint.runProbeOnFile', async () => {
       const editor = pythonEditor();
@@ -58,23 +62,4 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
       });
     }),
   ];
-}
-
-/** Applies the server's `source.fixAll.torchlint` action to `document`; resolves whether anything changed. */
-export async function applyFixAll(document: vscode.TextDocument): Promise<boolean> {
-  const whole = new vscode.Range(0, 0, document.lineCount, 0);
-  const actions =
-    (await vscode.commands.executeCommand<vscode.CodeAction[]>(
-      'vscode.executeCodeActionProvider',
-      document.uri,
-      whole,
-      FIX_ALL_KIND,
-    )) ?? [];
-  let changed = false;
-  for (const action of actions) {
-    if (!action.kind || !vscode.CodeActionKind.SourceFixAll.contains(action.kind)) continue;
-    if (action.edit) changed = (await vscode.workspace.applyEdit(action.edit)) || changed;
-    if (action.command) await vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
-  }
-  return changed;
 }

@@ -2,11 +2,13 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
+  type ClientCapabilities,
   LanguageClient,
   type LanguageClientOptions,
   RevealOutputChannelOn,
   type ServerOptions,
   State,
+  type StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
 import { chooseInterpreter, inspectPython, type PythonInfo, versionProblem } from './interpreter';
@@ -27,6 +29,8 @@ export class ServerController implements vscode.Disposable {
   client: LanguageClient | undefined;
   /** The Python running the server, once started. */
   python: PythonInfo | undefined;
+  /** The command line of the running server (empty when none runs). */
+  commandLine: string[] = [];
   private readonly runner: SerialRunner;
 
   constructor(
@@ -121,16 +125,19 @@ export class ServerController implements vscode.Disposable {
       },
     };
     const client = new LanguageClient('torchlint', 'torchlint', serverOptions, clientOptions);
+    client.registerFeature(new PushDiagnostics());
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.status.set('running', describe(info, settings));
       else if (e.newState === State.Stopped && this.client === client) this.status.set('error', 'the server stopped');
     });
     this.client = client;
     this.python = info;
+    this.commandLine = [cmd.command, ...cmd.args];
     try {
       await client.start();
     } catch (err) {
       this.client = undefined;
+      this.commandLine = [];
       const reason = `The torchlint server failed to start: ${errorText(err)}`;
       this.fail(reason, false);
       if (settings.importStrategy === 'useBundled' && vscode.workspace.isTrusted) {
@@ -153,6 +160,7 @@ export class ServerController implements vscode.Disposable {
     const client = this.client;
     this.client = undefined;
     this.python = undefined;
+    this.commandLine = [];
     if (client) {
       try {
         await client.stop(5000);
@@ -178,6 +186,21 @@ export class ServerController implements vscode.Disposable {
   dispose(): void {
     void this.stop();
   }
+}
+
+/**
+ * vscode-languageclient 9 pulls diagnostics only for text editors, never for
+ * notebook cells: not offering pull makes the server push them for every document.
+ */
+export class PushDiagnostics implements StaticFeature {
+  getState() {
+    return { kind: 'static' } as const;
+  }
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    if (capabilities.textDocument) delete capabilities.textDocument.diagnostic;
+  }
+  initialize(): void {}
+  clear(): void {}
 }
 
 function describe(info: PythonInfo, settings: Settings): string {

@@ -38,6 +38,10 @@ class FakeClient {
     return this.state === 2;
   }
   sendNotification = vi.fn(async () => undefined);
+  features: unknown[] = [];
+  registerFeature(f: unknown) {
+    this.features.push(f);
+  }
 }
 
 vi.mock('vscode-languageclient/node', () => ({
@@ -95,6 +99,15 @@ describe('ServerController', () => {
     expect(status.state).toBe('running');
     expect(vscode.statusItems[0].detail).toBe('Python 3.11.2 (/fake/python), bundled');
     expect(vscode.commands.executeCommand).toHaveBeenCalledWith('setContext', 'torchlint.serverRunning', true);
+  });
+
+  it('asks the server to push diagnostics (the client never pulls them for notebook cells)', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    const { server } = controller();
+    await server.restart();
+    const caps = { textDocument: { diagnostic: { dynamicRegistration: true }, hover: {} } };
+    for (const f of clients[0].features as Array<{ fillClientCapabilities(c: unknown): void }>) f.fillClientCapabilities(caps);
+    expect(caps.textDocument).toEqual({ hover: {} });
   });
 
   it('answers workspace/configuration for its section in the server vocabulary', async () => {

@@ -1,0 +1,67 @@
+// Runs the mocha suite in dist/test/suite.js inside code-server's real extension
+// host, with this folder as the extension under development. Prints one line per
+// test and "N passed, N failed"; exits non-zero on any failure.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  codeServerEntry,
+  EXTENSION_ROOT,
+  launchBrowser,
+  makeProfile,
+  startCodeServer,
+  tempRoot,
+} from './codeServer.mjs';
+import { userSettings, workspaceCopy } from './workspace.mjs';
+
+const TIMEOUT_MS = Number(process.env.TORCHLINT_E2E_TIMEOUT_MS || 10 * 60_000);
+const outDir = path.join(EXTENSION_ROOT, 'out', 'e2e', 'suite');
+fs.rmSync(outDir, { recursive: true, force: true });
+fs.mkdirSync(outDir, { recursive: true });
+
+const root = tempRoot('suite');
+const entry = codeServerEntry();
+// Start on the environment's torchlint; a test switches to the bundled one.
+const profile = makeProfile(root, userSettings({ 'torchlint.importStrategy': 'fromEnvironment', 'torchlint.trace.server': 'verbose' }));
+const workspace = workspaceCopy(root);
+const resultFile = path.join(outDir, 'results.json');
+const server = await startCodeServer(entry, profile, path.join(outDir, 'code-server.log'), {
+  TORCHLINT_E2E_RESULT: resultFile,
+  TORCHLINT_E2E_OUT: outDir,
+});
+let browser;
+let failed = 1;
+try {
+  browser = await launchBrowser(root);
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  const consoleLog = fs.createWriteStream(path.join(outDir, 'browser-console.log'));
+  page.on('console', (msg) => consoleLog.write(`[${msg.type()}] ${msg.text()}\n`));
+  const remote = (p) => `vscode-remote://127.0.0.1:${server.port}${p}`;
+  const payload = [
+    ['extensionDevelopmentPath', remote(EXTENSION_ROOT)],
+    ['extensionTestsPath', remote(path.join(EXTENSION_ROOT, 'dist', 'test', 'suite.js'))],
+  ];
+  const url = `${server.url}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+  await page.goto(url);
+  const deadline = Date.now() + TIMEOUT_MS;
+  while (!fs.existsSync(resultFile)) {
+    if (Date.now() > deadline) throw new Error(`no test results after ${TIMEOUT_MS / 1000} s; see ${outDir}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await page.screenshot({ path: path.join(outDir, 'final.png') });
+  const results = JSON.parse(fs.readFileSync(resultFile, 'utf8'));
+  for (const r of results) {
+    console.log(`${r.state === 'passed' ? 'ok  ' : 'FAIL'} ${r.title}${r.error ? `\n${r.error}` : ''}`);
+  }
+  const passed = results.filter((r) => r.state === 'passed').length;
+  failed = results.length - passed;
+  console.log(`e2e: ${passed} passed, ${failed} failed`);
+  if (results.length === 0) failed = 1;
+} finally {
+  await browser?.close().catch(() => undefined);
+  await server.stop();
+  // The extension host's logs (with the LSP trace) outlive the scratch profile.
+  fs.cpSync(path.join(profile.userData, 'logs'), path.join(outDir, 'logs'), { recursive: true });
+  if (process.env.TORCHLINT_E2E_KEEP) console.log(`kept ${root}`);
+  else fs.rmSync(root, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

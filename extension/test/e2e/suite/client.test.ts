@@ -1,0 +1,64 @@
+/** The client around the server: activation, commands, restarts on setting changes. */
+import * as assert from 'node:assert';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { ServerController } from '../../../src/server';
+import { diagnosticsWith, EXTENSION_ID, waitFor, workspaceUri } from './helpers';
+
+async function controller(): Promise<ServerController> {
+  const ext = vscode.extensions.getExtension<ServerController>(EXTENSION_ID);
+  assert.ok(ext, `${EXTENSION_ID} is installed`);
+  return ext.activate();
+}
+
+suite('Client', () => {
+  test('runs the server on the configured interpreter', async () => {
+    const server = await controller();
+    await waitFor('a running server', () => server.client?.isRunning());
+    const configured = vscode.workspace.getConfiguration('torchlint').get<string[]>('interpreter');
+    assert.ok(configured?.length, 'the tests configure torchlint.interpreter');
+    assert.strictEqual(server.python?.executable, configured[0]);
+  });
+
+  test('"Lint Workspace" reports files that are not open', async () => {
+    const uri = workspaceUri('scripts/evaluate.py');
+    assert.ok(!vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString()));
+    await vscode.commands.executeCommand('torchlint.lintWorkspace');
+    await diagnosticsWith(uri, 'TL601');
+  });
+
+  test('switching to the bundled server restarts it, and the bundled server lints', async () => {
+    const server = await controller();
+    const before = server.client;
+    const cfg = vscode.workspace.getConfiguration('torchlint');
+    await cfg.update('importStrategy', 'useBundled', vscode.ConfigurationTarget.Workspace);
+    try {
+      await waitFor('a new running server', () => server.client !== before && server.client?.isRunning());
+      const launcher = path.join('bundled', 'tool', 'server.py');
+      assert.ok(server.commandLine.some((arg) => arg.endsWith(launcher)), `started ${server.commandLine.join(' ')}`);
+      const uri = workspaceUri('bundled_check.py');
+      await vscode.workspace.fs.writeFile(uri, Buffer.from('import torch\n\nstate = torch.load("a.pt")\n'));
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+      await diagnosticsWith(uri, 'TL601');
+    } finally {
+      await cfg.update('importStrategy', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
+
+  test('"torchlint.enable": false stops the server and clears its findings', async () => {
+    const server = await controller();
+    const uri = workspaceUri('severity.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    await diagnosticsWith(uri, 'TL601');
+    const cfg = vscode.workspace.getConfiguration('torchlint');
+    await cfg.update('enable', false, vscode.ConfigurationTarget.Workspace);
+    try {
+      await waitFor('the server to stop', () => server.client === undefined);
+      await waitFor('findings to clear', () => vscode.languages.getDiagnostics(uri).length === 0);
+    } finally {
+      await cfg.update('enable', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+    await waitFor('the server to come back', () => server.client?.isRunning());
+    await diagnosticsWith(uri, 'TL601');
+  });
+});

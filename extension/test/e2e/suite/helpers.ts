@@ -1,0 +1,60 @@
+/** Waiting on the real VS Code API: diagnostics, the extension, its server. */
+import * as assert from 'node:assert';
+import * as vscode from 'vscode';
+
+export const EXTENSION_ID = 'torchlint.torchlint';
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${last ? `: ${last}` : ''}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export function workspaceUri(name: string): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'the test workspace is open');
+  return vscode.Uri.joinPath(folder.uri, name);
+}
+
+export function codes(diagnostics: readonly vscode.Diagnostic[]): string[] {
+  return diagnostics
+    .map((d) => (typeof d.code === 'object' ? String(d.code.value) : String(d.code)))
+    .sort();
+}
+
+/** Diagnostics of `uri` once they include `code`. */
+export function diagnosticsWith(uri: vscode.Uri, code: string, timeoutMs?: number): Promise<vscode.Diagnostic[]> {
+  return waitFor(`${code} on ${uri.path}`, () => {
+    const found = vscode.languages.getDiagnostics(uri);
+    return codes(found).includes(code) ? found : undefined;
+  }, timeoutMs);
+}
+
+export function diagnosticsWithout(uri: vscode.Uri, code: string): Promise<vscode.Diagnostic[]> {
+  return waitFor(`${code} to clear on ${uri.path}`, () => {
+    const found = vscode.languages.getDiagnostics(uri);
+    return codes(found).includes(code) ? undefined : found;
+  });
+}
+
+/** The quick fixes the server offers for one diagnostic. */
+export async function quickFixes(uri: vscode.Uri, diagnostic: vscode.Diagnostic): Promise<vscode.CodeAction[]> {
+  const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider',
+    uri,
+    diagnostic.range,
+    vscode.CodeActionKind.QuickFix.value,
+  );
+  // The API drops `diagnostics` from the actions it returns: the server names the code in each title.
+  const code = codes([diagnostic])[0];
+  return (actions ?? []).filter((a) => a.title.includes(code));
+}

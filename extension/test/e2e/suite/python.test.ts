@@ -1,0 +1,79 @@
+/** A Python file in real VS Code: squiggles from the server, quick fixes that clear them. */
+import * as assert from 'node:assert';
+import * as vscode from 'vscode';
+import { codes, diagnosticsWith, diagnosticsWithout, quickFixes, waitFor, workspaceUri } from './helpers';
+
+async function open(name: string): Promise<vscode.TextDocument> {
+  const doc = await vscode.workspace.openTextDocument(workspaceUri(name));
+  await vscode.window.showTextDocument(doc);
+  return doc;
+}
+
+/** Applies a code action the way the editor does: its edit, then its command. */
+export async function apply(action: vscode.CodeAction): Promise<void> {
+  if (action.edit) assert.ok(await vscode.workspace.applyEdit(action.edit), `edit of "${action.title}" applied`);
+  if (action.command) await vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
+}
+
+suite('Python files', () => {
+  test('a training loop without zero_grad gets TL101, and its quick fix clears it', async () => {
+    const doc = await open('train.py');
+    const [diag] = (await diagnosticsWith(doc.uri, 'TL101')).filter((d) => codes([d])[0] === 'TL101');
+    assert.strictEqual(diag.source, 'torchlint');
+    assert.strictEqual(diag.range.start.line, 7, 'on the `for` line');
+    const fixes = await quickFixes(doc.uri, diag);
+    const fix = fixes.find((a) => a.title.includes('zero_grad'));
+    assert.ok(fix, `a zero_grad fix among: ${fixes.map((a) => a.title).join(' | ')}`);
+    assert.ok(fixes.some((a) => a.title === 'Disable TL101 for this line'), 'a noqa action too');
+    await apply(fix);
+    await diagnosticsWithout(doc.uri, 'TL101');
+    assert.match(doc.getText(), /opt\.zero_grad\(\)/);
+    await doc.save();
+  });
+
+  test('"Disable for this line" writes a noqa comment that silences TL601', async () => {
+    const doc = await open('checkpoint.py');
+    const [diag] = (await diagnosticsWith(doc.uri, 'TL601')).filter((d) => codes([d])[0] === 'TL601');
+    const noqa = (await quickFixes(doc.uri, diag)).find((a) => a.title === 'Disable TL601 for this line');
+    assert.ok(noqa, 'the noqa action');
+    await apply(noqa);
+    await diagnosticsWithout(doc.uri, 'TL601');
+    assert.match(doc.lineAt(diag.range.start.line).text, /# noqa: TL601/);
+    await doc.save();
+  });
+
+  test('"torchlint: Fix All in File" applies every fix in the file', async () => {
+    const doc = await open('fix_all.py');
+    await diagnosticsWith(doc.uri, 'TL601');
+    assert.deepStrictEqual(codes(vscode.languages.getDiagnostics(doc.uri)), ['TL101', 'TL601']);
+    const fixAll = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      doc.uri,
+      new vscode.Range(0, 0, doc.lineCount, 0),
+      'source.fixAll.torchlint',
+    );
+    assert.ok(fixAll?.some((a) => a.kind?.value === 'source.fixAll.torchlint'), 'the source.fixAll.torchlint action');
+    await vscode.commands.executeCommand('torchlint.fixAll');
+    await waitFor('every finding fixed', () => vscode.languages.getDiagnostics(doc.uri).length === 0);
+    assert.match(doc.getText(), /weights_only=True/);
+    assert.match(doc.getText(), /zero_grad\(\)/);
+    await doc.save();
+  });
+
+  test('a changed severity setting reaches the running server', async () => {
+    const doc = await open('severity.py');
+    await diagnosticsWith(doc.uri, 'TL601');
+    const cfg = vscode.workspace.getConfiguration('torchlint');
+    try {
+      await cfg.update('severity', { TL601: 'error' }, vscode.ConfigurationTarget.Workspace);
+      await waitFor('TL601 as an error', () =>
+        vscode.languages.getDiagnostics(doc.uri).some((d) => d.severity === vscode.DiagnosticSeverity.Error),
+      );
+      await cfg.update('severity', { TL601: 'off' }, vscode.ConfigurationTarget.Workspace);
+      await diagnosticsWithout(doc.uri, 'TL601');
+    } finally {
+      await cfg.update('severity', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+    await diagnosticsWith(doc.uri, 'TL601');
+  });
+});
