@@ -11,6 +11,7 @@ from torchlint.engine.callargs import get_arg, has_star, int_value, is_name, str
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.walk import iter_statements, small_statements
 from torchlint.model import Severity
 
 
@@ -181,6 +182,19 @@ for _fn in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functi
     _TABLE[f"functorch.{_fn}"] = Replacement(f"torch.func.{_fn}", rewrite=_rename(f"func.{_fn}"))
 
 
+def _imported_twice(ctx, local: str) -> bool:
+    """`local` is bound by more than one import (a version fallback); the import table keeps the last."""
+    sources = set()
+    for stmt in iter_statements(ctx.module.body, into_functions=True):
+        for small in small_statements(stmt):
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(bound, cst.Name) and bound.value == local:
+                        sources.add(dotted(small.module) if small.module else None)
+    return len(sources) > 1
+
+
 def torch_alias(ctx) -> str | None:
     """The local name bound to the `torch` module (`import torch`, `import torch as T`), if any."""
     for local, q in ctx.imports.table.items():
@@ -219,6 +233,7 @@ class DeprecatedOrRemovedApi(Rule):
         "import numpy as np\nq, r = np.linalg.qr(a)\nn = np.linalg.norm(v)\n",
         "def qr(a):\n    return a\nqr(1)\n",
         "import torch\nn = torch.linalg.vector_norm(x, dim=1)\n",
+        "try:\n    from torch.func import vmap\nexcept ImportError:\n    from functorch import vmap\nys = vmap(f)(xs)\n",
     ]
     INVALID = [
         Invalid(
@@ -242,6 +257,7 @@ class DeprecatedOrRemovedApi(Rule):
             fixed="import torch\nfrom functorch import vmap\nys = torch.func.vmap(f)(xs)\n",
         ),
         Invalid("import torch\nx = torch.solve(b, A)\n", line=2),
+        Invalid("from torch import norm\nn = norm(x)\n", line=2),
         Invalid(
             "import torch\nn = torch.norm(x, 2, dim=-1)\n",
             line=2,
@@ -262,6 +278,8 @@ class DeprecatedOrRemovedApi(Rule):
         entry = _TABLE.get(q) if q else None
         if entry is None:
             return
+        if isinstance(node.func, cst.Name) and _imported_twice(self.ctx, node.func.value):
+            return  # `try: from torch.func import vmap / except ImportError: from functorch import vmap`
         status = "removed (it raises at run time)" if entry.removed else "deprecated"
         edit = None
         torch = torch_alias(self.ctx)
@@ -333,7 +351,8 @@ class TensorDataAttribute(Rule):
     summary = "Tensor .data access outside torch.no_grad() initialisation"
     what = (
         "Flags `.data` on tensors, parameters (`.weight`, `.bias`, loop variables over `.parameters()`) and "
-        "`.grad`, outside `torch.no_grad()` blocks and initialisation/EMA/copy helpers."
+        "`.grad` in code autograd sees — `forward`, training loops (loops that call `backward`), top-level "
+        "script code — outside `torch.no_grad()` blocks and initialisation/EMA/copy helpers."
     )
     why = (
         "`.data` returns a tensor that shares storage but is detached from autograd's version counter. "
@@ -360,6 +379,8 @@ def init_weights(m):
     m.weight.data.normal_(0, 0.02)
 """,
         "dataset = load()\nxs = dataset.data\n",
+        # module surgery outside any graph
+        "def fuse(conv, bn):\n    conv.weight.data = conv.weight.data * bn.weight.data\n",
         "import torch\ny = batch.data\n",
     ]
     INVALID = [
@@ -369,10 +390,26 @@ def init_weights(m):
             fixed="import torch\nx = torch.ones(2)\ny = x.detach().clone()\n",
         ),
         Invalid(
-            "def train(model):\n    for p in model.parameters():\n        p.data.add_(p.grad, alpha=-0.1)\n",
-            line=3,
+            """\
+def train(model, loader):
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-0.1)
+            p.grad.zero_()
+""",
+            line=5,
         ),
-        Invalid("def clip(layer):\n    layer.weight.data = layer.weight.data.clamp(-1, 1)\n", line=2),
+        Invalid(
+            """\
+from torch import nn
+class Clipped(nn.Module):
+    def forward(self, x):
+        self.fc.weight.data = self.fc.weight.data.clamp(-1, 1)
+        return self.fc(x)
+""",
+            line=4,
+        ),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -434,9 +471,20 @@ def init_weights(m):
         return bool(self.ctx.kind(recv) & (Kind.TENSOR | Kind.LOSS)) and not self.ctx.kind(recv) & Kind.BATCH
 
     def _exempt(self) -> bool:
+        """Only computation autograd may see: `forward`, training loops, top-level script code.
+
+        Module surgery in library helpers (fusing, re-parameterising, copying weights) runs outside
+        any graph and is not flagged.
+        """
         if self.ctx.under_call("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"):
             return True
-        return any(any(k in fn.name.value.lower() for k in _INIT_NAMES) for fn in self.ctx.functions)
+        if any(any(k in fn.name.value.lower() for k in _INIT_NAMES) for fn in self.ctx.functions):
+            return True
+        fn = self.ctx.current_function
+        if fn is None or fn.name.value in ("forward", "training_step"):
+            return False
+        loops = self.ctx.loop_analysis
+        return not any(loops.is_training_loop(loop) for loop in self.ctx.loops)
 
 
 def _names_in(target: cst.BaseExpression):

@@ -425,6 +425,7 @@ class HardCodedCuda(Rule):
         'import torch\nassert torch.cuda.is_available()\nx = torch.zeros(3, device="cuda")\n',
         'import torch\ndef run():\n    if not torch.cuda.is_available():\n        return\n    model.cuda()\n',
         'import torch\nx = x.to(torch.float16)\n',
+        'import torch\nclass Rigid:\n    def cuda(self):\n        return Rigid(self.rots.cuda(), self.trans.cuda())\n',
     ]
     INVALID = [
         Invalid('import torch\nx = torch.randn(4, 4, device="cuda")\n', line=2),
@@ -457,6 +458,8 @@ class HardCodedCuda(Rule):
         if self.file_guarded or any(self.guards):
             return True
         for fn in self.ctx.functions:
+            if fn.name.value in ("cuda", "to", "_apply"):
+                return True  # implementing `.cuda()` for a container type: the caller chose CUDA
             if any(_mentions_accelerator(d.decorator) for d in fn.decorators):
                 return True
             if isinstance(fn.body, cst.IndentedBlock) and _guarded_block(fn.body.body):
@@ -568,6 +571,16 @@ class NotAModule:
     def forward(self, x):
         return torch.zeros(3)
 """,
+        """\
+import torch
+from torch import nn
+class DropPath(nn.Module):
+    def forward(self, x):
+        if self.training and torch.rand(1) < self.p:
+            return x
+        keep = torch.randperm(x.size(1))
+        return x[:, keep] * torch.randint(2, (1,)).item()
+""",
     ]
     INVALID = [
         Invalid(
@@ -605,8 +618,8 @@ class Pos(nn.Module):
         if node.name.value == "forward" and self.ctx.in_module_class:
             self.pending: list = []
             self.exempt: set = set()
-            self.bound: dict = {}
-            self.moved_names: set[str] = set()
+            self.bound: dict = {}  # factory call -> the name its result is bound to
+            self.moved_names: set[str] = set()  # later `.to(...)`'d, or used as an index
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         if node.name.value != "forward" or not self.ctx.in_module_class:
@@ -628,31 +641,71 @@ class Pos(nn.Module):
         if not self._in_forward():
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _RELOCATE:
-            self.exempt.add(func.value)
+        if isinstance(func, cst.Attribute) and func.attr.value in _RELOCATE | _TO_PYTHON:
+            self.exempt.add(_factory_of(func.value))
             if isinstance(func.value, cst.Name):
                 self.moved_names.add(func.value.value)
-        if dotted(func) == "self.register_buffer":
-            self.exempt.update(a.value for a in node.args)
+        if dotted(func) in ("self.register_buffer", "int", "float", "bool", "len"):
+            self.exempt.update(_factory_of(a.value) for a in node.args)
         q = self.ctx.qualname(func)
         if q is None or q.rpartition(".")[0] != "torch" or q[6:] not in _CREATE_ON_CPU:
             return
         if get_arg(node, "device") is not None or has_star(node):
             return
         fn = q[6:]
-        if fn == "tensor" and node.args and isinstance(node.args[0].value, (cst.Integer, cst.Float)):
-            return  # a 0-dim CPU tensor mixes freely with CUDA tensors
+        if fn == "tensor" and (not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple, cst.ListComp))):
+            return  # a scalar (0-dim CPU tensors mix freely with CUDA tensors) or an existing tensor
+        if _zero_dim(node):
+            return
         self.pending.append((node, fn))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if self._in_forward():  # `if torch.rand(1) < self.p:`
+            self.exempt.add(_factory_of(node.left))
+            self.exempt.update(_factory_of(c.comparator) for c in node.comparisons)
+
+    def visit_For(self, node: cst.For) -> None:
+        if self._in_forward():  # `for i in torch.randperm(n):` yields Python-usable indices
+            self.exempt.add(_factory_of(node.iter))
+
+    def visit_If(self, node: cst.If) -> None:
+        if self._in_forward():  # `if signed and torch.randint(2, (1,)):` is a Python truth test
+            test = node.test
+            parts = [test.left, test.right] if isinstance(test, cst.BooleanOperation) else [test]
+            self.exempt.update(_factory_of(p) for p in parts)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if self._in_forward():
             for el in node.slice:
                 if isinstance(el.slice, cst.Index):
-                    self.exempt.add(el.slice.value)
+                    self.exempt.add(_factory_of(el.slice.value))
+                    if isinstance(el.slice.value, cst.Name):
+                        self.moved_names.add(el.slice.value.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._in_forward() and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self.bound[node.value] = node.targets[0].target.value
+            self.bound[_factory_of(node.value)] = node.targets[0].target.value
+
+
+_TO_PYTHON = frozenset({"item", "tolist", "numpy"})
+
+
+def _factory_of(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The innermost receiver of a method chain: `torch.arange(n).unsqueeze(-1)` -> `torch.arange(n)`."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and isinstance(expr.func.value, cst.Call)
+        and not isinstance(expr.func.value.func, cst.Name)
+    ):
+        expr = expr.func.value
+    return expr
+
+
+def _zero_dim(call: cst.Call) -> bool:
+    """`torch.rand([])`, `torch.zeros(())`: a 0-dim tensor, which mixes freely with CUDA tensors."""
+    sizes = [a.value for a in call.args if a.keyword is None or a.keyword.value == "size"]
+    return bool(sizes) and all(isinstance(s, (cst.Tuple, cst.List)) and not s.elements for s in sizes)
 
 
 def _first_tensor_param(fn: cst.FunctionDef) -> str | None:
@@ -675,14 +728,16 @@ class ViewOnNonContiguous(Rule):
     code = "TL305"
     name = "view-on-non-contiguous"
     message = (
-        "`.view(...)` on the result of `.{op}` (a non-contiguous tensor) raises "
+        "`.view(...)` merges dimensions that `.{op}` left non-contiguous: it raises "
         "`RuntimeError: view size is not compatible with input tensor's size and stride`; use `.reshape(...)`"
     )
     severity = Severity.ERROR
     summary = "`.view()` right after transpose/permute/expand"
     what = (
         "Flags `.view(shape)` applied to the result of `.transpose`, `.permute`, `.t()`, `.mT`, `.expand` "
-        "and similar (directly, or through a variable) with no `.contiguous()` in between."
+        "and similar (directly, or through a variable) with no `.contiguous()` in between, when the view "
+        "must merge dimensions the operation made non-adjacent (flattening; fewer dimensions than "
+        "`permute`/`expand` produced; a transpose's dimensions merged). Splitting views are valid and not flagged."
     )
     why = (
         "These operations return strided views whose memory is not laid out in row-major order; `.view` "
@@ -700,6 +755,11 @@ class ViewOnNonContiguous(Rule):
         "import torch\ny = x.transpose(0, 1).view(torch.int16)\n",
         "y = x.view(b, -1).transpose(0, 1)\n",
         "h = x.transpose(1, 2)\nh = h.contiguous()\nout = h.view(b, -1)\n",
+        # splitting a dimension is always a valid view
+        "feat = tokens.transpose(1, 2).view(B, C, H, W)\n",
+        # merging dims 2 and 3 of the input, which stay adjacent
+        "emb = pos.permute(0, 2, 3, 1).view(1, -1, dim)\n",
+        "q = q.view(B, N, H, D).transpose(1, 2)\nk = k.view(B, N, H, D).transpose(1, 2)\n",
     ]
     INVALID = [
         Invalid(
@@ -712,24 +772,25 @@ class ViewOnNonContiguous(Rule):
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.strided: dict[tuple, str] = {}  # (function, name) -> op that made it non-contiguous
+        self.strided: dict[tuple, cst.BaseExpression] = {}  # (function, name) -> the op that made it strided
 
-    def _op(self, expr: cst.BaseExpression) -> str | None:
+    def _op(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in _NON_CONTIGUOUS_METHODS:
-                return expr.func.attr.value + "(...)"
+                return expr
         if isinstance(expr, cst.Attribute) and expr.attr.value in _NON_CONTIGUOUS_ATTRS:
-            return expr.attr.value
+            return expr
         if isinstance(expr, cst.Name):
             return self.strided.get((self.ctx.current_function, expr.value))
         return None
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def leave_Assign(self, node: cst.Assign) -> None:
+        # after the value: `q = q.view(...).transpose(1, 2)` views `q` before it becomes strided
         for t in node.targets:
             if isinstance(t.target, cst.Name):
                 key = (self.ctx.current_function, t.target.value)
                 op = self._op(node.value) if not isinstance(node.value, cst.Name) else None
-                if op:
+                if op is not None:
                     self.strided[key] = op
                 else:
                     self.strided.pop(key, None)
@@ -738,10 +799,49 @@ class ViewOnNonContiguous(Rule):
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value != "view" or not node.args:
             return
+        if any(a.star or a.keyword for a in node.args):
+            return
         if len(node.args) == 1:
             q = self.ctx.qualname(node.args[0].value) or ""
             if q.startswith("torch.") or isinstance(node.args[0].value, cst.SimpleString):
                 return  # a dtype view
+        view_rank = len(node.args)
+        if len(node.args) == 1 and isinstance(node.args[0].value, (cst.Tuple, cst.List)):
+            view_rank = len(node.args[0].value.elements)
         op = self._op(func.value)
-        if op:
-            self.report(node, self.message.format(op=op), fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape")))
+        if op is not None and _must_merge(op, view_rank):
+            name = op.func.attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
+            self.report(node, self.message.format(op=name), fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape")))
+
+
+def _int_args(call: cst.Call) -> list[int] | None:
+    args = [a.value for a in call.args]
+    if len(args) == 1 and isinstance(args[0], (cst.Tuple, cst.List)):
+        args = [e.value for e in args[0].elements]
+    values = [int_value(a) for a in args]
+    return None if None in values or any(a.star for a in call.args) else values
+
+
+def _must_merge(op: cst.BaseExpression, view_rank: int) -> bool:
+    """Does this `.view` have to merge dimensions the op made non-adjacent in memory?
+
+    Splitting a dimension is always a valid view; only merges can fail. Without
+    shapes we decide from ranks: a view to fewer dimensions than the op's result
+    must merge, and it fails when no merge of memory-adjacent dimensions is left.
+    """
+    if view_rank == 1:
+        return True  # flattening a transposed/expanded tensor
+    if not isinstance(op, cst.Call):
+        return False
+    method = op.func.attr.value
+    dims = _int_args(op)
+    if method == "permute" and dims:
+        if view_rank >= len(dims):
+            return False
+        adjacent = sum(1 for a, b in zip(dims, dims[1:]) if b == a + 1)
+        return adjacent < len(dims) - view_rank
+    if method in ("transpose", "swapaxes", "swapdims") and dims and len(dims) == 2 and min(dims) >= 0:
+        return dims[0] != dims[1] and view_rank <= max(dims) + 1
+    if method == "expand" and dims is not None and len(dims) > 1:
+        return view_rank < len(dims)
+    return False

@@ -216,6 +216,25 @@ class M(nn.Module):
         self.pair = nn.ModuleDict({"a": nn.Linear(a, b)})
         self.losses = [nn.MSELoss()]
 """,
+        """\
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = []
+        for _ in range(n):
+            self.layers.append(nn.Linear(4, 4))
+        self.layers = nn.ModuleList(self.layers)
+""",
+        """\
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [nn.Conv2d(3, 3, 1), nn.ReLU()]
+        for i, layer in enumerate(self.layers):
+            self.add_module(str(i), layer)
+""",
     ]
     INVALID = [
         Invalid(
@@ -274,18 +293,24 @@ class M(nn.Module):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if not self.ctx.in_module_class or node.name.value not in _INIT_METHODS:
             return
-        empty: dict[str, cst.Assign] = {}
+        empty: dict[str, cst.Assign] = {}  # `self.x = []` not yet known to hold modules
+        found: dict[str, tuple] = {}  # target -> report arguments
         for stmt in iter_statements(block_statements(node.body)):
             for small in small_statements(stmt):
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    self._assign(small, empty)
+                    self._assign(small, empty, found)
                 elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                    self._append(small.value, empty)
+                    if dotted(small.value.func) in ("self.add_module", "self.register_module"):
+                        return  # registered by hand (nn.Sequential-style numbered children)
+                    self._append(small.value, empty, found)
+        for args in found.values():
+            self._report(*args)
 
-    def _assign(self, node: cst.Assign, empty: dict) -> None:
+    def _assign(self, node: cst.Assign, empty: dict, found: dict) -> None:
         target = dotted(node.targets[0].target)
         if not target or not target.startswith("self.") or target.count(".") != 1:
             return
+        found.pop(target, None)  # re-assigned later, e.g. `self.layers = nn.ModuleList(self.layers)`
         value = node.value
         if isinstance(value, (cst.List, cst.Tuple, cst.Dict)) and not value.elements:
             empty[target] = node
@@ -293,14 +318,13 @@ class M(nn.Module):
         empty.pop(target, None)
         kind = "dict" if isinstance(value, (cst.Dict, cst.DictComp)) else "list"
         items = _container_items(value)
-        if items is None or not items:
+        if not items:
             return
         what = {self._element(v) for v in items}
-        if len(what) != 1 or None in what:
-            return
-        self._report(node, target[5:], what.pop(), kind, value)
+        if len(what) == 1 and None not in what:
+            found[target] = (node, target[5:], what.pop(), kind, value)
 
-    def _append(self, call: cst.Call, empty: dict) -> None:
+    def _append(self, call: cst.Call, empty: dict, found: dict) -> None:
         func = call.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "extend", "insert") or not call.args:
             return
@@ -310,7 +334,7 @@ class M(nn.Module):
         what = self._element(call.args[-1].value)
         if what is not None:
             node = empty.pop(target)
-            self._report(node, target[5:], what, "dict" if isinstance(node.value, cst.Dict) else "list", node.value)
+            found[target] = (node, target[5:], what, "dict" if isinstance(node.value, cst.Dict) else "list", node.value)
 
     def _element(self, expr: cst.BaseExpression) -> str | None:
         """'module' / 'parameter' for a constructor call making one, else None."""
