@@ -119,6 +119,7 @@ def run(request: Request, stdout=None) -> Outcome:
         proc = subprocess.Popen(
             [request.python, "-c", _BOOT, _PACKAGE_PARENT, payload],
             cwd=request.cwd, stdin=subprocess.DEVNULL, stdout=stdout, start_new_session=True,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},  # no __pycache__ in the user's tree
         )
         limit = (request.max_seconds or 0) + request.kill_after if request.max_seconds else None
         killed = False

@@ -235,7 +235,7 @@ class TrainingChecks:
         rec = self.optimizers.get(id(opt))
         if rec is None:
             rec = self.optimizers[id(opt)] = {
-                "ref": weakref.ref(opt), "steps": 0, "accumulated": {}, "zero": [], "site": None, "eval": [],
+                "ref": weakref.ref(opt), "steps": 0, "accumulated": {}, "zero": [], "sites": {}, "eval": [],
             }
             for p in self._opt_params(opt):
                 if id(p) not in self.params and p.requires_grad:
@@ -275,7 +275,7 @@ class TrainingChecks:
         s.busy += 1
         try:
             rec = self._watch(opt)
-            rec["site"] = rec["site"] or self._site()
+            rec["sites"][rec["steps"] + 1] = self._site()
             params = [p for p in self._opt_params(opt) if id(p) in self.params]
             for p in params:
                 if p.grad is not None:
@@ -340,23 +340,25 @@ class TrainingChecks:
         for rec in self.optimizers.values():
             opt = rec["ref"]()
             name = type(opt).__name__ if opt is not None else "optimizer"
-            site = rec["site"]
-            if site is None:
-                continue
-            acc = rec["accumulated"]
-            if acc:
+            by_step_site: dict = {}
+            for step, ids in rec["accumulated"].items():
+                site = rec["sites"].get(step)
+                if site is not None:
+                    by_step_site.setdefault(site, {})[step] = ids
+            for site, acc in by_step_site.items():
                 steps = sorted(acc)
                 n = len(set().union(*acc.values()))
                 span = f"steps {steps[0]}–{steps[-1]}" if len(steps) > 1 else f"step {steps[0]}"
-                never = len(steps) == rec["steps"] - 1
+                ran = sum(1 for st, where in rec["sites"].items() if where == site and st > 1)
                 obs.replace(
                     "grads-not-cleared", site, name,
                     f"gradients of {n} parameters accumulated across {span}"
-                    + (": never cleared" if never else f" ({len(steps)} of {rec['steps']} steps)"),
+                    + (": never cleared" if len(steps) == ran else f" ({len(steps)} of {ran} steps)"),
                     {"optimizer": name, "parameters": n, "steps": steps}, set(steps), steps[0],
                 )
             if rec["zero"]:
                 steps = [st for st, _z in rec["zero"]]
+                site = rec["sites"].get(steps[0])
                 zsite = next((z for _st, z in rec["zero"] if z is not None), None)
                 extra = [{"path": zsite.path, "line": zsite.line}] if zsite else []
                 obs.replace(
@@ -364,7 +366,8 @@ class TrainingChecks:
                     f"all gradients were zero at step {steps[0]}"
                     + (f" (and {len(steps) - 1} more steps)" if len(steps) > 1 else "")
                     + ": cleared between backward and step",
-                    {"optimizer": name, "steps": steps, "sites": extra + [{"path": site.path, "line": site.line}]},
+                    {"optimizer": name, "steps": steps,
+                     "sites": extra + ([{"path": site.path, "line": site.line}] if site else [])},
                     set(steps), steps[0],
                 )
             by_site: dict = {}
@@ -376,7 +379,7 @@ class TrainingChecks:
                     f"`{cls}` was in eval mode while {name} stepped its parameters (step {steps[0]}"
                     + (f" and {len(steps) - 1} more" if len(steps) > 1 else "") + ")",
                     {"module": cls, "optimizer": name, "steps": steps,
-                     "sites": [{"path": site.path, "line": site.line}]},
+                     "sites": [{"path": w.path, "line": w.line} for w in {rec["sites"].get(st) for st in steps} if w]},
                     set(steps), steps[0],
                 )
         self._finish_graphs()

@@ -1,0 +1,154 @@
+"""Each planted bug is confirmed at the right line with the right facts; each clean look-alike is silent."""
+
+import jsonschema
+import pytest
+from conftest import SCRIPTS, only
+
+pytest.importorskip("torch")
+
+OBSERVATION = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["kind", "path", "line", "message", "count", "first_step", "facts"],
+    "properties": {
+        "kind": {"enum": [
+            "device-mismatch", "module-device-split", "non-contiguous-view", "implicit-copy",
+            "memory-format-mismatch", "host-sync", "grads-not-cleared", "grads-zero-at-step",
+            "eval-mode-in-training", "graph-retained", "param-never-updated",
+        ]},
+        "path": {"type": "string"}, "line": {"type": "integer", "minimum": 1},
+        "message": {"type": "string", "minLength": 1}, "count": {"type": "integer", "minimum": 1},
+        "first_step": {"type": "integer", "minimum": 1}, "facts": {"type": "object"},
+    },
+}
+REPORT = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["script", "steps", "seconds", "stopped_by", "simulated_cuda", "exception", "observations",
+                 "findings"],
+    "properties": {
+        "script": {"type": "string"}, "steps": {"type": "integer"}, "seconds": {"type": "number"},
+        "stopped_by": {"enum": ["end", "max-steps", "max-seconds", "exception"]},
+        "simulated_cuda": {"type": "boolean"},
+        "exception": {"oneOf": [{"type": "null"}, {
+            "type": "object", "additionalProperties": False, "required": ["type", "message", "path", "line"],
+            "properties": {"type": {"type": "string"}, "message": {"type": "string"},
+                           "path": {"type": ["string", "null"]}, "line": {"type": ["integer", "null"]}}}]},
+        "observations": {"type": "array", "items": OBSERVATION},
+        "findings": {"type": "array", "items": {
+            "type": "object", "required": ["code", "line", "path", "message", "status"],
+            "properties": {"status": {"enum": ["confirmed", "not-observed", "not-reached"]}}}},
+    },
+}
+
+PLANTED = [
+    # script, kind, line, facts that must hold
+    ("device_input_not_moved.py", "device-mismatch", 13, {"devices": ["cpu", "cuda:0", "cuda:0"],
+                                                           "shapes": [[4, 8], [16, 8], [16]]}),
+    ("default_device_in_forward.py", "device-mismatch", 12, {"op": "aten.add"}),
+    ("tensor_attribute.py", "module-device-split", 21, {"module": "Scaled", "majority": "cuda:0"}),
+    ("partial_move.py", "module-device-split", 20, {"module": "Net", "majority": "cuda:0"}),
+    ("view_non_contiguous.py", "non-contiguous-view", 5, {"shapes": [[6, 4]], "strides": [[1, 6]]}),
+    ("layout.py", "implicit-copy", 7, {"op": "reshape", "bytes": 2 * 7 * 5 * 4}),
+    ("layout.py", "memory-format-mismatch", 10, {"formats": ["channels_last", "contiguous"]}),
+    ("host_sync.py", "host-sync", 13, {"op": "item", "devices": ["cuda:0"]}),
+    ("host_sync.py", "host-sync", 14, {"op": "__bool__"}),
+    ("host_sync.py", "host-sync", 16, {"op": "__getitem__"}),
+    ("grad_scaler.py", "host-sync", 15, {"via": "torch.amp.grad_scaler.GradScaler._maybe_opt_step.<locals>.<genexpr>"}),
+    ("missing_zero_grad.py", "grads-not-cleared", 10, {"parameters": 2, "steps": [2, 3, 4, 5, 6]}),
+    ("zero_grad_before_step.py", "grads-zero-at-step", 9, {"optimizer": "SGD"}),
+    ("eval_mode.py", "eval-mode-in-training", 11, {"module": "Sequential", "optimizer": "SGD"}),
+    ("graph_retained.py", "graph-retained", 13, {}),
+    ("plain_container.py", "param-never-updated", 8, {"reason": "no-optimizer"}),
+]
+
+
+@pytest.mark.parametrize("script,kind,line,facts", PLANTED, ids=[f"{p[0]}-{p[1]}" for p in PLANTED])
+def test_planted_bug_is_observed_at_its_line(reports, script, kind, line, facts):
+    report, proc = reports(script)
+    assert report is not None, proc.stderr
+    jsonschema.validate(report, REPORT)
+    hits = [o for o in only(report, kind) if o["line"] == line]
+    assert hits, f"no {kind} at line {line}: {report['observations']}"
+    assert hits[0]["path"] == str(SCRIPTS / script)
+    for key, value in facts.items():
+        assert hits[0]["facts"][key] == value
+
+
+def test_device_mismatch_message_names_each_side(reports):
+    report, _ = reports("device_input_not_moved.py")
+    (obs,) = only(report, "device-mismatch")
+    assert obs["message"].startswith("input on cpu, weight, bias on cuda:0")
+    assert obs["count"] == 5 and obs["first_step"] == 1
+    # the batch's origin line is a related site, so a static finding there is confirmed too
+    assert {"path": str(SCRIPTS / "device_input_not_moved.py"), "line": 10} in obs["facts"]["sites"]
+
+
+def test_module_split_names_the_stray_tensor_and_where_it_was_made(reports):
+    report, _ = reports("tensor_attribute.py")
+    (split,) = only(report, "module-device-split")
+    assert split["facts"]["tensors"] == [{"name": "scale", "what": "attribute", "device": "cpu"}]
+    assert {"path": str(SCRIPTS / "tensor_attribute.py"), "line": 9} in split["facts"]["sites"]
+
+
+def test_partial_move_points_at_the_move(reports):
+    report, _ = reports("partial_move.py")
+    (split,) = only(report, "module-device-split")
+    assert {t["name"] for t in split["facts"]["tensors"]} == {"head.weight", "head.bias"}
+    assert {"path": str(SCRIPTS / "partial_move.py"), "line": 16} in split["facts"]["sites"]
+    # the optimizer's step meets the same split; it must not be reported again as a mismatch there
+    assert not [o for o in only(report, "device-mismatch") if o["line"] == 21]
+
+
+def test_graph_retained_counts_growing_nodes(reports):
+    report, _ = reports("graph_retained.py")
+    (obs,) = only(report, "graph-retained")
+    nodes = obs["facts"]["graph_nodes"]
+    assert nodes == sorted(nodes) and nodes[-1] > nodes[0]
+    assert not [o for o in report["observations"] if o["line"] == 14]  # running += loss.item() is fine
+
+
+def test_host_sync_ignores_cpu_tensors_and_one_off_syncs(reports):
+    report, _ = reports("host_sync.py")
+    lines = {o["line"] for o in only(report, "host-sync")}
+    assert 17 not in lines  # .item() of a CPU tensor
+    assert 18 not in lines  # print after the loop: fired in one step only
+    assert all(o["count"] == 4 for o in only(report, "host-sync"))
+
+
+def test_implicit_copy_ignores_contiguous_reshape_and_matching_formats(reports):
+    report, _ = reports("layout.py")
+    assert [o["line"] for o in only(report, "implicit-copy")] == [7]
+    assert [o["line"] for o in only(report, "memory-format-mismatch")] == [10]
+
+
+@pytest.mark.parametrize("script", [
+    "device_clean.py", "buffer_clean.py", "grad_accumulation_clean.py", "eval_mode_clean.py",
+])
+def test_clean_look_alike_is_silent(reports, script):
+    report, proc = reports(script)
+    assert report is not None, proc.stderr
+    assert report["stopped_by"] == "end"
+    assert report["steps"] > 0
+    assert report["observations"] == []
+    assert proc.returncode == 0
+
+
+def test_grad_scaler_and_autocast_mix_no_devices(reports):
+    report, _ = reports("grad_scaler.py")
+    assert report["steps"] == 4
+    assert [o["kind"] for o in report["observations"]] == ["host-sync"]
+
+
+def test_torch_compile_runs_under_the_probe(reports):
+    report, proc = reports("compiled.py")
+    assert report is not None, proc.stderr
+    assert report["steps"] == 3 and report["stopped_by"] == "end"
+    assert [o["line"] for o in only(report, "device-mismatch")] == [10]
+
+
+def test_without_simulation_a_cpu_run_sees_no_cuda(reports):
+    report, proc = reports("device_input_not_moved.py", "--no-simulate-cuda")
+    assert report["simulated_cuda"] is False
+    assert report["observations"] == []
+    assert proc.returncode == 0

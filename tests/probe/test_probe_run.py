@@ -1,0 +1,91 @@
+"""Running user code safely: limits, exceptions, arguments, process trees, no writes to the user's tree."""
+
+import hashlib
+import os
+import shutil
+import time
+
+import pytest
+from conftest import SCRIPTS, probe
+
+pytest.importorskip("torch")
+
+
+def test_merge_statuses_end_to_end(reports):
+    report, _ = reports("merge_statuses.py")
+    by_line = {(f["code"], f["line"]): f["status"] for f in report["findings"]}
+    if ("TL101", 26) not in by_line:
+        pytest.skip("TL101 does not flag this loop in this catalogue")
+    assert by_line[("TL101", 14)] == "not-reached"
+    assert by_line[("TL101", 26)] == "confirmed"
+    report, _ = reports("missing_zero_grad.py", "--max-steps", "1")
+    assert report["stopped_by"] == "max-steps" and report["steps"] == 1
+    assert [(f["code"], f["status"]) for f in report["findings"]] == [("TL101", "not-observed")]
+
+
+def test_exception_is_reported_at_the_user_line(reports):
+    report, proc = reports("raises.py")
+    assert report["stopped_by"] == "exception"
+    assert report["exception"] == {"type": "ValueError", "message": "corrupt batch 2",
+                                   "path": str(SCRIPTS / "raises.py"), "line": 6}
+    assert "ValueError: corrupt batch 2" in proc.stderr  # the script's traceback goes to stderr
+
+
+def test_infinite_loop_is_stopped_by_the_time_limit(reports):
+    report, proc = reports("forever.py", "--max-seconds", "3")
+    assert report["stopped_by"] == "max-seconds"
+    assert report["steps"] == 0
+
+
+def test_step_limit(reports):
+    report, _ = reports("missing_zero_grad.py", "--max-steps", "2")
+    assert report["steps"] == 2 and report["stopped_by"] == "max-steps"
+
+
+def test_arguments_and_working_directory(tmp_path):
+    report, proc = probe(SCRIPTS / "args_and_cwd.py", cwd=tmp_path, args=["--flag", "x y"])
+    assert report["stopped_by"] == "end"
+    assert f"ARGS ['--flag', 'x y'] CWD {tmp_path}" in proc.stderr  # JSON mode: script output on stderr
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
+def test_no_process_survives_workers_forks_or_ignored_sigterm(tmp_path):
+    pids_file = tmp_path / "pids"
+    report, proc = probe(SCRIPTS / "workers_and_fork.py", "--max-steps", "3", "--max-seconds", "60",
+                         args=[str(pids_file)])
+    assert report is not None, proc.stderr
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert len(pids) == 3  # the forked sleeper and two DataLoader workers
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in pids if _alive(p)]
+
+
+def _tree_digest(root):
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        digest.update(str(path.relative_to(root)).encode())
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_probe_never_writes_into_the_users_tree(tmp_path):
+    tree = tmp_path / "project"
+    shutil.copytree(SCRIPTS, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / "helpers.py").write_text("def scale(x):\n    return x * 2\n")
+    (tree / "main.py").write_text("import torch\nfrom helpers import scale\nprint(scale(torch.ones(2)))\n")
+    before = _tree_digest(tree)
+    for script in ("main.py", "tensor_attribute.py", "raises.py"):
+        report, proc = probe(tree / script, cwd=tree)
+        assert report is not None, proc.stderr
+    assert _tree_digest(tree) == before
