@@ -25,6 +25,7 @@ class FileContext:
         self.functions: list[cst.FunctionDef] = []
         self.loops: list[cst.CSTNode] = []
         self.withs: list[cst.With] = []
+        self.top_statement: cst.CSTNode | None = None  # the module-level statement being traversed
 
     # -- shared analyses (lazy) ---------------------------------------------
     @cached_property

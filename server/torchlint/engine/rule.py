@@ -74,6 +74,7 @@ class Report:
     message: str
     fix: NodeFix | None
     alternatives: tuple[NodeFix, ...] = field(default_factory=tuple)
+    top: cst.CSTNode | None = None  # the top-level statement being traversed when reported
 
 
 class Rule:
@@ -117,7 +118,9 @@ class Rule:
         fix: NodeFix | None = None,
         alternatives: tuple[NodeFix, ...] = (),
     ) -> None:
-        self.ctx.reports.append(Report(self, node, message or self.message, fix, tuple(alternatives)))
+        self.ctx.reports.append(
+            Report(self, node, message or self.message, fix, tuple(alternatives), self.ctx.top_statement)
+        )
 
 
 def fix(message: str, *edits) -> NodeFix:

@@ -10,12 +10,12 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchlint.engine import rule as R
 from torchlint.engine.context import FileContext
 from torchlint.engine.flow import LOOPS
-from torchlint.engine.source import SourceError, decode, split_lines
+from torchlint.engine.positions import positions as node_positions
+from torchlint.engine.source import SourceError, decode, nesting_error, split_lines
 from torchlint.engine.walk import traverse
 from torchlint.model import Edit, Finding, Fix, Severity
 
@@ -59,6 +59,9 @@ def _dispatch_table(rule_cls: type[R.Rule]) -> dict[type, list[str]]:
 
 
 def parse(path: str, text: str) -> cst.Module | Finding:
+    too_deep = nesting_error(text)
+    if too_deep is not None:
+        return error_finding(path, too_deep.message, too_deep.line, too_deep.column)
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -99,9 +102,12 @@ def lint_text(path: str, text: str, rules: list[type[R.Rule]]) -> LintResult:
                 errors.append(f"{instance.code}: {type(exc).__name__}: {exc}")
 
     sem = ctx.semantics
+    tops = set(module.body)
 
     def enter(node):
         t = type(node)
+        if node in tops:
+            ctx.top_statement = node
         if t is cst.FunctionDef or t is cst.ClassDef or t is cst.Module:
             ctx.scope = sem.scope_for(node, ctx.scope)
             (ctx.functions if t is cst.FunctionDef else ctx.classes if t is cst.ClassDef else []).append(node)
@@ -137,14 +143,29 @@ def lint_text(path: str, text: str, rules: list[type[R.Rule]]) -> LintResult:
     return LintResult(kept, module, suppressed, errors)
 
 
+def _node_positions(ctx: FileContext, module: cst.Module) -> dict:
+    """Ranges of every node a report or fix mentions (only their statements are generated)."""
+    wanted = [r.node for r in ctx.reports]
+    for r in ctx.reports:
+        for f in (r.fix, *r.alternatives):
+            if f is not None:
+                wanted.extend(getattr(e, "node", None) or e.stmt for e in f.edits)
+    tops = {r.top for r in ctx.reports}
+    if None not in tops:
+        ranges = node_positions(module, tops)
+        if all(n in ranges for n in wanted):
+            return ranges
+    return node_positions(module)  # a rule reported a node outside the statement it was visiting
+
+
 def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> list[Finding]:
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = _node_positions(ctx, module)
     lines = split_lines(text)  # only used for indentation of inserted lines
     statements = None
     if "noqa" in text:
         statements = sorted(
-            (r.start.line, r.end.line)
-            for n, r in positions.items()
+            (start[0], end[0])
+            for n, (start, end) in positions.items()
             if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         )
     out = []
@@ -153,19 +174,20 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
         r = positions.get(rep.node)
         if r is None:
             continue
-        key = (rep.rule.code, r.start.line, r.start.column, rep.message)
+        (line, col), (end_line, end_col) = r
+        key = (rep.rule.code, line, col, rep.message)
         if key in seen:
             continue
         seen.add(key)
-        stmt_line = r.start.line
+        stmt_line = line
         if statements is not None:
-            containing = [s for s, e in statements if s <= r.start.line <= e]
-            stmt_line = max(containing) if containing else r.start.line
+            containing = [s for s, e in statements if s <= line <= e]
+            stmt_line = max(containing) if containing else line
         fix = _to_fix(rep.fix, positions, lines, module) if rep.fix else None
         alternatives = tuple(f for f in (_to_fix(a, positions, lines, module) for a in rep.alternatives) if f)
         out.append(
             Finding(
-                path, r.start.line, r.start.column + 1, r.end.line, r.end.column + 1,
+                path, line, col + 1, end_line, end_col + 1,
                 rep.rule.code, rep.rule.name, rep.message, rep.rule.severity,
                 fix, alternatives, stmt_line,
             )
@@ -177,25 +199,22 @@ def _to_fix(nf: R.NodeFix, positions, lines: list[str], module: cst.Module) -> F
     edits = []
     nl = module.default_newline
     for e in nf.edits:
-        if isinstance(e, R.Replace):
-            r = positions.get(e.node)
-            if r is None:
-                return None
-            content = e.new if isinstance(e.new, str) else module.code_for_node(e.new)
-            edits.append(Edit(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1, content))
-            continue
-        r = positions.get(e.stmt)
+        r = positions.get(e.node if isinstance(e, R.Replace) else e.stmt)
         if r is None:
             return None
-        line = lines[r.start.line - 1] if r.start.line - 1 < len(lines) else ""
-        indent = line[: r.start.column]
+        (line, col), (end_line, end_col) = r
+        if isinstance(e, R.Replace):
+            content = e.new if isinstance(e.new, str) else module.code_for_node(e.new)
+            edits.append(Edit(line, col + 1, end_line, end_col + 1, content))
+            continue
+        indent = lines[line - 1][:col] if line - 1 < len(lines) else ""
         if indent.strip():  # statement shares its line with other code: no line edits
             return None
         if isinstance(e, R.RemoveStatement):
-            edits.append(Edit(r.start.line, 1, r.end.line + 1, 1, ""))
+            edits.append(Edit(line, 1, end_line + 1, 1, ""))
         else:
             content = "".join(indent + part + nl for part in e.code.splitlines())
-            at = r.start.line if isinstance(e, R.InsertBefore) else r.end.line + 1
+            at = line if isinstance(e, R.InsertBefore) else end_line + 1
             edits.append(Edit(at, 1, at, 1, content))
     return Fix(nf.message, tuple(edits))
 
