@@ -70,7 +70,7 @@ def run_job(job: Job) -> FileResult:
         return FileResult(job.path, [error_finding(job.path, "is a directory, not a Python file")])
     except OSError as exc:
         return FileResult(job.path, [error_finding(job.path, f"cannot read file: {exc.strerror or exc}")])
-    if job.mode == "check" and job.cache_dir is not None:
+    if job.mode == "check" and job.cache_dir is not None and not job.path.endswith(".ipynb"):  # cache keeps no cell paths
         store = cache.Cache(Path(job.cache_dir))
         k = cache.key(data, job.codes, job.severity, Path(job.path).suffix)
         hit = store.get(k, job.path)

@@ -113,9 +113,9 @@ async def test_binary_huge_and_unknown_documents_do_not_crash(project):
             )
         )
         assert actions is not None and len(actions) == 0
-        huge = s.open(project / "huge.py", "x = 1\n" * 300_000 + BUGGY)
-        diags = await s.diagnostics(huge, timeout=120)
-        assert [d.code for d in diags] == ["TL101"]
+        huge = s.open(project / "huge.py", BUGGY + "x = 1\n" * 200_000)
+        assert await s.diagnostics(huge) == []  # too large to lint: skipped, not hung on
+        assert any("huge.py: not linted" in m.message for m in s.client.log_messages)
         # still alive and correct afterwards
         u = s.open(project / "train.py", BUGGY)
         assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL101"]

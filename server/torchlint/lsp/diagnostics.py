@@ -14,7 +14,7 @@ from torchlint.lsp.settings import Selection
 from torchlint.model import Finding, Fix, Severity
 
 SOURCE = "torchlint"
-MAX_CHARS = 5_000_000  # beyond this a file is not linted (a log message says so)
+MAX_CHARS = 1_000_000  # beyond this a file is not linted (a log message says so): minutes of CPU otherwise
 SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,

@@ -1,0 +1,137 @@
+"""Code actions, fix-all, hover and commands, applied the way an editor applies them."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from lsprotocol import types
+
+from conftest import BUGGY, FIXED, TENSOR_ATTR, apply, edits_for, session, uri  # noqa: I100
+
+pytestmark = pytest.mark.asyncio
+
+
+def _actions_request(u, diags, only=None):
+    return types.CodeActionParams(
+        types.TextDocumentIdentifier(u), diags[0].range if diags else types.Range(types.Position(0, 0), types.Position(0, 0)),
+        types.CodeActionContext(list(diags), only=only),
+    )
+
+
+async def test_quick_fix_applies_reparses_and_clears(project):
+    async with session(project) as s:
+        u = s.open(project / "train.py", BUGGY)
+        diags = await s.diagnostics(u, lambda d: len(d) == 1)
+        actions = await s.client.text_document_code_action_async(_actions_request(u, diags))
+        fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and a.is_preferred]
+        assert len(fixes) == 1 and "zero_grad" in fixes[0].title
+        new = apply(BUGGY, edits_for(fixes[0].edit, u))
+        assert new == FIXED
+        ast.parse(new)
+        s.change(u, new)
+        assert await s.diagnostics(u, lambda d: len(d) == 0) == []
+
+
+async def test_every_alternative_is_offered_and_parses(project):
+    async with session(project) as s:
+        u = s.open(project / "scale.py", TENSOR_ATTR)
+        diags = await s.diagnostics(u, lambda d: len(d) == 1)
+        assert diags[0].code == "TL201"
+        actions = await s.client.text_document_code_action_async(_actions_request(u, diags))
+        fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")]
+        assert len(fixes) == 2  # register_buffer (preferred) and nn.Parameter
+        assert [a.is_preferred for a in fixes] == [True, False]
+        results = [apply(TENSOR_ATTR, edits_for(a.edit, u)) for a in fixes]
+        assert 'self.register_buffer("scale", torch.ones(16))' in results[0]
+        assert "nn.Parameter(torch.ones(16))" in results[1]
+        for text in results:
+            ast.parse(text)
+            s.change(u, text)
+            assert await s.diagnostics(u, lambda d: len(d) == 0) == []
+
+
+async def test_noqa_action_adds_and_extends(project):
+    text = BUGGY.replace("for x, y in loader:", "for x, y in loader:  # noqa: TL201")
+    async with session(project) as s:
+        u = s.open(project / "train.py", text)
+        diags = await s.diagnostics(u, lambda d: len(d) == 1)
+        actions = await s.client.text_document_code_action_async(_actions_request(u, diags))
+        (noqa,) = [a for a in actions if a.title == "Disable TL101 for this line"]
+        new = apply(text, edits_for(noqa.edit, u))
+        assert "for x, y in loader:  # noqa: TL201, TL101\n" in new
+        s.change(u, new)
+        assert await s.diagnostics(u, lambda d: len(d) == 0) == []
+
+        s.change(u, BUGGY)
+        diags = await s.diagnostics(u, lambda d: len(d) == 1)
+        actions = await s.client.text_document_code_action_async(_actions_request(u, diags))
+        (noqa,) = [a for a in actions if a.title == "Disable TL101 for this line"]
+        assert "for x, y in loader:  # noqa: TL101\n" in apply(BUGGY, edits_for(noqa.edit, u))
+
+
+async def test_fix_all_is_one_edit_of_every_safe_fix(project):
+    text = BUGGY + 'sd = torch.load("m.pt")\n'
+    async with session(project) as s:
+        u = s.open(project / "train.py", text)
+        await s.diagnostics(u, lambda d: len(d) == 2)
+        actions = await s.client.text_document_code_action_async(
+            _actions_request(u, [], only=[types.CodeActionKind.SourceFixAll])
+        )
+        (fix_all,) = actions
+        assert fix_all.kind == "source.fixAll.torchlint"
+        edits = edits_for(fix_all.edit, u)
+        assert len(edits) == 1
+        new = apply(text, edits)
+        assert new == FIXED + 'sd = torch.load("m.pt", weights_only=True)\n'
+        s.change(u, new)
+        assert await s.diagnostics(u, lambda d: len(d) == 0) == []
+
+
+async def test_hover_on_noqa_code_shows_rule_docs(project):
+    text = "x = 1  # noqa: TL201, TL101\n"
+    async with session(project) as s:
+        u = s.open(project / "a.py", text)
+        await s.diagnostics(u)
+        col = text.index("TL101") + 2
+        hover = await s.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(u), types.Position(0, col)))
+        assert hover.contents.value.startswith("# TL101 missing-zero-grad")
+        assert hover.range == types.Range(types.Position(0, text.index("TL101")), types.Position(0, text.index("TL101") + 5))
+        none = await s.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(u), types.Position(0, 1)))
+        assert none is None
+
+
+async def test_commands_rule_docs_apply_fixes_and_probe(project):
+    async with session(project) as s:
+        docs = await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.showRuleDocs", ["tl601"]))
+        assert docs["code"] == "TL601" and docs["markdown"].startswith("# TL601")
+        with pytest.raises(Exception, match="unknown rule 'TL999'"):
+            await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.showRuleDocs", ["TL999"]))
+
+        applied = []
+
+        @s.client.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(params: types.ApplyWorkspaceEditParams):
+            applied.append(params.edit)
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        u = s.open(project / "train.py", BUGGY)
+        await s.diagnostics(u, lambda d: len(d) == 1)
+        result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.applyAllFixes", [u]))
+        assert result == {"applied": 1}
+        assert apply(BUGGY, edits_for(applied[0], u)) == FIXED
+
+
+async def test_workspace_lint_reports_progress_and_publishes_closed_files(project):
+    (project / "pkg").mkdir()
+    (project / "pkg" / "train.py").write_text(BUGGY)
+    (project / "pkg" / "clean.py").write_text(FIXED)
+    (project / "load.py").write_text('import torch\nsd = torch.load("m.pt")\n')
+    async with session(project) as s:
+        result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.lintWorkspace", []))
+        assert result == {"files": 3, "findings": 2, "cancelled": False}
+        train = s.client.diagnostics[uri(project / "pkg" / "train.py")]
+        assert [d.code for d in train] == ["TL101"]
+        (token, reports), = s.client.progress_reports.items()
+        assert [r.kind for r in reports][0] == "begin" and reports[-1].kind == "end"
+        assert any(getattr(r, "percentage", None) == 100 for r in reports)
