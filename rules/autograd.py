@@ -574,7 +574,8 @@ class InferenceWithoutNoGrad(Rule):
     what = (
         "Flags an evaluation or inference loop — after `model.eval()`, or in a function named like "
         "validate/evaluate/predict/test that never calls `backward()` — that calls the model outside "
-        "`torch.no_grad()`, `torch.inference_mode()` or a function decorated with either."
+        "`torch.no_grad()`, `torch.inference_mode()` or a function decorated with either. Test files "
+        "(`test_*.py`, `tests/`) are not checked."
     )
     why = (
         "`model.eval()` changes dropout and batch-norm; it does not turn autograd off. Every forward "
@@ -686,7 +687,7 @@ class Trainer:
 
     def _check(self, loop) -> None:
         ctx = self.ctx
-        if ctx.under_call(*GRAD_MODE):
+        if ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):  # tests: memory is not the point
             return
         body = body_of(ctx)
         if body.index(loop) is None or not self._evaluates(loop, body):
@@ -711,9 +712,7 @@ class Trainer:
         if any(e.kind is Ev.EVAL and e.depth == 0 for e in events) and not any(e.kind is Ev.TRAIN for e in events):
             return True
         fn = self.ctx.current_function
-        if fn is None or not _EVAL_NAME.search(fn.name.value) or body.backwards:
-            return False
-        return not (fn.name.value.startswith("test_") and is_test_file(self.ctx.path))
+        return fn is not None and bool(_EVAL_NAME.search(fn.name.value)) and not body.backwards
 
     def _wrap(self, loop):
         ctx = self.ctx

@@ -30,6 +30,7 @@ GRAD_MODE = NO_GRAD | {"torch.enable_grad", "torch.set_grad_enabled", "torch.aut
 # Calls whose result never carries the graph of their receiver.
 _CUTS = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "data_ptr", "stride", "element_size"})
 _CUT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "ndim", "requires_grad", "is_leaf"})
+_BUILTIN_CUTS = frozenset({"float", "int", "round", "str", "len", "print", "bool"})
 _MOVES = frozenset({"cuda", "to", "double", "half", "bfloat16"})
 TENSOR_OPS = frozenset(
     "add sub mul div matmul mm bmm pow exp log sqrt abs neg sum mean prod norm max min amax amin clamp "
@@ -174,9 +175,9 @@ class Body:
                 value = cst.BinaryOperation(left=small.target, operator=cst.Add(), right=small.value)
                 self._def(name, value, index, stmt, loops, no_grad)
         elif isinstance(small, cst.Return) and small.value is not None:
-            self.consumed.update(_names(small.value, deep=True))
+            self.consumed.update(_names(small.value, deep=False))
         elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.Yield, cst.Await)):
-            self.consumed.update(_names(small.value, deep=True))
+            self.consumed.update(_names(small.value, deep=False))
 
     def _assign(self, target, value, index, stmt, loops, no_grad) -> None:
         if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
@@ -397,6 +398,8 @@ def _uncut(expr, cut: bool = True):
         if cut and isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _CUTS:
             continue
         if cut and isinstance(n, cst.Attribute) and n.attr.value in _CUT_ATTRS:
+            continue
+        if cut and isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in _BUILTIN_CUTS:
             continue
         yield n
         if isinstance(n, cst.Attribute):
