@@ -11,12 +11,18 @@ from torchlint.model import Severity
 DATALOADER = "torch.utils.data.DataLoader"
 
 
+_ERRORS = {
+    "sampler": "sampler option is mutually exclusive with shuffle",
+    "batch_sampler": "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last",
+}
+
+
 class DataLoaderShuffleWithSampler(Rule):
     code = "TL404"
     name = "dataloader-shuffle-with-sampler"
     message = (
-        "`shuffle=True` together with `{other}=` raises `ValueError: sampler option is mutually exclusive "
-        "with shuffle`; the sampler decides the order — drop `shuffle`"
+        "`shuffle=True` together with `{other}=` raises `ValueError: {error}`; the sampler decides the "
+        "order — drop `shuffle`"
     )
     severity = Severity.ERROR
     summary = "DataLoader(shuffle=True, sampler=...)"
@@ -67,7 +73,7 @@ loader = DataLoader(dataset, batch_size=32, sampler=DistributedSampler(dataset))
                 edit = None
                 if shuffle.keyword is not None:
                     edit = fix("Drop `shuffle=True`", Replace(node, without_arg(node, shuffle)))
-                self.report(shuffle, self.message.format(other=name), fix=edit)
+                self.report(shuffle, self.message.format(other=name, error=_ERRORS[name]), fix=edit)
                 return
 
 

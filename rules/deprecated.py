@@ -468,6 +468,10 @@ class Clipped(nn.Module):
             return True
         if isinstance(recv, cst.Name) and recv.value in self.params:
             return True
+        fn = self.ctx.current_function
+        if isinstance(recv, cst.Name) and fn is not None and fn.name.value == "forward" and self.ctx.in_module_class:
+            if recv.value in {p.name.value for p in fn.params.params[1:]}:
+                return True  # forward's inputs are tensors
         return bool(self.ctx.kind(recv) & (Kind.TENSOR | Kind.LOSS)) and not self.ctx.kind(recv) & Kind.BATCH
 
     def _exempt(self) -> bool:

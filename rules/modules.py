@@ -351,14 +351,16 @@ class M(nn.Module):
     def _report(self, node: cst.Assign, attr: str, what: str, kind: str, value) -> None:
         container = (_PARAM_CONTAINERS if what == "parameter" else _CONTAINERS)[kind]
         nn = _nn_name(self.ctx)
-        inner = self.ctx.module.code_for_node(value)
-        if isinstance(value, cst.Tuple):
-            inner = f"[{inner[1:-1]}]" if inner.startswith("(") else f"[{inner}]"
+        code = self.ctx.module.code_for_node
+        inner = code(value)
+        if isinstance(value, cst.Tuple):  # a tuple's parentheses lie outside its position: rewrite the statement
+            inner = "[" + ", ".join(code(e.value) for e in value.elements) + "]"
         new = f"{nn}.{container}()" if not _container_items(value) else f"{nn}.{container}({inner})"
+        target = code(node.targets[0].target)
         self.report(
             node,
             self.message.format(attr=attr, what=f"{what}s", kind=kind, container=container),
-            fix=fix(f"Wrap in `nn.{container}`", Replace(value, new)),
+            fix=fix(f"Wrap in `nn.{container}`", Replace(node, f"{target} = {new}")),
         )
 
 
