@@ -44,22 +44,40 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
     vscode.commands.registerCommand('torchlint.runProbeOnFile', async () => {
       const editor = pythonEditor();
       const client = editor && running();
-      if (!editor || !client) return;
+      if (!editor || !client) return undefined;
       if (!vscode.workspace.isTrusted) {
         void vscode.window.showWarningMessage('The runtime probe runs your code: trust this workspace first.');
-        return;
+        return undefined;
+      }
+      if (editor.document.uri.scheme !== 'file') {
+        void vscode.window.showInformationMessage('The runtime probe runs scripts saved on disk.');
+        return undefined;
       }
       if (!server.settings(editor.document.uri).probe.enabled) {
-        const enable = 'Enable the Probe';
-        if ((await vscode.window.showWarningMessage('The runtime probe executes this file. Enable it?', enable)) !== enable) return;
+        const enable = 'Enable and Run';
+        const answer = await vscode.window.showWarningMessage(
+          'The runtime probe executes this file for a few training steps. Enable it for this workspace?',
+          { modal: true },
+          enable,
+        );
+        if (answer !== enable) return undefined;
         await vscode.workspace.getConfiguration('torchlint', editor.document.uri).update('probe.enabled', true);
-        await server.notifySettingsChanged();
       }
       await editor.document.save();
-      await client.sendRequest(ExecuteCommandRequest.type, {
-        command: SERVER_RUN_PROBE,
-        arguments: [editor.document.uri.toString()],
-      });
+      const name = editor.document.uri.path.split('/').pop();
+      try {
+        const result = await client.sendRequest(ExecuteCommandRequest.type, {
+          command: SERVER_RUN_PROBE,
+          arguments: [editor.document.uri.toString()],
+        });
+        const count = (result as { observations?: number } | null)?.observations ?? 0;
+        void vscode.window.showInformationMessage(`torchlint probe: ${count} observation${count === 1 ? '' : 's'} in ${name}.`);
+        return result;
+      } catch (err) {
+        log.error(`probe of ${name}: ${err instanceof Error ? err.message : String(err)}`);
+        void vscode.window.showErrorMessage(`torchlint probe: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      }
     }),
   ];
 }

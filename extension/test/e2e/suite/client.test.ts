@@ -62,3 +62,24 @@ suite('Client', () => {
     await diagnosticsWith(uri, 'TL601');
   });
 });
+
+suite('Runtime probe', () => {
+  test('"Run Runtime Probe on This File" runs the script and shows what it saw', async () => {
+    const uri = workspaceUri('probe_target.py');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    await diagnosticsWith(uri, 'TL101');
+    const cfg = vscode.workspace.getConfiguration('torchlint');
+    await cfg.update('probe.enabled', true, vscode.ConfigurationTarget.Workspace);
+    try {
+      const result = await vscode.commands.executeCommand<{ observations: number }>('torchlint.runProbeOnFile');
+      assert.ok(result && result.observations >= 1, `the probe observed something: ${JSON.stringify(result)}`);
+      const seen = await waitFor('a probe diagnostic', () =>
+        vscode.languages.getDiagnostics(uri).find((d) => d.source === 'torchlint-probe'),
+      );
+      assert.match(seen.message, /never cleared/);
+      assert.strictEqual(seen.range.start.line, 10, 'on the opt.step() line');
+    } finally {
+      await cfg.update('probe.enabled', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
+});
