@@ -1,7 +1,7 @@
 """The static/runtime merge: confirmed, not observed, not reached."""
 
 import pytest
-from conftest import SCRIPTS
+from probe_helpers import SCRIPTS
 
 from torchlint.model import Finding, Severity
 from torchlint.probe import merge

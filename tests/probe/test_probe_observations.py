@@ -2,7 +2,7 @@
 
 import jsonschema
 import pytest
-from conftest import SCRIPTS, only
+from probe_helpers import SCRIPTS, only, reports  # noqa: F401 - the fixture
 
 pytest.importorskip("torch")
 

@@ -6,7 +6,7 @@ import shutil
 import time
 
 import pytest
-from conftest import SCRIPTS, probe
+from probe_helpers import SCRIPTS, probe, reports  # noqa: F401 - the fixture
 
 pytest.importorskip("torch")
 

@@ -1,3 +1,5 @@
+"""Helpers for the probe tests: run the CLI on a script and read its JSON report."""
+
 import json
 import os
 import subprocess
@@ -20,6 +22,10 @@ def probe(script, *options, cwd=None, args=()):
     return report, proc
 
 
+def only(report, kind):
+    return [o for o in report["observations"] if o["kind"] == kind]
+
+
 @pytest.fixture(scope="session")
 def reports():
     """Each script probed once per session (the probe starts a fresh interpreter per run)."""
@@ -32,7 +38,3 @@ def reports():
         return cache[key]
 
     return get
-
-
-def only(report, kind):
-    return [o for o in report["observations"] if o["kind"] == kind]
