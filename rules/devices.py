@@ -284,10 +284,25 @@ class _LoopCheck:
 
     def _visible(self, move) -> bool:
         """Can the device expression the model was moved with be written at this loop?"""
-        if move.device is None or self.ctx.current_function is move.function:
+        fn = self.ctx.current_function
+        if move.device is None or fn is move.function:
             return True
         text = dotted(move.device) or ""
-        return move.function is None or text.startswith("self.")
+        if move.function is None or text.startswith("self."):
+            return True
+        # `def train(model, loader, device)`: the same name is bound here too
+        needed = {n.value for n in (move.device, *iter_nodes(move.device)) if isinstance(n, cst.Name)}
+        return fn is not None and needed <= _bound_names(fn)
+
+
+def _bound_names(fn: cst.FunctionDef) -> set[str]:
+    """Parameters of `fn` and names it assigns."""
+    names = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    for stmt in iter_statements(block_statements(fn.body)):
+        for small in small_statements(stmt):
+            if isinstance(small, cst.Assign):
+                names.update(n for t in small.targets for n in _names(t.target))
+    return names
 
 
 class ModulePartiallyMoved(Rule):

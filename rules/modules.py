@@ -11,6 +11,19 @@ from torchlint.engine.walk import block_statements, iter_nodes, iter_statements,
 from torchlint.model import Severity
 
 _INIT_METHODS = frozenset({"__init__", "reset_parameters", "_reset_parameters", "build", "setup"})
+_NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "any", "all"})
+
+
+def _registered_later(fn: cst.FunctionDef, attr: str, ctx) -> bool:
+    """`self.register_buffer("x", self.x)` or `self.x = nn.Parameter(self.x)` elsewhere in the method."""
+    for n in iter_nodes(fn.body):
+        if isinstance(n, cst.Call) and dotted(n.func) in ("self.register_buffer", "self.register_parameter") and n.args:
+            if isinstance(n.args[0].value, cst.SimpleString) and n.args[0].value.evaluated_value == attr:
+                return True
+        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call) and dotted(n.targets[0].target) == f"self.{attr}":
+            if ctx.qualname(n.value.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                return True
+    return False
 
 
 class TensorAttributeNotRegistered(Rule):
@@ -78,6 +91,16 @@ class M(nn.Module):
         self.last = torch.zeros_like(x)
         return x
 """,
+        """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.randn(3, 3)
+        self.w = nn.Parameter(self.w)
+        self.n = torch.tensor([1, 2]).sum().item()
+""",
     ]
     INVALID = [
         Invalid(
@@ -112,6 +135,17 @@ class M(Base):
 """,
             line=8,
         ),
+        Invalid(
+            """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.table = torch.zeros(4, 4).float().to(device)
+""",
+            line=6,
+        ),
     ]
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -123,12 +157,17 @@ class M(Base):
         target = dotted(node.targets[0].target)
         if not target or not target.startswith("self.") or target.count(".") != 1:
             return
-        q = self.ctx.qualname(node.value.func)
-        if q is None or not q.startswith("torch.") or q.rpartition(".")[2] not in TENSOR_FACTORIES:
-            return
-        if q.rpartition(".")[0] != "torch":
+        factory = node.value  # `torch.zeros(3).float().to(device)`: look through the method chain
+        while isinstance(factory.func, cst.Attribute) and isinstance(factory.func.value, cst.Call):
+            if factory.func.attr.value in _NOT_TENSOR_METHODS:
+                return
+            factory = factory.func.value
+        q = self.ctx.qualname(factory.func)
+        if q is None or q.rpartition(".")[0] != "torch" or q.rpartition(".")[2] not in TENSOR_FACTORIES:
             return
         attr = target[5:]
+        if _registered_later(fn, attr, self.ctx):
+            return
         value = self.ctx.module.code_for_node(node.value)
         parameter = self._parameter_name()
         self.report(
@@ -288,6 +327,18 @@ class M(nn.Module):
 """,
             line=6,
         ),
+        Invalid(
+            """\
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        enc = nn.GRU(8, 8)
+        dec = nn.Linear(8, 8)
+        self.parts = [enc, dec]
+""",
+            line=7,
+        ),
     ]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -337,7 +388,10 @@ class M(nn.Module):
             found[target] = (node, target[5:], what, "dict" if isinstance(node.value, cst.Dict) else "list", node.value)
 
     def _element(self, expr: cst.BaseExpression) -> str | None:
-        """'module' / 'parameter' for a constructor call making one, else None."""
+        """'module' / 'parameter' for a constructor call making one (or a local bound to one), else None."""
+        if isinstance(expr, cst.Name) and self.ctx.scope is not None:
+            kind = self.ctx.scope.bindings.get(expr.value, Kind.NONE)
+            return "module" if kind & Kind.MODEL and not kind & Kind.CRITERION else None
         if not isinstance(expr, cst.Call):
             return None
         q = self.ctx.qualname(expr.func)
@@ -444,7 +498,8 @@ class Wrapper(nn.Module):
             return  # super().forward(...), self.forward(...)
         if self.ctx.qualname(recv) is not None or (isinstance(recv, cst.Name) and recv.value in self.ctx.semantics.classes.by_name):
             return  # nn.Linear.forward(self, x): an explicit base-class call
-        if not self.ctx.kind(recv) & Kind.MODEL:
+        submodule = self.ctx.in_module_class and (dotted(recv) or "").count(".") == 1 and dotted(recv).startswith("self.")
+        if not submodule and not self.ctx.kind(recv) & Kind.MODEL:
             return
         text = self.ctx.module.code_for_node(recv)
         self.report(node, self.message.format(recv=text), fix=fix(f"Call `{text}(...)`", Replace(func, recv)))

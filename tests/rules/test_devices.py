@@ -49,6 +49,15 @@ def test_tl301_no_fix_when_device_expression_is_out_of_scope():
     assert f.fix is None
 
 
+def test_tl301_fix_when_the_device_is_a_parameter_of_the_training_function():
+    src = (
+        "def main(device):\n    model.to(device)\n"
+        "def train(model, loader, device):\n    for x in loader:\n        out = model(x)\n"
+    )
+    out = fix_text("m.py", src, [R["TL301"]]).text
+    assert "    for x in loader:\n        x = x.to(device)\n        out = model(x)\n" in out
+
+
 def test_tl302_whole_model_moved_elsewhere_is_fine():
     src = "model = Net()\nmodel.head.to(device)\nmodel = model.to(device)\nout = model(x)\n"
     assert findings(src, "TL302") == []
