@@ -74,7 +74,7 @@ export function readSettings(cfg: ConfigReader, ctx: SettingsContext): Settings 
     probe: {
       enabled: cfg.get<boolean>('probe.enabled', false) === true,
       timeoutSeconds: positive(cfg.get<unknown>('probe.timeoutSeconds', 60), 60),
-      maxSteps: Math.floor(positive(cfg.get<unknown>('probe.maxSteps', 3), 3)),
+      maxSteps: Math.floor(positive(cfg.get<unknown>('probe.maxSteps', 20), 20)),
     },
     trace: TRACES.includes(trace as Trace) ? (trace as Trace) : 'off',
   };

@@ -35,7 +35,7 @@ describe('serverSettings', () => {
       severity: {},
       run: 'onType',
       interpreter: '/py',
-      probe: { enabled: false, timeoutSeconds: 60, maxSteps: 3 },
+      probe: { enabled: false, timeoutSeconds: 60, maxSteps: 20 },
     });
   });
   it('turns severity "off" into an ignore and lintOnChange off into onSave', () => {

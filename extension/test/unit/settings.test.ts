@@ -18,7 +18,7 @@ describe('readSettings', () => {
       severity: {},
       select: [],
       ignore: [],
-      probe: { enabled: false, timeoutSeconds: 60, maxSteps: 3 },
+      probe: { enabled: false, timeoutSeconds: 60, maxSteps: 20 },
       trace: 'off',
     });
   });
