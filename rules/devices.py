@@ -694,8 +694,11 @@ class Pos(nn.Module):
             for el in node.slice:
                 if isinstance(el.slice, cst.Index):
                     self.exempt.add(_factory_of(el.slice.value))
-                    if isinstance(el.slice.value, cst.Name):
-                        self.moved_names.add(el.slice.value.value)
+                    base = el.slice.value  # `x[rows]`, `x[rows.squeeze(-1)]`: an index may stay on the CPU
+                    while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute):
+                        base = base.func.value
+                    if isinstance(base, cst.Name):
+                        self.moved_names.add(base.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._in_forward() and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
