@@ -94,7 +94,8 @@ async def test_hover_on_noqa_code_shows_rule_docs(project):
         u = s.open(project / "a.py", text)
         await s.diagnostics(u)
         col = text.index("TL101") + 2
-        hover = await s.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(u), types.Position(0, col)))
+        doc = types.TextDocumentIdentifier(u)
+        hover = await s.client.text_document_hover_async(types.HoverParams(doc, types.Position(0, col)))
         assert hover.contents.value.startswith("# TL101 missing-zero-grad")
         assert hover.range == types.Range(types.Position(0, text.index("TL101")), types.Position(0, text.index("TL101") + 5))
         none = await s.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(u), types.Position(0, 1)))

@@ -4,7 +4,9 @@ notebooks (server and CLI), and the probe command."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from lsprotocol import types
@@ -12,6 +14,7 @@ from lsprotocol import types
 from conftest import BUGGY, FIXED, PUSH, apply, session, uri  # noqa: I100
 
 pytestmark = pytest.mark.asyncio
+KINDS = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
 LOAD = 'import torch\nsd = torch.load("m.pt")\n'
 
 
@@ -88,8 +91,7 @@ def _notebook(project, cells):
     return nb_uri, cell_uris, types.DidOpenNotebookDocumentParams(
         types.NotebookDocument(
             nb_uri, "jupyter-notebook", 1,
-            [types.NotebookCell(types.NotebookCellKind.Code if kind == "code" else types.NotebookCellKind.Markup, cu)
-             for cu, (kind, _) in zip(cell_uris, cells)],
+            [types.NotebookCell(KINDS[kind], cu) for cu, (kind, _) in zip(cell_uris, cells)],
         ),
         [types.TextDocumentItem(cu, "python" if kind == "code" else "markdown", 1, text)
          for cu, (kind, text) in zip(cell_uris, cells)],
@@ -98,9 +100,11 @@ def _notebook(project, cells):
 
 async def test_notebook_cells_are_one_program(project):
     cells = [
-        ("code", "import torch\n%matplotlib inline\nmodel = torch.nn.Linear(4, 2)\noptimizer = torch.optim.Adam(model.parameters())"),
+        ("code", "import torch\n%matplotlib inline\nmodel = torch.nn.Linear(4, 2)\n"
+                 "optimizer = torch.optim.Adam(model.parameters())"),
         ("markdown", "# Training"),
-        ("code", "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n    loss.backward()\n    optimizer.step()"),
+        ("code", "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n"
+                 "    loss.backward()\n    optimizer.step()"),
     ]
     async with session(project) as s:
         nb_uri, cell_uris, params = _notebook(project, cells)
@@ -153,15 +157,59 @@ def test_cli_checks_notebooks_by_cell(tmp_path, run_cli):
     ast.parse("".join(s for s in fixed["cells"][1]["source"] if not s.startswith("!")))
 
 
-async def test_probe_command_runs_or_says_it_is_unavailable(project):
+TRAIN = """\
+import torch
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [(torch.randn(8, 4), torch.randn(8, 2)) for _ in range(5)]
+for x, y in loader:
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+async def test_probe_command_publishes_runtime_observations(project):
+    pytest.importorskip("torch")
     script = project / "train.py"
-    script.write_text("print('hi')\n")
+    script.write_text(TRAIN)
     async with session(project) as s:
+        u = s.open(script, TRAIN)
+        await s.diagnostics(u, lambda d: len(d) == 1)
+        result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.runProbe", [u]))
+        assert result == {"observations": 1}
+        diags = await s.diagnostics(u, lambda d: len(d) == 2)
+        (probe,) = [d for d in diags if d.source == "torchlint-probe"]
+        assert probe.code == "grads-not-cleared" and probe.range.start.line == 7
+        assert [d.code for d in diags if d.source == "torchlint"] == ["TL101"]  # lint results kept alongside
+        (reports,) = s.client.progress_reports.values()
+        assert reports[0].kind == "begin" and reports[-1].kind == "end"
+
+
+def _running(marker: str) -> bool:
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
-            result = await s.client.workspace_execute_command_async(
-                types.ExecuteCommandParams("torchlint.runProbe", [uri(script)])
-            )
-        except Exception as exc:  # the probe CLI is built separately; without it the error must say so
-            assert "probe not available" in str(exc)
-        else:
-            assert isinstance(result["observations"], int)
+            if marker in cmdline.read_bytes().decode("utf-8", "replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc to find leftover processes")
+async def test_probe_cancel_stops_the_script(project):
+    pytest.importorskip("torch")
+    script = project / "forever_7f3a.py"
+    script.write_text("import torch\nwhile True:\n    torch.randn(4).sum()\n")
+    async with session(project) as s:
+        command = asyncio.ensure_future(
+            s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.runProbe", [uri(script)]))
+        )
+        while not s.client.progress_reports or not _running(str(script)):
+            await asyncio.sleep(0.1)
+        (token,) = s.client.progress_reports
+        s.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token))
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(command, 60)
+        while _running(str(script)):  # the script's whole process tree goes away
+            await asyncio.sleep(0.1)

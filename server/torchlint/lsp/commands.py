@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 import uuid
 from pathlib import Path
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 
 from torchlint.config import ConfigError, ConfigResolver
 from torchlint.lsp import diagnostics, edits
@@ -33,6 +35,7 @@ class WorkDone:
 
     def __init__(self, ls: TorchlintServer, title: str) -> None:
         self.ls, self.title, self.token = ls, title, None
+        self.request = ls.protocol.msg_id  # the executeCommand request this work answers
 
     async def __aenter__(self) -> "WorkDone":
         window = self.ls.client_capabilities.window
@@ -41,7 +44,8 @@ class WorkDone:
             try:
                 await self.ls.work_done_progress.create_async(token)
                 self.token = token
-                self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(self.title, cancellable=True, percentage=0))
+                begin = types.WorkDoneProgressBegin(self.title, cancellable=True, percentage=0)
+                self.ls.work_done_progress.begin(token, begin)
             except Exception:
                 self.token = None
         return self
@@ -52,12 +56,20 @@ class WorkDone:
 
     @property
     def cancelled(self) -> bool:
+        """The user cancelled the progress, or the client sent $/cancelRequest.
+
+        pygls forgets a request when it is cancelled but does not stop a
+        coroutine command that is already running, so we watch for that here.
+        """
         fut = self.ls.work_done_progress.tokens.get(self.token) if self.token else None
-        return bool(fut and fut.cancelled())
+        if fut is not None and fut.cancelled():
+            return True
+        return self.request is not None and self.request not in self.ls.protocol._request_futures
 
     async def __aexit__(self, *exc) -> None:
         if self.token is not None:
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message="cancelled" if self.cancelled else "done"))
+            end = types.WorkDoneProgressEnd(message="cancelled" if self.cancelled else "done")
+            self.ls.work_done_progress.end(self.token, end)
             self.ls.work_done_progress.tokens.pop(self.token, None)
 
 
@@ -190,32 +202,48 @@ def _to_diagnostics(result, severity: dict) -> dict[str, list[types.Diagnostic]]
 
 
 async def _probe(python: str, path: str, progress: WorkDone) -> str:
+    """Run `torchlint probe` (this torchlint; the script runs under `python`) and return its JSON.
+
+    On cancellation the probe gets SIGINT, which makes it kill the script's whole
+    process tree before exiting; SIGKILL follows if it does not exit promptly.
+    """
     try:
         proc = await asyncio.create_subprocess_exec(
-            python, "-m", "torchlint", "probe", path, "--output-format", "json",
+            sys.executable, "-m", "torchlint", "probe", path, "--output-format", "json", "--python", python,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=os.path.dirname(path),
         )
     except OSError as exc:
-        raise invalid(f"cannot run {python}: {exc.strerror or exc}") from None
+        raise invalid(f"cannot start the probe: {exc.strerror or exc}") from None
     progress.report("running the script under the probe")
     communicate = asyncio.ensure_future(proc.communicate())
     try:
         while not communicate.done():
             if progress.cancelled:
-                raise asyncio.CancelledError
+                raise JsonRpcRequestCancelled("probe cancelled; the script was stopped")
             await asyncio.wait({communicate}, timeout=0.2)
-    except asyncio.CancelledError:
-        proc.kill()
-        await proc.wait()
+    except (asyncio.CancelledError, JsonRpcRequestCancelled):
+        await _stop(proc)
         communicate.cancel()
         raise
     stdout, stderr = communicate.result()
     err = stderr.decode("utf-8", "replace")
-    if "No module named" in err and "torchlint" in err or "invalid choice" in err:
-        raise invalid(f"probe not available: `{python} -m torchlint probe` does not exist in this environment")
+    if "No module named" in err and "torchlint.probe" in err:
+        raise invalid("probe not available: this torchlint has no `torchlint probe`")
     if proc.returncode not in (0, 1):
-        raise invalid(f"probe failed (exit {proc.returncode}): {err.strip()[-2000:]}")
+        lines = [ln for ln in err.splitlines() if ln.startswith("torchlint probe: error")] or err.splitlines()[-5:]
+        raise invalid(f"probe failed (exit {proc.returncode}): {' '.join(lines)[-2000:]}")
     return stdout.decode("utf-8", "replace")
+
+
+async def _stop(proc) -> None:
+    if proc.returncode is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        await asyncio.wait_for(proc.wait(), 15)
+    except asyncio.TimeoutError:
+        proc.kill()
+        await proc.wait()
 
 
 def _probe_diagnostics(out: str, path: str) -> list[types.Diagnostic]:
@@ -224,7 +252,7 @@ def _probe_diagnostics(out: str, path: str) -> list[types.Diagnostic]:
         data = json.loads(out or "[]")
     except ValueError:
         raise invalid("probe printed something that is not JSON") from None
-    items = data.get("observations", data.get("findings", [])) if isinstance(data, dict) else data
+    items = data.get("observations", []) if isinstance(data, dict) else data
     diags = []
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict) or "message" not in item:
@@ -237,6 +265,10 @@ def _probe_diagnostics(out: str, path: str) -> list[types.Diagnostic]:
         level = {"error": types.DiagnosticSeverity.Error, "info": types.DiagnosticSeverity.Information}.get(
             item.get("severity"), types.DiagnosticSeverity.Warning
         )
-        rng = types.Range(types.Position(line, col), types.Position(line, col))
-        diags.append(types.Diagnostic(rng, str(item["message"]), severity=level, code=item.get("code"), source=PROBE_SOURCE))
+        rng = types.Range(types.Position(line, col), types.Position(line, 10_000))  # the whole line
+        message = str(item["message"])
+        if item.get("count"):
+            message += f" (seen at runtime in {item['count']} step{'s' if item['count'] != 1 else ''})"
+        code = item.get("code") or item.get("kind")
+        diags.append(types.Diagnostic(rng, message, severity=level, code=code, source=PROBE_SOURCE))
     return diags

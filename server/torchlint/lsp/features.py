@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -119,7 +120,10 @@ def register(ls: TorchlintServer) -> None:  # noqa: C901 - one closure per LSP m
 
     # --- pull diagnostics -------------------------------------------------------------
 
-    @ls.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(identifier="torchlint", inter_file_dependencies=False, workspace_diagnostics=False))
+    @ls.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier="torchlint", inter_file_dependencies=False, workspace_diagnostics=False),
+    )
     async def pull(params: types.DocumentDiagnosticParams):
         uri = unquote(params.text_document.uri)
         key = ls.owner(uri)
@@ -128,7 +132,10 @@ def register(ls: TorchlintServer) -> None:  # noqa: C901 - one closure per LSP m
         generation = ls.generations.get(key) or ls.touch(key)
         published = ls.results.get(key)
         if published is None or published.generation != generation:
-            published = await ls.schedule(key, 0)
+            task = ls.pending.get(key)
+            if task is None or task.done() or ls.pending_generation.get(key) != generation:
+                task = ls.schedule(key, 0)
+            published = await asyncio.shield(task)  # one lint serves every cell's pull; a cancelled pull keeps it
         if published is None or ls.generations.get(key) != published.generation:
             raise cancelled("the document changed while it was being linted")
         return types.RelatedFullDocumentDiagnosticReport(
@@ -246,4 +253,3 @@ def register(ls: TorchlintServer) -> None:  # noqa: C901 - one closure per LSP m
 def _wants(only, kind: str) -> bool:
     """Whether a code action request restricted to `only` kinds includes `kind`."""
     return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
-

@@ -47,6 +47,18 @@ class Protocol(LanguageServerProtocol):
 
         return unquote(uri) in self.workspace.text_documents
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls' shutdown, minus its bug: cancelling futures while iterating the dict they leave."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
         if not self._known(params.text_document.uri):

@@ -17,12 +17,12 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
 
 from torchlint import __version__
 from torchlint.config import ConfigResolver
-from torchlint.lsp import diagnostics, edits
+from torchlint.lsp import diagnostics
 from torchlint.lsp.documents import Snapshot, notebook_snapshot, text_snapshot
 from torchlint.lsp.protocol import Protocol
 from torchlint.lsp.settings import ClientSettings, Selection, select
@@ -62,6 +62,7 @@ class TorchlintServer(LanguageServer):
         self.generations: dict[str, int] = {}
         self._counter = itertools.count(1)
         self.pending: dict[str, asyncio.Task] = {}
+        self.pending_generation: dict[str, int | None] = {}  # the generation each pending lint was asked for
         self.results: dict[str, Published] = {}
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic)
         self.shown: set[str] = set()  # error messages already shown once
@@ -138,6 +139,7 @@ class TorchlintServer(LanguageServer):
             old.cancel()
         task = asyncio.ensure_future(self._lint_later(key, delay))
         self.pending[key] = task
+        self.pending_generation[key] = self.generations.get(key)
         return task
 
     async def _lint_later(self, key: str, delay: float) -> Published | None:
@@ -205,6 +207,8 @@ class TorchlintServer(LanguageServer):
 
     def report_server_error(self, error, source) -> None:
         """Log instead of popping up: the user cannot act on a protocol hiccup."""
+        if isinstance(error, JsonRpcRequestCancelled):
+            return  # the user asked for it
         log.error("%s: %s", getattr(source, "__name__", source), error)
         try:
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, f"torchlint server: {error}"))
