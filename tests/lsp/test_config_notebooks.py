@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,13 @@ async def test_pyproject_config_and_reload(project):
         )
         diags = await s.diagnostics(u, lambda d: len(d) == 2)
         assert sorted(d.code for d in diags) == ["TL101", "TL601"]
+
+        # a client that watches no files (Neovim 0.7): the next lint notices the change itself
+        config = project / "pyproject.toml"
+        config.write_text('[tool.torchlint]\nselect = ["TL601"]\n')
+        os.utime(config, (config.stat().st_atime, config.stat().st_mtime + 5))
+        s.change(u, BUGGY + LOAD + "\n")
+        assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL601"]
 
 
 async def test_client_settings_select_severity_and_on_save(project):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,7 @@ class TorchlintServer(LanguageServer):
         self.results: dict[str, Published] = {}
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic)
         self.shown: set[str] = set()  # error messages already shown once
+        self.config_mtimes: dict[str, float | None] = {}  # config files read, and their mtime then
         self.probe: dict[str, list[types.Diagnostic]] = {}  # the last probe run's observations per URI
 
     # --- documents --------------------------------------------------------
@@ -126,11 +128,11 @@ class TorchlintServer(LanguageServer):
     def selection(self, snap: Snapshot) -> Selection:
         return select(self.resolver, self.client, snap.path)
 
-    def _lint_sync(self, snap: Snapshot) -> tuple[dict[str, list[types.Diagnostic]], str | None]:
+    def _lint_sync(self, snap: Snapshot) -> tuple[dict[str, list[types.Diagnostic]], Selection | None]:
         if not self.client.enable:
             return {p.uri: [] for p in snap.parts}, None
         sel = self.selection(snap)
-        return diagnostics.lint(snap, sel), sel.config_error
+        return diagnostics.lint(snap, sel), sel
 
     def schedule(self, key: str, delay: float = DEBOUNCE) -> asyncio.Task:
         """Lint `key` after `delay`; replaces any lint still waiting for the same document."""
@@ -145,6 +147,9 @@ class TorchlintServer(LanguageServer):
     async def _lint_later(self, key: str, delay: float) -> Published | None:
         if delay:
             await asyncio.sleep(delay)
+        if self.config_changed():
+            self.reload_config()  # re-schedules every open document, this one included
+            return None
         snap = self.snapshot(key)
         if snap is None:
             return None
@@ -155,15 +160,17 @@ class TorchlintServer(LanguageServer):
             self.log_once(f"{snap.path}: not linted: larger than {diagnostics.MAX_CHARS} characters", types.MessageType.Info)
         loop = asyncio.get_running_loop()
         try:
-            result, config_error = await loop.run_in_executor(self.lint_pool, self._lint_sync, snap)
+            result, sel = await loop.run_in_executor(self.lint_pool, self._lint_sync, snap)
         except Exception as exc:  # a bug in a rule or the engine: report it, keep serving
             log.exception("lint failed for %s", key)
             self.log_once(f"torchlint failed on {snap.path}: {type(exc).__name__}: {exc}", types.MessageType.Error)
             return None
         if self.generations.get(key) != snap.generation or not self.is_open(key):
             return None  # the document changed (or closed) meanwhile: never publish stale results
-        if config_error:
-            self.show_once(f"torchlint: {config_error}", types.MessageType.Error)
+        if sel is not None and sel.config_error:
+            self.show_once(f"torchlint: {sel.config_error}", types.MessageType.Error)
+        if sel is not None and sel.source and sel.source not in self.config_mtimes:
+            self.config_mtimes[sel.source] = _mtime(sel.source)
         published = Published(snap.generation, result)
         self.results[key] = published
         if not self.pull:
@@ -237,7 +244,12 @@ class TorchlintServer(LanguageServer):
         if result and result[0] is not None:
             self.apply_client_settings(result[0])
 
+    def config_changed(self) -> bool:
+        """A config file we read has changed on disk (for clients that do not watch files)."""
+        return any(_mtime(path) != seen for path, seen in self.config_mtimes.items())
+
     def reload_config(self) -> None:
+        self.config_mtimes.clear()
         self._resolver = None
         self.shown = {m for m in self.shown if not m.startswith("torchlint: ")}
         self.relint_all()
@@ -258,6 +270,13 @@ class TorchlintServer(LanguageServer):
 
     def lint_on_change(self) -> bool:
         return self.client.run == "onType"
+
+
+def _mtime(path: str) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
 
 
 def is_config(uri: str) -> bool:

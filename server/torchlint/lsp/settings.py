@@ -85,6 +85,7 @@ class Selection:
     rules: tuple
     severity: dict
     config_error: str | None = None  # the config file is broken: nothing is linted
+    source: str | None = None  # the config file the settings came from
 
 
 def select(resolver: ConfigResolver, client: ClientSettings, path: str) -> Selection:
@@ -102,4 +103,4 @@ def select(resolver: ConfigResolver, client: ClientSettings, path: str) -> Selec
         rel = None
     catalogue = rules()
     codes = effective.enabled_codes(list(catalogue), rel)
-    return Selection(tuple(catalogue[c] for c in codes), {**settings.severity, **client.severity})
+    return Selection(tuple(catalogue[c] for c in codes), {**settings.severity, **client.severity}, None, settings.source)
