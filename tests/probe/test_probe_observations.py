@@ -124,6 +124,7 @@ def test_implicit_copy_ignores_contiguous_reshape_and_matching_formats(reports):
 
 @pytest.mark.parametrize("script", [
     "device_clean.py", "buffer_clean.py", "grad_accumulation_clean.py", "eval_mode_clean.py",
+    "zero_grad_in_place_clean.py",
 ])
 def test_clean_look_alike_is_silent(reports, script):
     report, proc = reports(script)

@@ -31,6 +31,14 @@ def test_exception_is_reported_at_the_user_line(reports):
     assert "ValueError: corrupt batch 2" in proc.stderr  # the script's traceback goes to stderr
 
 
+def test_a_process_that_dies_without_raising_is_reported(reports):
+    report, proc = reports("dies.py")
+    assert report["stopped_by"] == "exception"
+    assert report["exception"]["type"] == "ProcessDied"
+    assert report["exception"]["message"] == "exit status 7"
+    assert report["steps"] >= 1  # what the last checkpoint saw
+
+
 def test_infinite_loop_is_stopped_by_the_time_limit(reports):
     report, proc = reports("forever.py", "--max-seconds", "3")
     assert report["stopped_by"] == "max-seconds"

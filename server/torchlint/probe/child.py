@@ -49,7 +49,11 @@ def main(argv: list[str]) -> int:
         "exception": None, "observations": [], "executed_lines": [], "error": None,
     }
     sys.argv = [script, *request["args"]]
-    sys.path[0:0] = [os.path.dirname(script)]
+    # Like `python script.py`: the script's directory first, not the working directory `-c` put there.
+    if sys.path and sys.path[0] == "":
+        sys.path[0] = os.path.dirname(script)
+    else:
+        sys.path.insert(0, os.path.dirname(script))
     try:
         import torch  # noqa: F401 - the probe needs it; the user's script will import it anyway
     except ImportError as exc:
@@ -78,7 +82,7 @@ def main(argv: list[str]) -> int:
         now = time.monotonic()
         if os.getpid() == pid and now - last[0] > 0.5:
             last[0] = now
-            _write(out_path, snapshot("max-seconds"))
+            _write(out_path, {**snapshot("max-seconds"), "partial": True})
 
     def on_alarm(signum, frame):
         from torchlint.probe.training import Stop

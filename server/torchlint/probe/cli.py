@@ -55,7 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         python=args.python, kill_after=args.kill_after, cwd=os.getcwd(),
     )
     # In JSON mode stdout carries only the report; the script's output goes to stderr.
-    outcome = launch.run(request, stdout=sys.stderr.fileno() if args.output_format == "json" else None)
+    try:
+        outcome = launch.run(request, stdout=sys.stderr.fileno() if args.output_format == "json" else None)
+    except KeyboardInterrupt:  # the script's process tree is already gone (launch kills it on the way out)
+        return 130
     result = outcome.result
     if result is None:
         print(f"torchlint probe: error: the script's process ended without a report (exit status "
@@ -67,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     if outcome.killed:
         result["stopped_by"] = "max-seconds"
+    elif result.get("partial"):  # the child died between checkpoints (a crash, a signal, os._exit)
+        result["stopped_by"] = "exception"
+        result["exception"] = {"type": "ProcessDied", "message": f"exit status {outcome.returncode}",
+                               "path": None, "line": None}
     report = build_report(script, result)
     sys.stdout.write(render.to_json(report) if args.output_format == "json" else render.to_text(report))
     return EXIT_OBSERVED if report["observations"] else EXIT_CLEAN

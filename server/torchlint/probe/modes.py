@@ -59,10 +59,6 @@ def _mutates(func, cache: dict = {}) -> bool:  # noqa: B006 - a per-op memo
     return hit
 
 
-def describe(t: Tensor) -> str:
-    return f"{tuple(t.shape)}"
-
-
 class State:
     """Shared by both modes and the hooks; `busy` makes the probe's own tensor work invisible."""
 
@@ -398,6 +394,6 @@ class DispatchMode(TorchDispatchMode):
                 "memory-format-mismatch",
                 s.attributor.site(),
                 f"convolution input is {lx} but its weight is {lw}: PyTorch converts one of them on every call",
-                {"op": str(args and "convolution"), "shapes": [list(x.shape), list(w.shape)],
+                {"op": "convolution", "shapes": [list(x.shape), list(w.shape)],
                  "strides": [list(x.stride()), list(w.stride())], "formats": [lx, lw]},
             )

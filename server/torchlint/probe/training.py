@@ -89,15 +89,20 @@ class TrainingChecks:
 
     def _wrap(self, owner, name, before) -> None:
         original = owner.__dict__[name]
+        depth = [0]  # `train()` recurses into children: record the outermost call only
 
         def wrapper(this, *args, **kwargs):
-            if not self.s.busy:
+            if not self.s.busy and not depth[0]:
                 self.s.busy += 1
                 try:
                     before(this, *args, **kwargs)
                 finally:
                     self.s.busy -= 1
-            return original(this, *args, **kwargs)
+            depth[0] += 1
+            try:
+                return original(this, *args, **kwargs)
+            finally:
+                depth[0] -= 1
 
         wrapper.__wrapped__ = original
         setattr(owner, name, wrapper)
