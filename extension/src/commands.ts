@@ -10,6 +10,7 @@ import type { ServerController } from './server';
 /** The server's commands that act on one document (its `executeCommandProvider`). */
 export const SERVER_RUN_PROBE = 'torchlint.runProbe';
 export const SERVER_APPLY_ALL_FIXES = 'torchlint.applyAllFixes';
+export const SERVER_RULE_DOCS = 'torchlint.showRuleDocs';
 
 export function registerCommands(server: ServerController, log: vscode.LogOutputChannel): vscode.Disposable[] {
   const running = () => {
@@ -40,6 +41,24 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
         command: SERVER_APPLY_ALL_FIXES,
         arguments: [editor.document.uri.toString()],
       });
+    }),
+    vscode.commands.registerCommand('torchlint.showRuleDocumentation', async (code?: string) => {
+      const client = running();
+      if (!client) return undefined;
+      const chosen = code ?? (await pickRuleCode());
+      if (!chosen) return undefined;
+      try {
+        const docs = (await client.sendRequest(ExecuteCommandRequest.type, {
+          command: SERVER_RULE_DOCS,
+          arguments: [chosen],
+        })) as { markdown: string };
+        const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: docs.markdown });
+        await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+        return doc;
+      } catch (err) {
+        void vscode.window.showErrorMessage(`torchlint: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      }
     }),
     vscode.commands.registerCommand('torchlint.runProbeOnFile', async () => {
       const editor = pythonEditor();
@@ -80,4 +99,17 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
       }
     }),
   ];
+}
+
+/** The code of the torchlint finding under the cursor, else a pick among the file's, else typed in. */
+async function pickRuleCode(): Promise<string | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  const found = editor
+    ? vscode.languages.getDiagnostics(editor.document.uri).filter((d) => d.source === 'torchlint')
+    : [];
+  const here = found.filter((d) => editor && d.range.contains(editor.selection.active));
+  const codes = [...new Set((here.length > 0 ? here : found).map((d) => String(typeof d.code === 'object' ? d.code.value : d.code)))];
+  if (codes.length === 1 && here.length > 0) return codes[0];
+  if (codes.length > 0) return vscode.window.showQuickPick(codes.sort(), { placeHolder: 'Which rule?' });
+  return vscode.window.showInputBox({ prompt: 'Rule code', placeHolder: 'TL101' });
 }

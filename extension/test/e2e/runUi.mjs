@@ -50,6 +50,7 @@ try {
   server = await startCodeServer(entry, profile, path.join(outDir, 'code-server.log'));
   browser = await launchBrowser(root);
   page = browser.pages()[0] ?? (await browser.newPage());
+  page.setDefaultTimeout(90_000); // a loaded 2-core CI machine is slow to start VS Code
   await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}`);
   await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
 

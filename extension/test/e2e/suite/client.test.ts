@@ -27,6 +27,18 @@ suite('Client', () => {
     await diagnosticsWith(uri, 'TL601');
   });
 
+  test('"Show Rule Documentation" opens the rule of the finding under the cursor', async () => {
+    const uri = workspaceUri('severity.py');
+    const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const [diag] = await diagnosticsWith(uri, 'TL601');
+    editor.selection = new vscode.Selection(diag.range.start, diag.range.start);
+    const doc = await vscode.commands.executeCommand<vscode.TextDocument>('torchlint.showRuleDocumentation');
+    assert.ok(doc, 'a documentation document');
+    assert.strictEqual(doc.languageId, 'markdown');
+    assert.match(doc.getText(), /TL601/);
+    assert.match(doc.getText(), /weights_only/);
+  });
+
   test('switching to the bundled server restarts it, and the bundled server lints', async () => {
     const server = await controller();
     const before = server.client;
@@ -64,7 +76,8 @@ suite('Client', () => {
 });
 
 suite('Runtime probe', () => {
-  test('"Run Runtime Probe on This File" runs the script and shows what it saw', async () => {
+  test('"Run Runtime Probe on This File" runs the script and shows what it saw', async function () {
+    this.timeout(300_000); // starts torch and trains a few steps
     const uri = workspaceUri('probe_target.py');
     await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
     await diagnosticsWith(uri, 'TL101');
