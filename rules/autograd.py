@@ -17,7 +17,7 @@ from torchlint.engine.flow import Ev, exclusive
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertAfter, Invalid, RemoveStatement, Replace, Rule, fix
-from torchlint.engine.walk import iter_nodes, iter_statements, sub_blocks
+from torchlint.engine.walk import iter_nodes, iter_statements
 from torchlint.model import Severity
 
 
@@ -746,11 +746,18 @@ def _indent_of(module: cst.Module, target: cst.BaseStatement) -> str | None:
             return indent
         if not isinstance(stmt, cst.BaseCompoundStatement):
             continue
-        inner = indent
-        if isinstance(stmt.body, cst.IndentedBlock):
-            inner = indent + (stmt.body.indent if stmt.body.indent is not None else module.default_indent)
-        for block in reversed(sub_blocks(stmt)):
-            stack.extend((s, inner) for s in reversed(block))
+        suites = [stmt.body, *(h.body for h in getattr(stmt, "handlers", ())), *(c.body for c in getattr(stmt, "cases", ()))]
+        orelse, final = getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)
+        if isinstance(orelse, cst.If):
+            stack.append((orelse, indent))  # `elif` sits at the `if`'s indentation
+        elif orelse is not None:
+            suites.append(orelse.body)
+        if final is not None:
+            suites.append(final.body)
+        for suite in reversed(suites):
+            if isinstance(suite, cst.IndentedBlock):
+                inner = indent + (suite.indent if suite.indent is not None else module.default_indent)
+                stack.extend((s, inner) for s in reversed(suite.body))
     return None
 
 

@@ -219,6 +219,9 @@ for real in loader:
             if name is None or not self.ctx.kind(c.target) & Kind.OPTIMIZER:
                 return None
             cleared.add(name)
+        stepped = {dotted(s.target) for s in steps if s.target is not None}
+        if len(stepped) < 2 or not stepped & cleared:
+            return None  # one optimizer under two names (`opt = self.opt`) is not a bug
         for s in steps:
             name = dotted(s.target) if s.target is not None else None
             if s.via is None and name and name not in cleared and self.ctx.kind(s.target) & Kind.OPTIMIZER:

@@ -94,7 +94,11 @@ class Body:
         self._graph_memo: dict[Def, bool] = {}
         self._count = 0
         body = node.body if isinstance(node, cst.Module) else block_statements(node.body)
-        self._block(body, (), False, ())
+        decorated = any(
+            ctx.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in NO_GRAD
+            for d in getattr(node, "decorators", ())
+        )
+        self._block(body, (), decorated, ())
 
     # -- reading ------------------------------------------------------------
     def _block(self, stmts, loops, no_grad, path) -> None:
