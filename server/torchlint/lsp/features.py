@@ -20,8 +20,8 @@ def register(ls: TorchlintServer) -> None:  # noqa: C901 - one closure per LSP m
         if not ls.pull:  # advertise pull diagnostics only to clients that pull
             ls.protocol.fm.features.pop(types.TEXT_DOCUMENT_DIAGNOSTIC, None)
         options = params.initialization_options
-        if isinstance(options, dict):
-            ls.apply_client_settings(options.get("settings", options))
+        if isinstance(options, dict):  # {"settings": {...}}, {"torchlint": {...}} (Helix) or the settings themselves
+            ls.apply_client_settings(options.get("settings") or options.get("torchlint") or options)
 
     @ls.feature(types.INITIALIZED)
     async def initialized(params: types.InitializedParams):
