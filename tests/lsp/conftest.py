@@ -123,6 +123,23 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+KINDS = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
+
+
+def notebook_params(project: Path, cells):
+    """didOpen params for a notebook of (kind, text) cells, and its notebook and cell URIs."""
+    nb_uri = uri(project / "nb.ipynb")
+    cell_uris = [f"vscode-notebook-cell:{project}/nb.ipynb#cell{i}" for i in range(len(cells))]
+    return nb_uri, cell_uris, types.DidOpenNotebookDocumentParams(
+        types.NotebookDocument(
+            nb_uri, "jupyter-notebook", 1,
+            [types.NotebookCell(KINDS[kind], cu) for cu, (kind, _) in zip(cell_uris, cells)],
+        ),
+        [types.TextDocumentItem(cu, "python" if kind == "code" else "markdown", 1, text)
+         for cu, (kind, text) in zip(cell_uris, cells)],
+    )
+
+
 def apply(text: str, edits: list[types.TextEdit]) -> str:
     """Apply LSP text edits (UTF-16 positions) the way an editor does."""
     lines = text.split("\n")

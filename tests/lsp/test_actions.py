@@ -7,7 +7,7 @@ import ast
 import pytest
 from lsprotocol import types
 
-from conftest import BUGGY, FIXED, TENSOR_ATTR, apply, edits_for, session, uri  # noqa: I100
+from conftest import BUGGY, FIXED, TENSOR_ATTR, apply, edits_for, notebook_params, session, uri  # noqa: I100
 
 pytestmark = pytest.mark.asyncio
 
@@ -136,3 +136,35 @@ async def test_workspace_lint_reports_progress_and_publishes_closed_files(projec
         (token, reports), = s.client.progress_reports.items()
         assert [r.kind for r in reports][0] == "begin" and reports[-1].kind == "end"
         assert any(getattr(r, "percentage", None) == 100 for r in reports)
+
+
+async def test_quick_fix_lands_right_after_emoji(project):
+    text = 'import torch\nnote = "😀中"; sd = torch.load("m.pt")  # 加载\n'
+    async with session(project) as s:
+        u = s.open(project / "load.py", text)
+        diags = await s.diagnostics(u, lambda d: len(d) == 1)
+        actions = await s.client.text_document_code_action_async(_actions_request(u, diags))
+        fix = next(a for a in actions if a.is_preferred)
+        assert apply(text, edits_for(fix.edit, u)) == text.replace('("m.pt")', '("m.pt", weights_only=True)')
+
+
+async def test_notebook_fix_all_edits_each_cell(project):
+    cells = [
+        ("code", 'import torch\nsd = torch.load("m.pt")\nmodel = torch.nn.Linear(4, 2)\n'
+                 "optimizer = torch.optim.Adam(model.parameters())\n"),
+        ("markdown", "# Train"),
+        ("code", "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n"
+                 "    loss.backward()\n    optimizer.step()\n"),
+    ]
+    async with session(project) as s:
+        nb_uri, cell_uris, params = notebook_params(project, cells)
+        s.client.notebook_document_did_open(params)
+        await s.diagnostics(cell_uris[2], lambda d: len(d) == 1)
+        (fix_all,) = await s.client.text_document_code_action_async(
+            _actions_request(cell_uris[0], [], only=["source.fixAll.torchlint"])
+        )
+        changed = {uri: apply(cells[i][1], edits_for(fix_all.edit, uri)) for i, uri in enumerate(cell_uris)
+                   if edits_for(fix_all.edit, uri)}
+        assert sorted(changed) == [cell_uris[0], cell_uris[2]]
+        assert 'torch.load("m.pt", weights_only=True)' in changed[cell_uris[0]]
+        assert changed[cell_uris[2]].startswith("for x, y in loader:\n    optimizer.zero_grad()\n")

@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from conftest import BUGGY, FIXED, PUSH, apply, session, uri  # noqa: I100
+from conftest import BUGGY, FIXED, PUSH, apply, notebook_params, session, uri  # noqa: I100
 
 pytestmark = pytest.mark.asyncio
-KINDS = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
 LOAD = 'import torch\nsd = torch.load("m.pt")\n'
 
 
@@ -93,19 +92,6 @@ async def test_pull_diagnostics_when_the_client_pulls(project):
         assert not [p for p in s.published if p.uri == u]  # pulled, never pushed
 
 
-def _notebook(project, cells):
-    nb_uri = uri(project / "nb.ipynb")
-    cell_uris = [f"vscode-notebook-cell:{project}/nb.ipynb#cell{i}" for i in range(len(cells))]
-    return nb_uri, cell_uris, types.DidOpenNotebookDocumentParams(
-        types.NotebookDocument(
-            nb_uri, "jupyter-notebook", 1,
-            [types.NotebookCell(KINDS[kind], cu) for cu, (kind, _) in zip(cell_uris, cells)],
-        ),
-        [types.TextDocumentItem(cu, "python" if kind == "code" else "markdown", 1, text)
-         for cu, (kind, text) in zip(cell_uris, cells)],
-    )
-
-
 async def test_notebook_cells_are_one_program(project):
     cells = [
         ("code", "import torch\n%matplotlib inline\nmodel = torch.nn.Linear(4, 2)\n"
@@ -115,7 +101,7 @@ async def test_notebook_cells_are_one_program(project):
                  "    loss.backward()\n    optimizer.step()"),
     ]
     async with session(project) as s:
-        nb_uri, cell_uris, params = _notebook(project, cells)
+        nb_uri, cell_uris, params = notebook_params(project, cells)
         s.client.notebook_document_did_open(params)
         (d,) = await s.diagnostics(cell_uris[2], lambda d: len(d) == 1)
         assert d.code == "TL101" and d.range.start == types.Position(0, 0)
