@@ -15,7 +15,6 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from torchlint.engine.source import split_lines
 from torchlint.model import Edit, Finding, Fix
 
 _MARKER = "# torchlint-cell {}"
@@ -118,6 +117,8 @@ def build(cells: list[Cell]) -> Program:
     spans: list[Span] = []
     magics: list[str] = []
     endings: dict[int, bool] = {}
+    from torchlint.engine.source import split_lines  # lazily: the language server starts without libcst
+
     line = 1
     for cell in cells:
         if cell.kind != "code":
