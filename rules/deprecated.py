@@ -415,7 +415,7 @@ class Clipped(nn.Module):
     def visit_Module(self, node: cst.Module) -> None:
         self.writes: set[int] = set()
         self.params: set[str] = set()
-        self.assigned: set[str] = set()
+        self.assigned: list[cst.BaseExpression] = []
 
     def visit_For(self, node: cst.For) -> None:
         it = node.iter
@@ -432,10 +432,10 @@ class Clipped(nn.Module):
         for t in node.targets:
             self.writes.add(id(t.target))
         # `w.data = w.data.clamp(...)`: one finding (the write), not a second for the read
-        self.assigned = {self.ctx.module.code_for_node(t.target) for t in node.targets}
+        self.assigned = [t.target for t in node.targets]
 
     def leave_Assign(self, node: cst.Assign) -> None:
-        self.assigned = set()
+        self.assigned = []
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self.writes.add(id(node.target))
@@ -452,7 +452,7 @@ class Clipped(nn.Module):
         if not self._is_tensor(recv) or self._exempt():
             return
         expr = self.ctx.module.code_for_node(recv)
-        if id(node) not in self.writes and f"{expr}.data" in self.assigned:
+        if id(node) not in self.writes and any(self.ctx.module.code_for_node(t) == f"{expr}.data" for t in self.assigned):
             return
         if id(node) in self.writes:
             self.report(node, self.message.format(expr=expr, how="is written outside `torch.no_grad()`", fix=""))

@@ -357,8 +357,10 @@ out = model(src)
         if not part or part.startswith("self.") or ".module" in part:
             return
         root = part.split(".")[0]
+        if not self.ctx.kind(cst.Name(root)) & Kind.MODEL:
+            return
         moves = device_moves(self.ctx)
-        if moves.of(root) or root not in moves.called or not self.ctx.kind(cst.Name(root)) & Kind.MODEL:
+        if moves.of(root) or root not in moves.called:
             return
         partial = [m for name, ms in moves.by_target.items() if name.startswith(root + ".") for m in ms]
         if len({m.suffix for m in partial}) > 1:  # parts on different devices: model parallelism
@@ -701,8 +703,15 @@ class Pos(nn.Module):
                         self.moved_names.add(base.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._in_forward() and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self.bound[_factory_of(node.value)] = node.targets[0].target.value
+        if not self._in_forward() or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Name):  # `n = torch.ones(b) * k + 1`: every factory in the value
+            for part in (node.value, *iter_nodes(node.value)):
+                if isinstance(part, cst.Call):
+                    self.bound[_factory_of(part)] = target.value
+        elif isinstance(target, cst.Subscript):  # `dst[:k] = src[:k]` copies across devices
+            self.moved_names.update(n.value for n in (node.value, *iter_nodes(node.value)) if isinstance(n, cst.Name))
 
 
 _TO_PYTHON = frozenset({"item", "tolist", "numpy"})
@@ -812,6 +821,9 @@ class ViewOnNonContiguous(Rule):
                     self.strided[key] = op
                 else:
                     self.strided.pop(key, None)
+            else:  # `k, v = qkv.split(...)`: rebound, whatever they were
+                for name in _names(t.target):
+                    self.strided.pop((self.ctx.current_function, name), None)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -823,13 +835,19 @@ class ViewOnNonContiguous(Rule):
             q = self.ctx.qualname(node.args[0].value) or ""
             if q.startswith("torch.") or isinstance(node.args[0].value, cst.SimpleString):
                 return  # a dtype view
-        view_rank = len(node.args)
-        if len(node.args) == 1 and isinstance(node.args[0].value, (cst.Tuple, cst.List)):
-            view_rank = len(node.args[0].value.elements)
+        shape = [a.value for a in node.args]
+        if len(shape) == 1 and isinstance(shape[0], (cst.Tuple, cst.List)):
+            shape = [e.value for e in shape[0].elements]
+        elif len(shape) == 1 and not isinstance(shape[0], (cst.Integer, cst.UnaryOperation, cst.BinaryOperation)):
+            return  # `.view(shape_kv)`: a shape held in a variable, of unknown length
         op = self._op(func.value)
-        if op is not None and _must_merge(op, view_rank):
+        if op is not None and _must_merge(op, shape):
             name = op.func.attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
             self.report(node, self.message.format(op=name), fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape")))
+
+
+def _is_product(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)
 
 
 def _int_args(call: cst.Call) -> list[int] | None:
@@ -840,13 +858,14 @@ def _int_args(call: cst.Call) -> list[int] | None:
     return None if None in values or any(a.star for a in call.args) else values
 
 
-def _must_merge(op: cst.BaseExpression, view_rank: int) -> bool:
+def _must_merge(op: cst.BaseExpression, shape: list) -> bool:
     """Does this `.view` have to merge dimensions the op made non-adjacent in memory?
 
     Splitting a dimension is always a valid view; only merges can fail. Without
     shapes we decide from ranks: a view to fewer dimensions than the op's result
     must merge, and it fails when no merge of memory-adjacent dimensions is left.
     """
+    view_rank = len(shape)
     if view_rank == 1:
         return True  # flattening a transposed/expanded tensor
     if not isinstance(op, cst.Call):
@@ -859,6 +878,10 @@ def _must_merge(op: cst.BaseExpression, view_rank: int) -> bool:
         adjacent = sum(1 for a, b in zip(dims, dims[1:]) if b == a + 1)
         return adjacent < len(dims) - view_rank
     if method in ("transpose", "swapaxes", "swapdims") and dims and len(dims) == 2 and min(dims) >= 0:
+        # `.view(depth * batch, c, h, w)`: a product before the swapped dims merges leading dims (safe),
+        # so the input has more dimensions than the view and the swapped ones may just be split
+        if any(_is_product(d) for d in shape[: min(dims)]):
+            return False
         return dims[0] != dims[1] and view_rank <= max(dims) + 1
     if method == "expand" and dims is not None and len(dims) > 1:
         return view_rank < len(dims)

@@ -90,6 +90,14 @@ def test_tl304_later_relocation_or_index_use_is_fine():
     assert findings(FORWARD.format(body=body), "TL304") == []
 
 
+def test_tl304_arithmetic_and_setitem_uses_are_followed():
+    body = (
+        "        n = torch.ones(x.shape[0]) * 4 + 1\n        drop = torch.randint(1, 5, (x.shape[0],))\n"
+        "        n[:2] = drop[:2]\n        n = n.to(x.device)\n        return x * n\n"
+    )
+    assert findings(FORWARD.format(body=body), "TL304") == []
+
+
 def test_tl304_no_fix_for_optional_input():
     src = "import torch\nfrom torch import nn\nclass M(nn.Module):\n    def forward(self, x=None):\n        return torch.zeros(3)\n"
     (f,) = findings(src, "TL304")
@@ -113,6 +121,9 @@ def test_tl304_no_fix_for_optional_input():
         ("x.transpose(-1, -2).view(-1)", True),
         ("x.transpose(1, 2).contiguous().view(b, -1)", False),
         ("x.transpose(1, 2).view(*shape)", False),
+        ("x.transpose(1, 2).view(shape_kv)", False),  # a shape variable of unknown length
+        ("x.transpose(2, 3).view(d * b, c, h, w)", False),  # merges leading dims only
+        ("x.permute(0, 3, 2, 1).view(-1, s, d)", True),
     ],
 )
 def test_tl305_merge_heuristic(expr, flagged):
