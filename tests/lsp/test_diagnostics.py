@@ -132,5 +132,7 @@ async def test_bad_params_get_an_error_response(project):
         with pytest.raises(JsonRpcException) as exc:
             await asyncio.wait_for(future, 30)
         assert exc.value.code == -32602 and "textDocument/hover" in exc.value.message
+        s.client.protocol._send_data({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 1}})
+        s.client.protocol._send_data({"jsonrpc": "2.0", "method": "no/such/method", "params": None})
         u = s.open(project / "train.py", BUGGY)
         assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL101"]

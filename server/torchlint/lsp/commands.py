@@ -147,14 +147,18 @@ def register(ls: TorchlintServer) -> None:
                 if progress.cancelled:
                     break
                 chunk = jobs[start:start + CHUNK]
-                result = await loop.run_in_executor(None, checker.run, chunk, workers if len(chunk) > 8 else 1)
+
+                def done(i: int, _n: int, base: int = start) -> None:  # called on the worker thread
+                    n = base + i
+                    loop.call_soon_threadsafe(progress.report, f"{n}/{len(jobs)} files", 100 * n // max(len(jobs), 1))
+
+                result = await loop.run_in_executor(None, checker.run, chunk, workers if len(chunk) > 8 else 1, done)
                 published = await loop.run_in_executor(None, _to_diagnostics, result, c.severity)
                 for uri, diags in published.items():
                     if not ls.is_open(ls.owner(uri)):  # an open document shows its live state
                         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diags))
                 files += len(chunk)
                 findings += sum(len(r.findings) for r in result.files)
-                progress.report(f"{files}/{len(jobs)} files", 100 * files // max(len(jobs), 1))
             cancelled = progress.cancelled
         return {"files": files, "findings": findings, "cancelled": cancelled}
 
