@@ -49,13 +49,14 @@ PLANTED = [
     ("tensor_attribute.py", "module-device-split", 21, {"module": "Scaled", "majority": "cuda:0"}),
     ("partial_move.py", "module-device-split", 20, {"module": "Net", "majority": "cuda:0"}),
     ("view_non_contiguous.py", "non-contiguous-view", 5, {"shapes": [[6, 4]], "strides": [[1, 6]]}),
-    ("layout.py", "implicit-copy", 7, {"op": "reshape", "bytes": 2 * 7 * 5 * 4}),
+    ("layout.py", "implicit-copy", 7, {"op": "reshape", "bytes": 32 * 64 * 16 * 4, "strides": [[1024, 1, 16]]}),
     ("layout.py", "memory-format-mismatch", 10, {"formats": ["channels_last", "contiguous"]}),
     ("host_sync.py", "host-sync", 13, {"op": "item", "devices": ["cuda:0"]}),
     ("host_sync.py", "host-sync", 14, {"op": "__bool__"}),
     ("host_sync.py", "host-sync", 16, {"op": "__getitem__"}),
     ("grad_scaler.py", "host-sync", 15, {"via": "torch.amp.grad_scaler.GradScaler._maybe_opt_step.<locals>.<genexpr>"}),
     ("missing_zero_grad.py", "grads-not-cleared", 10, {"parameters": 2, "steps": [2, 3, 4, 5, 6]}),
+    ("clip_no_zero_grad.py", "grads-not-cleared", 10, {"parameters": 2, "steps": [2, 3, 4]}),
     ("zero_grad_before_step.py", "grads-zero-at-step", 9, {"optimizer": "SGD"}),
     ("eval_mode.py", "eval-mode-in-training", 11, {"module": "Sequential", "optimizer": "SGD"}),
     ("graph_retained.py", "graph-retained", 13, {}),
@@ -113,18 +114,19 @@ def test_host_sync_ignores_cpu_tensors_and_one_off_syncs(reports):
     lines = {o["line"] for o in only(report, "host-sync")}
     assert 17 not in lines  # .item() of a CPU tensor
     assert 18 not in lines  # print after the loop: fired in one step only
+    assert 25 not in lines  # a print every 4th step
     assert all(o["count"] == 4 for o in only(report, "host-sync"))
 
 
 def test_implicit_copy_ignores_contiguous_reshape_and_matching_formats(reports):
     report, _ = reports("layout.py")
-    assert [o["line"] for o in only(report, "implicit-copy")] == [7]
+    assert [o["line"] for o in only(report, "implicit-copy")] == [7]  # line 13: a copy too small to matter
     assert [o["line"] for o in only(report, "memory-format-mismatch")] == [10]
 
 
 @pytest.mark.parametrize("script", [
     "device_clean.py", "buffer_clean.py", "grad_accumulation_clean.py", "eval_mode_clean.py",
-    "zero_grad_in_place_clean.py",
+    "zero_grad_in_place_clean.py", "gan_and_frozen_clean.py",
 ])
 def test_clean_look_alike_is_silent(reports, script):
     report, proc = reports(script)
@@ -133,6 +135,11 @@ def test_clean_look_alike_is_silent(reports, script):
     assert report["steps"] > 0
     assert report["observations"] == []
     assert proc.returncode == 0
+
+
+def test_zero_grad_before_step_is_not_also_an_accumulation(reports):
+    report, _ = reports("zero_grad_before_step.py")
+    assert [o["kind"] for o in report["observations"]] == ["grads-zero-at-step"]
 
 
 def test_grad_scaler_and_autocast_mix_no_devices(reports):

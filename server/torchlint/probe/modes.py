@@ -44,6 +44,8 @@ _SYNCS = {
     "unique_consecutive": "`unique_consecutive` (data-dependent shape)",
     "equal": "`torch.equal`",
 }
+# Copies smaller than this cost less than the call itself: not worth a word.
+IMPLICIT_COPY_MIN_BYTES = 64 * 1024
 _MOVES = {"to", "cuda", "cpu"}
 # Factories whose result lands on the default device unless told otherwise: their line is
 # remembered so that a mismatch can point at where its CPU input was made.
@@ -367,6 +369,8 @@ class DispatchMode(TorchDispatchMode):
             return
         s = self.s
         nbytes = t.numel() * t.element_size()
+        if nbytes < IMPLICIT_COPY_MIN_BYTES:
+            return
         s.obs.add(
             "implicit-copy",
             s.attributor.site(),

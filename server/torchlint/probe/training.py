@@ -31,14 +31,31 @@ class Stop(BaseException):
 
 
 class _Param:
-    __slots__ = ("phase", "grad_id", "version", "got_grad", "accumulated")
+    """What happened to one parameter's gradient since its optimizer's last step."""
+
+    __slots__ = ("stepped", "seen", "fresh", "cleared", "got_grad")
 
     def __init__(self):
-        self.phase = "fresh"  # "stepped" after a step until the first new gradient arrives
-        self.grad_id = None
-        self.version = -1
-        self.got_grad = False
-        self.accumulated = False
+        self.stepped = False  # its optimizer has stepped at least once since we watch it
+        self.seen = None  # (id, _version) of .grad when last looked at; a change means it was cleared
+        self.fresh = False  # a gradient arrived since the last step
+        self.cleared = False  # .grad was set to None, replaced or modified in place since the last step
+        self.got_grad = False  # ever
+
+    def look_before_step(self, grad) -> None:
+        """Between backward and step, in-place changes are usually clipping or unscaling: only a
+        replaced or all-zero gradient counts as cleared."""
+        state = (id(grad), grad._version)
+        if state != self.seen:
+            if self.seen is None or state[0] != self.seen[0] or not bool(grad.any()):
+                self.cleared = True
+            self.seen = state
+
+    def look(self, grad) -> None:
+        state = (id(grad), grad._version) if grad is not None else None
+        if state != self.seen:
+            self.cleared = True
+        self.seen = state
 
 
 class TrainingChecks:
@@ -245,34 +262,41 @@ class TrainingChecks:
             for p in self._opt_params(opt):
                 if id(p) not in self.params and p.requires_grad:
                     self.params[id(p)] = _Param()
-                    p.register_hook(self._grad_hook(weakref.ref(p), rec))
+                    ref = weakref.ref(p)
+                    p.register_hook(self._grad_hook(ref))
+                    p.register_post_accumulate_grad_hook(self._accumulated_hook)
         return rec
 
     @staticmethod
     def _opt_params(opt):
         return [p for g in opt.param_groups for p in g["params"]]
 
-    def _grad_hook(self, pref, rec):
+    def _grad_hook(self, pref):
+        """Before a new gradient is added: has .grad changed since we last saw it (i.e. been cleared)?"""
+
         def hook(grad):
             p = pref()
             st = self.params.get(id(p)) if p is not None else None
             if st is None or self.s.busy:
                 return None
-            st.got_grad = True
-            if st.phase == "stepped":
-                self.s.busy += 1
-                try:
-                    g = p.grad
-                    kept = g is not None and id(g) == st.grad_id and g._version == st.version
-                finally:
-                    self.s.busy -= 1
-                if kept:
-                    step = rec["steps"] + 1
-                    rec["accumulated"].setdefault(step, set()).add(id(p))
-            st.phase = "fresh"
+            self.s.busy += 1
+            try:
+                st.look(p.grad)
+            finally:
+                self.s.busy -= 1
+            st.got_grad = st.fresh = True
             return None
 
         return hook
+
+    def _accumulated_hook(self, p):
+        st = self.params.get(id(p))
+        if st is not None and not self.s.busy:
+            self.s.busy += 1
+            try:
+                st.seen = (id(p.grad), p.grad._version) if p.grad is not None else None
+            finally:
+                self.s.busy -= 1
 
     def _pre_step(self, opt, args, kwargs):
         s = self.s
@@ -282,10 +306,18 @@ class TrainingChecks:
             rec = self._watch(opt)
             rec["sites"][rec["steps"] + 1] = self._site()
             params = [p for p in self._opt_params(opt) if id(p) in self.params]
+            step = rec["steps"] + 1
             for p in params:
+                st = self.params[id(p)]
                 if p.grad is not None:
-                    self.params[id(p)].got_grad = True
-            fresh = [p for p in params if self.params[id(p)].phase == "fresh" and self.params[id(p)].got_grad]
+                    st.got_grad = True
+                    st.look_before_step(p.grad)
+                elif st.seen is not None:
+                    st.cleared, st.seen = True, None
+                if st.stepped and st.fresh and not st.cleared:
+                    rec["accumulated"].setdefault(step, set()).add(id(p))
+            fresh = [p for p in params if (self.params[id(p)].fresh or not self.params[id(p)].stepped)
+                     and self.params[id(p)].got_grad]
             if fresh and all(p.grad is None or not bool(p.grad.any()) for p in fresh):
                 rec["zero"].append((rec["steps"] + 1, self.zero_grad_site))
             held = {id(p) for p in params}
@@ -306,9 +338,8 @@ class TrainingChecks:
             for p in self._opt_params(opt):
                 st = self.params.get(id(p))
                 if st is not None:
-                    g = p.grad
-                    st.phase, st.grad_id, st.version = "stepped", id(g) if g is not None else None, (
-                        g._version if g is not None else -1)
+                    st.seen = (id(p.grad), p.grad._version) if p.grad is not None else None
+                    st.stepped, st.fresh, st.cleared = True, False, False
             self.eval_roots.clear()
             self.steps += 1
             s.obs.step = self.steps + 1

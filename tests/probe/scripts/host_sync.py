@@ -16,3 +16,10 @@ for step in range(4):
     positives = x[x > 0]
     cpu_total += torch.randn(()).item()
 print(value)
+for step in range(8):
+    optimizer.zero_grad()
+    loss = model(torch.randn(16, 8).cuda()).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    if step % 4 == 0:
+        print(f"loss {loss.item():.3f}")
