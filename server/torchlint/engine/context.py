@@ -34,7 +34,7 @@ class FileContext:
 
     @cached_property
     def semantics(self) -> Semantics:
-        return Semantics(self.module, self.imports)
+        return Semantics(self.module, self.imports, self.text)
 
     @cached_property
     def loop_analysis(self) -> LoopAnalysis:

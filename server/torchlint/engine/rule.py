@@ -90,6 +90,10 @@ class Rule:
     fix_safety: ClassVar[str] = ""  # empty: the rule offers no automatic fix
     VALID: ClassVar[list[str]] = []
     INVALID: ClassVar[list[Invalid]] = []
+    # Substrings without which the rule cannot fire (e.g. "backward"): a file containing
+    # none of them skips the rule, and a file no rule applies to is not even parsed.
+    # Empty: always run. tests/test_prefilter.py checks no finding is ever lost.
+    requires: ClassVar[tuple[str, ...]] = ()
 
     registry: ClassVar[dict[str, type["Rule"]]] = {}
 

@@ -6,7 +6,9 @@ computed only for files that produced findings.
 
 from __future__ import annotations
 
+import ast
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -72,7 +74,27 @@ def parse(path: str, text: str) -> cst.Module | Finding:
         return error_finding(path, f"cannot parse: {exc}")
 
 
-def lint_text(path: str, text: str, rules: list[type[R.Rule]]) -> LintResult:
+def applicable(rules: list[type[R.Rule]], text: str) -> list[type[R.Rule]]:
+    """The rules whose `requires` text occurs in the file (cheap, before parsing)."""
+    return [r for r in rules if not r.requires or any(s in text for s in r.requires)]
+
+
+def _compiles(path: str, text: str) -> bool:
+    """A cheap syntax check with CPython's own parser (~10x faster than libcst)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", ast.PyCF_ONLY_AST)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return False
+
+
+def lint_text(path: str, text: str, rules: list[type[R.Rule]], *, prefilter: bool = True) -> LintResult:
+    if prefilter:
+        rules = applicable(rules, text)
+        if not rules and _compiles(path, text):
+            return LintResult([])  # nothing can fire: skip libcst entirely
     parsed = parse(path, text)
     if isinstance(parsed, Finding):
         return LintResult([parsed])

@@ -147,8 +147,8 @@ class Scope:
                     if small.value is not None:
                         kind |= self.sem.infer(small.value, self)
                     self._assign(small.target, kind)
-        # usage: anything we call .backward() on is a loss
-        for node in iter_nodes(self.node, into_functions=False):
+        # usage: anything we call .backward() on is a loss (a scan of the scope: only if it can match)
+        for node in iter_nodes(self.node, into_functions=False) if self.sem.mentions_backward else ():
             if (
                 isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
@@ -232,9 +232,10 @@ def _iterates_loader(expr: cst.BaseExpression, scope: Scope) -> bool:
 
 
 class Semantics:
-    def __init__(self, module: cst.Module, imports: Imports) -> None:
+    def __init__(self, module: cst.Module, imports: Imports, text: str = "backward") -> None:
         self.module = module
         self.imports = imports
+        self.mentions_backward = "backward" in text
         self.classes = ModuleClasses(module, imports)
         self._scopes: dict[cst.CSTNode, Scope] = {}
 
