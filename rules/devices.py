@@ -455,7 +455,7 @@ class HardCodedCuda(Rule):
         self.file_guarded = "cuda" not in self.ctx.text or _guarded_block(node.body)
 
     def _enter(self, test) -> None:
-        self.guards.append(_mentions_accelerator(test))
+        self.guards.append(test)  # judged only when a hard-coded device is found under it
 
     def _leave(self, _node) -> None:
         self.guards.pop()
@@ -472,7 +472,7 @@ class HardCodedCuda(Rule):
     leave_If = leave_IfExp = leave_While = _leave
 
     def _guarded(self) -> bool:
-        if self.file_guarded or any(self.guards):
+        if self.file_guarded or any(_mentions_accelerator(test) for test in self.guards):
             return True
         for fn in self.ctx.functions:
             if fn.name.value in ("cuda", "to", "_apply"):
@@ -636,6 +636,7 @@ class Pos(nn.Module):
             self.pending: list = []
             self.exempt: set = set()
             self.bound: dict = {}  # factory call -> the name its result is bound to
+            self.assigning: list[str] = []  # targets of the assignments being visited
             self.moved_names: set[str] = set()  # later `.to(...)`'d, or used as an index
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -643,7 +644,7 @@ class Pos(nn.Module):
             return
         inp = _first_tensor_param(node)
         for call, fn in self.pending:
-            if call in self.exempt or self.bound.get(call) in self.moved_names:
+            if call in self.exempt or self.bound.get(call, "") in self.moved_names:
                 continue
             edit = None
             if inp is not None and fn not in _LEGACY:
@@ -674,6 +675,8 @@ class Pos(nn.Module):
             return  # a scalar (0-dim CPU tensors mix freely with CUDA tensors) or an existing tensor
         if _zero_dim(node):
             return
+        if self.assigning:
+            self.bound[node] = self.assigning[-1]
         self.pending.append((node, fn))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
@@ -706,12 +709,14 @@ class Pos(nn.Module):
         if not self._in_forward() or len(node.targets) != 1:
             return
         target = node.targets[0].target
-        if isinstance(target, cst.Name):  # `n = torch.ones(b) * k + 1`: every factory in the value
-            for part in (node.value, *iter_nodes(node.value)):
-                if isinstance(part, cst.Call):
-                    self.bound[_factory_of(part)] = target.value
+        if isinstance(target, cst.Name):  # `n = torch.ones(b) * k + 1`: factories below are bound to `n`
+            self.assigning.append(target.value)
         elif isinstance(target, cst.Subscript):  # `dst[:k] = src[:k]` copies across devices
             self.moved_names.update(n.value for n in (node.value, *iter_nodes(node.value)) if isinstance(n, cst.Name))
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        if self._in_forward() and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.assigning.pop()
 
 
 _TO_PYTHON = frozenset({"item", "tolist", "numpy"})
