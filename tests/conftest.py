@@ -5,9 +5,6 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
-
 
 @pytest.fixture
 def run_cli():

@@ -10,7 +10,7 @@ import jsonschema
 import libcst as cst
 import pytest
 
-from conftest import ROOT
+from tl_paths import ROOT
 
 BUGGY = """\
 import torch

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import ROOT
+from tl_paths import ROOT
 from torchlint.docs import expected_files
 from torchlint.registry import rules
 

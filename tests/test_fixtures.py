@@ -15,7 +15,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from conftest import FIXTURES
+from tl_paths import FIXTURES
 from fixture_expectations import expected, fixture_files
 
 FILES = fixture_files(FIXTURES)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from tl_paths import ROOT
 from test_cli import BUGGY
 
 BIN = Path(sys.executable).parent

@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from conftest import FIXTURES
+from tl_paths import FIXTURES
 from torchlint.engine.positions import positions
 
 SOURCES = [p for p in sorted(FIXTURES.rglob("*.py"))][:40] + [None]

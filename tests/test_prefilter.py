@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
+from tl_paths import FIXTURES
 from torchlint.engine import lint_text
 from torchlint.engine.runner import applicable
 from torchlint.registry import rules
