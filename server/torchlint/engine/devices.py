@@ -109,17 +109,17 @@ class DeviceMoves:
             source = self._moved_value(small.value)
             if source is not None:
                 for t in targets:
-                    self._add(dotted(t), source.call, source.device, stmt, function)
+                    self._add(dotted(t), source[0], source[1], stmt, function)
 
-    def _moved_value(self, value: cst.BaseExpression) -> Move | None:
-        """`Net().to(d)`, or `DDP(model)` of an already-moved model."""
+    def _moved_value(self, value: cst.BaseExpression):
+        """(move call, device) if `value` is already on a device: `Net().to(d)`, `DDP(moved_model)`."""
         chained = _chain_move(value, self.imports)
         if chained is not None:
             call, (_, device) = chained
-            return Move(call, "", "", device, cst.SimpleStatementLine(()), None)
+            return call, device
         if isinstance(value, cst.Call) and self.imports.qualname(value.func) in WRAPPERS and value.args:
             moves = self.of(dotted(value.args[0].value))
-            return moves[0] if moves else None
+            return (moves[0].call, moves[0].device) if moves else None
         return None
 
     def _add(self, target, call, device, stmt, function) -> None:
