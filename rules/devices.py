@@ -422,7 +422,9 @@ class HardCodedCuda(Rule):
     what = (
         "Flags `.cuda()`, `.to(\"cuda\")` and `device=\"cuda\"` on tensors and modules that are not under an "
         "`if` (or conditional expression, or function/file-level guard) that checks CUDA availability or "
-        "a device choice."
+        "a device choice. A device variable (`.to(device)`, even `device = torch.device(\"cuda\")`) is not "
+        "flagged: the choice is made once, in one place. Methods that implement `.cuda()`/`.to()` for a "
+        "container type are skipped (their caller chose the device)."
     )
     why = (
         "`.cuda()` raises `AssertionError: Torch not compiled with CUDA enabled` on CPU-only machines and on "
