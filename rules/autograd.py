@@ -565,6 +565,9 @@ def saliency(model, image, label):
 _EVAL_NAME = re.compile(r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|infer|inference)(_|$)", re.I)
 
 
+_DATA_WORDS = ("loader", "batch", "dataset", "data", "samples", "images", "inputs", "dl")
+
+
 class InferenceWithoutNoGrad(Rule):
     code = "TL110"
     name = "inference-without-no-grad"
@@ -572,8 +575,9 @@ class InferenceWithoutNoGrad(Rule):
     severity = Severity.WARNING
     summary = "Evaluation / inference loop outside torch.no_grad()"
     what = (
-        "Flags an evaluation or inference loop — after `model.eval()`, or in a function named like "
-        "validate/evaluate/predict/test that never calls `backward()` — that calls the model outside "
+        "Flags an evaluation or inference loop — after `model.eval()`, or a loop over data in a "
+        "function named like validate/evaluate/predict/test that never calls `backward()` — that "
+        "calls the model outside "
         "`torch.no_grad()`, `torch.inference_mode()` or a function decorated with either. Test files "
         "(`test_*.py`, `tests/`) are not checked."
     )
@@ -712,7 +716,21 @@ class Trainer:
         if any(e.kind is Ev.EVAL and e.depth == 0 for e in events) and not any(e.kind is Ev.TRAIN for e in events):
             return True
         fn = self.ctx.current_function
-        return fn is not None and bool(_EVAL_NAME.search(fn.name.value)) and not body.backwards
+        return fn is not None and bool(_EVAL_NAME.search(fn.name.value)) and not body.backwards and self._over_data(loop)
+
+    def _over_data(self, loop) -> bool:
+        """`for batch in loader` / `enumerate(tqdm(val_dataloader))` / `for x in batches`."""
+        if not isinstance(loop, cst.For):
+            return False
+        it = loop.iter
+        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.args:
+            if it.func.value == "range":
+                return False
+            it = it.args[0].value  # enumerate(...), tqdm(...), zip(...), iter(...)
+        if self.ctx.kind(it) & Kind.DATALOADER:
+            return True
+        name = dotted(it)
+        return name is not None and any(w in name.rpartition(".")[2].lower() for w in _DATA_WORDS)
 
     def _wrap(self, loop):
         ctx = self.ctx

@@ -22,6 +22,7 @@ from torchlint.engine.callargs import get_arg
 from torchlint.engine.flow import backward_call
 from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
 from torchlint.engine.names import dotted
+from torchlint.engine.semantics import is_factory_name
 from torchlint.engine.walk import block_statements, children, iter_nodes
 
 NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
@@ -240,7 +241,10 @@ class Body:
         if isinstance(func, cst.Attribute) and func.attr.value == "forward":
             func = func.value
         name = dotted(func)
-        if name is None or name.rpartition(".")[2][:1].isupper():
+        if name is None:
+            return False
+        last = name.rpartition(".")[2]
+        if last[:1].isupper() or is_factory_name(last):
             return False
         return bool(self.kind(func) & Kind.MODEL)
 
@@ -358,8 +362,8 @@ class Body:
 
     def feeds_backward(self, name: str) -> bool:
         """`name` (or a value built from it) is back-propagated or returned from this body."""
-        reached: set[str] = set(self.consumed)
-        todo = []
+        reached: set[str] = set()
+        todo = list(self.consumed)
         for b in self.backwards:
             if b.target is not None:
                 todo.extend(_names(b.target, deep=True))

@@ -28,6 +28,19 @@ _TENSOR_METHODS_KEEP = frozenset(
 _NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
 
 
+_FACTORY_VERBS = frozenset(
+    "get build create make load compute init initialize setup prepare wrap convert find infer count estimate "
+    "calculate calc check apply parse read configure instantiate new default".split()
+)
+_FACTORY_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Kind.CRITERION
+
+
+def is_factory_name(name: str) -> bool:
+    """`get_model`, `build_optimizer`, `compute_module_sizes`: a function named by a verb, not a module."""
+    head = name.lstrip("_").split("_", 1)[0].lower()
+    return head in _FACTORY_VERBS and "_" in name.lstrip("_")
+
+
 class ModuleClasses:
     """Which classes in the file are nn.Module subclasses."""
 
@@ -354,6 +367,10 @@ class Semantics:
                 return receiver & (Kind.TENSOR | Kind.LOSS)
             if method == "prepare" and call.args and receiver & Kind.ACCELERATOR:
                 return self.infer(call.args[0].value, scope)
+        name = dotted(func)
+        if name is not None and is_factory_name(name.rpartition(".")[2]):
+            # build_model(cfg) returns a model; compute_module_sizes(m) is not a forward pass
+            return kind_from_name(name.rpartition("_")[2]) & _FACTORY_KINDS
         callee = self.infer(func, scope)
         if callee & Kind.CRITERION:
             return Kind.LOSS
