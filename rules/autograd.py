@@ -168,10 +168,10 @@ class Trainer:
         if acc is None or ctx.under_call(*NO_GRAD):
             return
         kind = ctx.kind(value)
-        if not kind & Kind.LOSS or kind & (Kind.NUMBER | Kind.TENSOR):
+        if not kind & Kind.LOSS or kind & Kind.NUMBER:
             return
         body = body_of(ctx)
-        if not self._long_lived(acc, body) or body.feeds_backward(acc):
+        if not self._long_lived(acc, body) or body.feeds_backward(acc) or self._detached(value, body):
             return
         code = ctx.module.code_for_node(value)
         wrapped = code if isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({code})"
@@ -181,6 +181,17 @@ class Trainer:
             fix=fix(f"Accumulate `{wrapped}.item()` (a Python number)", Replace(value, f"{wrapped}.item()")),
             alternatives=(fix(f"Accumulate `{wrapped}.detach()` (no host sync)", Replace(value, f"{wrapped}.detach()")),),
         )
+
+    def _detached(self, value: cst.BaseExpression, body) -> bool:
+        """`loss = loss.detach()` (or computed under no_grad) before it is accumulated."""
+        name = dotted(value)
+        index = body.index(value)
+        d = body.reaching(name, index) if name and index is not None else None
+        if d is None:
+            return False
+        v = d.value
+        cut = isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value in ("detach", "item", "tolist")
+        return d.no_grad or cut
 
     def _long_lived(self, acc: str, body) -> bool:
         if acc.startswith("self.") and acc.count(".") == 1:
