@@ -6,10 +6,12 @@ raises `SourceError` carrying a position, which the runner turns into TL000.
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -63,6 +65,31 @@ def decode(data: bytes) -> Source:
     if text.startswith("\ufeff"):
         text = text[1:]
     return Source(text, encoding)
+
+
+def nesting_error(text: str) -> SourceError | None:
+    """Why Python's own parser refuses `text` as nested too deeply, or None.
+
+    libcst's native parser has no depth limit: a few thousand nested brackets,
+    unary operators or `a.b.b...` links overflow its C stack and kill the whole
+    process (CLI, language server), and its time grows ~cubically long before
+    that. CPython's parser (about 6% of a libcst parse) stops at fixed limits, so
+    text it refuses for depth never reaches libcst. Other syntax errors are left
+    to libcst, which knows newer grammar than the running Python may.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
+            ast.parse(text)
+    except SyntaxError as exc:
+        if "too many nested" not in str(exc.msg):
+            return None
+        return SourceError(f"{exc.msg} (Python's parser allows 200 levels)", exc.lineno or 1, exc.offset or 1)
+    except (RecursionError, MemoryError):
+        return SourceError("expression nested too deeply: Python's own parser gives up on it")
+    except ValueError:  # e.g. NUL bytes; decode() reports those
+        return None
+    return None
 
 
 def line_offsets(text: str) -> list[int]:
