@@ -70,8 +70,11 @@ export function installExtension(entry, profile, vsix) {
   });
 }
 
-/** Starts code-server in its own session (so its whole process group can be stopped). */
-export async function startCodeServer(entry, profile, logFile, env = {}) {
+/**
+ * Starts code-server in its own session (so its whole process group can be stopped).
+ * Workspace trust is off unless `trust` is set.
+ */
+export async function startCodeServer(entry, profile, logFile, env = {}, { trust = false } = {}) {
   const port = await freePort();
   const log = fs.openSync(logFile, 'a');
   const child = spawn(
@@ -84,7 +87,7 @@ export async function startCodeServer(entry, profile, logFile, env = {}) {
       'none',
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(trust ? [] : ['--disable-workspace-trust']),
       '--disable-getting-started-override',
       ...profileArgs(profile),
     ],

@@ -1,6 +1,9 @@
 // Runs the mocha suite in dist/test/suite.js inside code-server's real extension
 // host, with this folder as the extension under development. Prints one line per
 // test and "N passed, N failed"; exits non-zero on any failure.
+//   node test/e2e/runSuite.mjs [trusted|untrusted]
+// `untrusted` opens the workspace in restricted mode, with workspace settings
+// that try to choose what runs, and runs only suite/untrusted.test.ts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -14,20 +17,45 @@ import {
 import { userSettings, workspaceCopy } from './workspace.mjs';
 
 const TIMEOUT_MS = Number(process.env.TORCHLINT_E2E_TIMEOUT_MS || 10 * 60_000);
-const outDir = path.join(EXTENSION_ROOT, 'out', 'e2e', 'suite');
+const mode = process.argv[2] ?? 'trusted';
+if (!['trusted', 'untrusted'].includes(mode)) throw new Error(`unknown mode ${mode}`);
+const untrusted = mode === 'untrusted';
+const outDir = path.join(EXTENSION_ROOT, 'out', 'e2e', untrusted ? 'untrusted' : 'suite');
 fs.rmSync(outDir, { recursive: true, force: true });
 fs.mkdirSync(outDir, { recursive: true });
 
 const root = tempRoot('suite');
 const entry = codeServerEntry();
-// Start on the environment's torchlint; a test switches to the bundled one.
-const profile = makeProfile(root, userSettings({ 'torchlint.importStrategy': 'fromEnvironment', 'torchlint.trace.server': 'verbose' }));
+const profile = makeProfile(
+  root,
+  untrusted
+    ? userSettings({
+        'torchlint.trace.server': 'verbose',
+        'security.workspace.trust.enabled': true,
+        'security.workspace.trust.startupPrompt': 'never',
+        'security.workspace.trust.banner': 'never',
+      })
+    : // Start on the environment's torchlint; a test switches to the bundled one.
+      userSettings({ 'torchlint.importStrategy': 'fromEnvironment', 'torchlint.trace.server': 'verbose' }),
+);
 const workspace = workspaceCopy(root);
+if (untrusted) {
+  // What a hostile repository could ship; restricted mode must ignore all of it.
+  fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
+  fs.writeFileSync(
+    path.join(workspace, '.vscode', 'settings.json'),
+    JSON.stringify({
+      'torchlint.interpreter': [path.join(workspace, 'evil-python')],
+      'torchlint.importStrategy': 'fromEnvironment',
+      'torchlint.probe.enabled': true,
+    }),
+  );
+}
 const resultFile = path.join(outDir, 'results.json');
 const server = await startCodeServer(entry, profile, path.join(outDir, 'code-server.log'), {
   TORCHLINT_E2E_RESULT: resultFile,
-  TORCHLINT_E2E_OUT: outDir,
-});
+  TORCHLINT_E2E_SUITE: mode,
+}, { trust: untrusted });
 let browser;
 let failed = 1;
 try {

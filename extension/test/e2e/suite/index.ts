@@ -17,9 +17,13 @@ export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', timeout: 120_000, color: false, reporter: 'spec' });
   mocha.suite.emit('pre-require', globalThis, 'e2e', mocha);
   // Loaded after pre-require so that suite() and test() exist.
-  require('./python.test');
-  require('./notebook.test');
-  require('./client.test');
+  if (process.env.TORCHLINT_E2E_SUITE === 'untrusted') {
+    require('./untrusted.test');
+  } else {
+    require('./python.test');
+    require('./notebook.test');
+    require('./client.test');
+  }
   const results: Result[] = [];
   const failures = await new Promise<number>((resolve) => {
     mocha
