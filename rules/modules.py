@@ -468,6 +468,16 @@ class M(nn.Linear):
 """,
         "y = model(x)\n",
         "result = graph.forward(x)\n",
+        """\
+import torch
+from torch import nn
+class XIELU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._cuda_obj = torch.classes.xielu.XIELU()
+    def forward(self, x):
+        return self._cuda_obj.forward(x)
+""",
     ]
     INVALID = [
         Invalid(
@@ -498,9 +508,8 @@ class Wrapper(nn.Module):
             return  # super().forward(...), self.forward(...)
         if self.ctx.qualname(recv) is not None or (isinstance(recv, cst.Name) and recv.value in self.ctx.semantics.classes.by_name):
             return  # nn.Linear.forward(self, x): an explicit base-class call
-        submodule = self.ctx.in_module_class and (dotted(recv) or "").count(".") == 1 and dotted(recv).startswith("self.")
-        if not submodule and not self.ctx.kind(recv) & Kind.MODEL:
-            return
+        if not self.ctx.kind(recv) & Kind.MODEL:
+            return  # e.g. a compiled extension object with its own `forward`
         text = self.ctx.module.code_for_node(recv)
         self.report(node, self.message.format(recv=text), fix=fix(f"Call `{text}(...)`", Replace(func, recv)))
 
