@@ -154,8 +154,11 @@ def write_atomic(path: Path, original: bytes, new: bytes) -> None:
 
     The new content goes to a temporary file in the same directory (same
     permissions) and is renamed over the original, so a crash leaves either
-    the old file or the new one, never half of each.
+    the old file or the new one, never half of each. A symlink is kept: its
+    target is what gets replaced. The file is compared again just before the
+    rename, as an editor may save it while the temporary file is synced.
     """
+    path = Path(os.path.realpath(path))
     if path.read_bytes() != original:
         raise ValueError("file changed on disk while torchlint was fixing it")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".torchlint", dir=path.parent)
@@ -165,6 +168,8 @@ def write_atomic(path: Path, original: bytes, new: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         shutil.copymode(path, tmp)
+        if path.read_bytes() != original:
+            raise ValueError("file changed on disk while torchlint was fixing it")
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
