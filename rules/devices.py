@@ -121,6 +121,15 @@ model.to(device)
 for x, y in loader:
     out = model(x)
 """,
+        # the dataset already lives on the device
+        """\
+import torch
+model = Net().to(device)
+data = torch.utils.data.TensorDataset(X.to(device), Y.to(device))
+loader = torch.utils.data.DataLoader(data, batch_size=64)
+for x, y in loader:
+    loss = criterion(model(x), y)
+""",
     ]
     INVALID = [
         Invalid(
@@ -175,8 +184,31 @@ for batch in loader:
                 return
             target = target.elements[1].value
         unmoved = dict.fromkeys(_names(target))
-        if unmoved:
+        if unmoved and not _built_on_device(self.ctx, found[0]):
             _LoopCheck(self, node, unmoved).run()
+
+
+def _assigned_value(ctx, name: str | None) -> cst.BaseExpression | None:
+    """The value last assigned to `name` anywhere in the file (flow-insensitive)."""
+    value = None
+    if name:
+        for stmt in iter_statements(ctx.module.body, into_functions=True):
+            for small in small_statements(stmt):
+                if isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets):
+                    value = small.value
+    return value
+
+
+def _built_on_device(ctx, loader: cst.BaseExpression) -> bool:
+    """`DataLoader(TensorDataset(x.to(device), ...))`: the batches are already on the device."""
+    value = _assigned_value(ctx, dotted(loader))
+    if not isinstance(value, cst.Call):
+        return False
+    if contains_move(value, ctx.imports):
+        return True
+    dataset = value.args[0].value if value.args else None
+    inner = _assigned_value(ctx, dotted(dataset)) if dataset is not None else None
+    return inner is not None and contains_move(inner, ctx.imports)
 
 
 class _LoopCheck:
