@@ -37,6 +37,9 @@ def test_tl602_fix_not_offered_for_unknown_receivers():
     assert f.fix is None
 
 
-def test_tl603_state_dict_and_tensors_are_not_modules():
-    src = "import torch\nx = torch.zeros(3)\ntorch.save(x, 'x.pt')\ntorch.save(model.state_dict(), 'm.pt')\n"
+def test_tl603_state_dict_tensors_and_parameters_are_not_modules():
+    src = (
+        "import torch\nx = torch.zeros(3)\nw = torch.nn.Parameter(x)\ntorch.save(x, 'x.pt')\n"
+        "torch.save(w, 'w.pt')\ntorch.save(model.state_dict(), 'm.pt')\n"
+    )
     assert findings(src, "TL603") == []

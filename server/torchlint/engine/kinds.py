@@ -79,6 +79,8 @@ _TYPE_KINDS = {
     "torch.utils.data.DataLoader": Kind.DATALOADER,
     "torch.device": Kind.DEVICE,
     "torch.Tensor": Kind.TENSOR,
+    "torch.nn.Parameter": Kind.TENSOR,  # a Tensor subclass, not a Module (despite living in torch.nn)
+    "torch.nn.parameter.Parameter": Kind.TENSOR,
     "torch.amp.GradScaler": Kind.SCALER,
     "accelerate.Accelerator": Kind.ACCELERATOR,
 }
