@@ -68,6 +68,7 @@ PLANTED = [
 def test_planted_bug_is_observed_at_its_line(reports, script, kind, line, facts):
     report, proc = reports(script)
     assert report is not None, proc.stderr
+    assert report["stopped_by"] in ("end", "exception"), proc.stderr
     jsonschema.validate(report, REPORT)
     hits = [o for o in only(report, kind) if o["line"] == line]
     assert hits, f"no {kind} at line {line}: {report['observations']}"
