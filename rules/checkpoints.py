@@ -14,6 +14,7 @@ from torchlint.model import Severity
 
 class TorchLoadWithoutWeightsOnly(Rule):
     code = "TL601"
+    requires = ("load",)
     name = "torch-load-without-weights-only"
     message = "`torch.load` without `weights_only=True` unpickles the file, which can run arbitrary code"
     severity = Severity.WARNING
@@ -70,6 +71,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
 
 class UncheckedNonStrictLoad(Rule):
     code = "TL602"
+    requires = ("load_state_dict",)
     name = "unchecked-non-strict-load"
     message = (
         "`load_state_dict(..., strict=False)` result is discarded: missing and unexpected keys (a renamed "
@@ -166,6 +168,7 @@ logger.info("loaded: %s", result)
 
 class WholeModelSaved(Rule):
     code = "TL603"
+    requires = ("save",)
     name = "whole-model-saved"
     message = (
         "`torch.save({model}, ...)` pickles the module object — its class, by import path — so the file "

@@ -19,6 +19,7 @@ _ERRORS = {
 
 class DataLoaderShuffleWithSampler(Rule):
     code = "TL404"
+    requires = ("DataLoader",)
     name = "dataloader-shuffle-with-sampler"
     message = (
         "`shuffle=True` together with `{other}=` raises `ValueError: {error}`; the sampler decides the "
@@ -79,6 +80,7 @@ loader = DataLoader(dataset, batch_size=32, sampler=DistributedSampler(dataset))
 
 class PersistentWorkersWithoutWorkers(Rule):
     code = "TL501"
+    requires = ("DataLoader",)
     name = "persistent-workers-without-workers"
     message = (
         "`persistent_workers=True` with {why}: DataLoader raises `ValueError: persistent_workers option "

@@ -205,6 +205,7 @@ def torch_alias(ctx) -> str | None:
 
 class DeprecatedOrRemovedApi(Rule):
     code = "TL701"
+    requires = tuple({q.rpartition(".")[2] for q in _TABLE} | {"functorch"})
     name = "deprecated-or-removed-api"
     message = "`{old}` is {status}; use `{new}`"
     severity = Severity.WARNING
@@ -292,6 +293,7 @@ class DeprecatedOrRemovedApi(Rule):
 
 class AutogradVariable(Rule):
     code = "TL702"
+    requires = ("Variable",)
     name = "autograd-variable"
     message = "`torch.autograd.Variable` has been a no-op wrapper since PyTorch 0.4: use the tensor itself{hint}"
     severity = Severity.WARNING
@@ -345,6 +347,7 @@ _INIT_NAMES = ("init", "reset_parameters", "reset", "load", "copy", "ema", "upda
 
 class TensorDataAttribute(Rule):
     code = "TL703"
+    requires = ("data",)
     name = "tensor-data-attribute"
     message = "`{expr}.data` {how}: autograd cannot see the change or detect misuse{fix}"
     severity = Severity.WARNING
@@ -500,6 +503,7 @@ def _names_in(target: cst.BaseExpression):
 
 class TorchvisionPretrained(Rule):
     code = "TL704"
+    requires = ("pretrained",)
     name = "torchvision-pretrained-argument"
     message = "`{arg}=` was removed from torchvision model builders; use `{new}=`{hint}"
     severity = Severity.WARNING
@@ -561,6 +565,7 @@ class TorchvisionPretrained(Rule):
 
 class CheckpointReentrantUnspecified(Rule):
     code = "TL705"
+    requires = ("checkpoint",)
     name = "checkpoint-reentrant-unspecified"
     message = (
         "`{fn}` without `use_reentrant=`: PyTorch warns and will change the default; pass "
@@ -609,6 +614,7 @@ class CheckpointReentrantUnspecified(Rule):
 
 class RequireGradTypo(Rule):
     code = "TL706"
+    requires = ("require_grad",)
     name = "require-grad-typo"
     message = "`.require_grad` is not a tensor attribute: this assignment does nothing; did you mean `.requires_grad`?"
     severity = Severity.ERROR

@@ -44,6 +44,7 @@ def _names(target: cst.BaseExpression) -> list[str]:
 
 class InputNotMovedToDevice(Rule):
     code = "TL301"
+    requires = (".to", ".cuda")
     name = "input-not-moved-to-device"
     message = (
         "`{name}` comes from the DataLoader on the CPU, but `{model}` was moved with `{suffix}`: "
@@ -339,6 +340,7 @@ def _bound_names(fn: cst.FunctionDef) -> set[str]:
 
 class ModulePartiallyMoved(Rule):
     code = "TL302"
+    requires = (".to", ".cuda")
     name = "module-partially-moved"
     message = (
         "only `{part}` is moved, but the whole `{root}` is called: its other submodules stay on the CPU "
@@ -444,6 +446,7 @@ def _guarded_block(body) -> bool:
 
 class HardCodedCuda(Rule):
     code = "TL303"
+    requires = ("cuda",)
     name = "hard-coded-cuda"
     message = (
         "hard-coded CUDA device `{what}` with no availability check: crashes on CPU-only and Apple "
@@ -551,6 +554,7 @@ _RELOCATE = frozenset({"to", "cuda", "type_as", "to_device"})
 
 class TensorCreatedOnDefaultDevice(Rule):
     code = "TL304"
+    requires = ("forward",)
     name = "tensor-created-on-default-device-in-forward"
     message = (
         "`torch.{fn}(...)` in `forward` creates a CPU tensor whatever device the module is on; it meets "
@@ -792,6 +796,7 @@ _NON_CONTIGUOUS_ATTRS = frozenset({"T", "mT", "H", "mH"})
 
 class ViewOnNonContiguous(Rule):
     code = "TL305"
+    requires = ("view",)
     name = "view-on-non-contiguous"
     message = (
         "`.view(...)` merges dimensions that `.{op}` left non-contiguous: it raises "

@@ -35,6 +35,7 @@ def _body(ctx):
 
 class DdpBeforeDeviceMove(Rule):
     code = "TL401"
+    requires = ("DistributedDataParallel",)
     name = "ddp-before-device-move"
     message = (
         "`{model}` is wrapped in DistributedDataParallel before it is moved to its device (line order): DDP "
@@ -178,6 +179,7 @@ def _launcher_initialises(ctx) -> bool:
 
 class DdpWithoutProcessGroup(Rule):
     code = "TL402"
+    requires = ("Distributed",)
     name = "ddp-without-process-group"
     message = (
         "`{what}` needs an initialised process group, but this program never calls "
@@ -254,6 +256,7 @@ def _unwrap_iter(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 class SamplerWithoutSetEpoch(Rule):
     code = "TL403"
+    requires = ("DistributedSampler",)
     name = "sampler-without-set-epoch"
     message = (
         "the DistributedSampler of `{loader}` is never told the epoch: every epoch iterates the same "
@@ -411,6 +414,7 @@ for epoch in range(3):
 
 class DdpFindUnusedParameters(Rule):
     code = "TL405"
+    requires = ("find_unused_parameters",)
     name = "ddp-find-unused-parameters"
     message = (
         "`find_unused_parameters=True` makes DDP traverse the autograd graph after every forward pass; "
@@ -464,6 +468,7 @@ _DDP_NAMES = ("ddp", "dp_model", "parallel")
 
 class WrappedStateDictSaved(Rule):
     code = "TL407"
+    requires = ("state_dict",)
     name = "wrapped-state-dict-saved"
     message = (
         "`{model}` is wrapped in (Distributed)DataParallel: its `state_dict()` keys all start with `module.`, "

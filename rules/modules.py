@@ -28,6 +28,7 @@ def _registered_later(fn: cst.FunctionDef, attr: str, ctx) -> bool:
 
 class TensorAttributeNotRegistered(Rule):
     code = "TL201"
+    requires = ("torch",)
     name = "tensor-attribute-not-registered"
     message = (
         "`self.{attr}` is a plain tensor: `.to(device)`, `state_dict()` and `parameters()` ignore it; "
@@ -193,6 +194,7 @@ _PARAM_CONTAINERS = {"list": "ParameterList", "dict": "ParameterDict"}
 
 class ModulesInPlainContainer(Rule):
     code = "TL202"
+    requires = ("self.",)
     name = "modules-in-plain-container"
     message = (
         "`self.{attr}` holds {what} in a plain Python {kind}: they are not registered, so `parameters()`, "
@@ -440,6 +442,7 @@ def _nn_name(ctx) -> str:
 
 class ForwardCalledDirectly(Rule):
     code = "TL203"
+    requires = ("forward",)
     name = "forward-called-directly"
     message = "`{recv}.forward(...)` skips the module's hooks (and `torch.compile`/FSDP wrappers); call `{recv}(...)`"
     severity = Severity.WARNING
@@ -516,6 +519,7 @@ class Wrapper(nn.Module):
 
 class MissingSuperInit(Rule):
     code = "TL204"
+    requires = ("__init__",)
     name = "missing-super-init"
     message = (
         "`{cls}.__init__` never calls `super().__init__()`: the first `self.<attr> = ...` raises "

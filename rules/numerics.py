@@ -30,6 +30,7 @@ def _torch_call(ctx, node: cst.Call, name: str) -> bool:
 
 class LogOnePlus(Rule):
     code = "TL801"
+    requires = ("log",)
     name = "log-one-plus-x"
     message = "`torch.log(1 + x)` loses precision for small `x`; use `torch.log1p(x)`"
     severity = Severity.INFO
@@ -64,6 +65,7 @@ class LogOnePlus(Rule):
 
 class ExpMinusOne(Rule):
     code = "TL802"
+    requires = ("exp",)
     name = "exp-minus-one"
     message = "`torch.exp(x) - 1` loses precision for small `x`; use `torch.expm1(x)`"
     severity = Severity.INFO
