@@ -7,7 +7,7 @@ import ast
 import pytest
 from lsprotocol import types
 
-from conftest import BUGGY, FIXED, TENSOR_ATTR, apply, edits_for, notebook_params, session, uri  # noqa: I100
+from lsp_session import BUGGY, FIXED, TENSOR_ATTR, apply, edits_for, notebook_params, session, uri
 
 pytestmark = pytest.mark.asyncio
 

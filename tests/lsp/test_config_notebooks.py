@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from conftest import BUGGY, FIXED, PUSH, apply, notebook_params, session, uri  # noqa: I100
+from lsp_session import BUGGY, FIXED, PUSH, apply, notebook_params, session, uri
 
 pytestmark = pytest.mark.asyncio
 LOAD = 'import torch\nsd = torch.load("m.pt")\n'

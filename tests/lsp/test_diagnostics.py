@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from conftest import BUGGY, FIXED, PUSH, session  # noqa: I100 - tests/lsp is on sys.path
+from lsp_session import BUGGY, FIXED, PUSH, session
 
 pytestmark = pytest.mark.asyncio
 
