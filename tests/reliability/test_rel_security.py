@@ -1,0 +1,142 @@
+"""torchlint never runs or unpickles the code it analyses (the probe, on request, is the one exception),
+and its own security rule, TL601, is on by default and explains the attack.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import torchlint
+import torchlint.rules
+from torchlint.config import ConfigResolver
+from torchlint.registry import known_codes, rules
+
+PACKAGE = Path(torchlint.__file__).resolve().parent
+SOURCES = sorted(
+    p for root in {PACKAGE, Path(torchlint.rules.__file__).resolve().parent} for p in root.rglob("*.py")
+    if "probe" not in p.relative_to(root).parts
+)
+DANGEROUS_MODULES = {"pickle", "cPickle", "dill", "cloudpickle", "marshal", "shelve", "runpy", "joblib", "code"}
+DANGEROUS_CALLS = {
+    "eval", "exec", "compile", "__import__", "execfile", "importlib.import_module",
+    "importlib.util.spec_from_file_location", "importlib.machinery.SourceFileLoader", "torch.load",
+    "os.system", "os.popen", "os.execv", "os.execvp", "os.spawnv",
+    "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_output",
+    "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell", "numpy.load",
+}
+# (file relative to its package root, call): why it cannot run analysed code.
+ALLOWED = {
+    ("cli.py", "importlib.import_module"): "imports `torchlint.lsp` / `torchlint.probe.cli` from a fixed table",
+    ("__init__.py", "importlib.import_module"): "rules/__init__.py imports its own family modules",
+    ("engine/runner.py", "compile"): "ast.PyCF_ONLY_AST: a syntax check that builds a tree and runs nothing",
+    ("reporters/sarif.py", "subprocess.run"): "runs `git rev-parse --show-toplevel` for SARIF paths",
+    ("lsp/commands.py", "asyncio.create_subprocess_exec"): "starts `torchlint probe` on the user's explicit command",
+}
+
+
+def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(aliases.get(node.id, node.id))
+    return ".".join(reversed(parts))
+
+
+def _uses(path: Path) -> set[tuple[str, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    aliases: dict[str, str] = {}
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                aliases[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+                if a.name.split(".")[0] in DANGEROUS_MODULES:
+                    found.add(("import", a.name))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            if node.module.split(".")[0] in DANGEROUS_MODULES:
+                found.add(("import", node.module))
+        elif isinstance(node, ast.Call):
+            name = _dotted(node.func, aliases)
+            if name in DANGEROUS_CALLS:
+                found.add(("call", name))
+    return found
+
+
+def _rel(path: Path) -> str:
+    for root in (PACKAGE, Path(torchlint.rules.__file__).resolve().parent):
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+    return path.name
+
+
+def test_the_scan_sees_what_it_looks_for(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import pickle as p\nfrom importlib import import_module as im\nimport subprocess as s\n"
+                   "im(x)\neval(y)\ns.Popen(z)\n")
+    assert _uses(bad) == {("import", "pickle"), ("call", "importlib.import_module"), ("call", "eval"),
+                          ("call", "subprocess.Popen")}
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_rel)
+def test_no_unpickling_or_code_execution_outside_the_probe(path):
+    rel = _rel(path)
+    uses = {u for u in _uses(path) if (rel, u[1]) not in ALLOWED}
+    assert not uses, f"{rel}: {sorted(uses)} (torchlint must never run or unpickle analysed code)"
+
+
+EVIL = "import os\nopen({marker!r}, 'w').write('executed')\nos.system('touch {marker}-os')\n"
+
+
+@pytest.fixture
+def booby_trapped(tmp_path):
+    """A project whose every file writes a marker if it is ever executed or imported."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    names = ["train", "conftest", "setup", "sitecustomize", "torch", "libcst", "tomllib", "pathspec", "pygls",
+             "lsprotocol", "typing_extensions", "torchlint_plugin"]
+    for name in names:
+        (proj / f"{name}.py").write_text(EVIL.format(marker=str(markers / name)) + "import torch\nx = torch.load(p)\n")
+    (proj / "nb.ipynb").write_text(json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                   "source": EVIL.format(marker=str(markers / "notebook"))}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }))
+    (proj / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL6"]\n')
+    (proj / "model.pt").write_bytes(b"\x80\x04cos\nsystem\n(Vtouch " + str(markers / "pickle").encode() + b"\ntR.")
+    return proj, markers
+
+
+@pytest.mark.parametrize(
+    "how", [["-m", "torchlint"], [str(Path(sys.executable).parent / "torchlint")]], ids=["module", "script"]
+)
+@pytest.mark.parametrize("mode", [[], ["--fix"], ["--diff"], ["-j", "2"]])
+def test_linting_never_executes_the_project(booby_trapped, how, mode):
+    proj, markers = booby_trapped
+    cmd = how if len(how) == 1 else [sys.executable, *how]
+    r = subprocess.run([*cmd, "check", "--no-cache", "-q", *mode, "."],
+                       cwd=proj, capture_output=True, text=True, timeout=300)
+    assert not list(markers.iterdir()), f"analysed code ran: {sorted(p.name for p in markers.iterdir())}"
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    assert mode == ["--diff"] or "TL601" in r.stdout or mode == ["--fix"], r.stdout[-2000:]
+
+
+def test_tl601_is_on_by_default_and_explains_the_attack(tmp_path):
+    settings = ConfigResolver(known_codes()).for_path(tmp_path / "x.py")
+    assert "TL601" in settings.enabled_codes(list(rules()), "x.py")
+    why = rules()["TL601"].why.lower()
+    assert "pickle" in why and "code execution" in why and "weights_only=true" in why
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "rules" / "TL601.md").read_text(encoding="utf-8").lower()
+    assert "pickle" in doc and "weights_only=true" in doc
