@@ -16,34 +16,13 @@ from invariants import check_fix
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "hostile"
 
-BUGGY_LINE = 'sd = torch.load("ckpt.pt")\n'
+# Too big to keep in git; the small hostile files live in corpus/hostile/.
 GENERATED = {
-    "empty.py": b"",
-    "only_comments.py": b"# one\n#two\n\n   # three, indented\n#",
     "twenty_thousand_lines.py": b"import torch\n" + b"".join(
         b'x%d = torch.load("f%d")\n' % (i, i) if i % 1000 == 0 else b"x%d = x%d * 2 + 1  # step\n" % (i, i - 1)
         for i in range(20_000)
     ),
     "one_megabyte_line.py": b"import torch\nx = '" + b"a" * 1_000_000 + b"'; torch.load(p)\n",
-    "nul_bytes.py": b"import torch\x00\nx = 1\n",
-    "invalid_utf8.py": b"import torch\nx = '\xff\xfe'\n",
-    "bom_crlf.py": b"\xef\xbb\xbfimport torch\r\n" + BUGGY_LINE.encode().replace(b"\n", b"\r\n"),
-    "mixed_endings.py": b"import torch\r\nx = 1\ry = 2\n" + BUGGY_LINE.encode(),
-    "lone_cr.py": b"import torch\rx = torch.load(p)\r",
-    "tabs.py": b"import torch\nif True:\n\tsd = torch.load(p)\n\tif sd:\n\t\tpass\n",
-    "form_feeds.py": b"\x0cimport torch\n\x0c\nif x:\n    \x0c    y = torch.load(p)\n",
-    "python2.py": b'print "hello"\nexec "x = 1"\nraise E, "v"\n',
-    "unknown_codec.py": b"# -*- coding: klingon -*-\nx = 1\n",
-    "no_final_newline.py": b"import torch\nsd = torch.load(p)",
-    "backslash_at_eof.py": b"import torch\nx = 1 + \\",
-    "unterminated.py": b"import torch\nx = '''never closed\n",
-    "dedent_mismatch.py": b"if x:\n        a = 1\n    b = 2\n",
-    "surrogate_escape.py": b"x = '\\ud800'\n",
-    "bidi.py": "x = '\u202e' # \u2066 trick\nimport torch\n".encode(),
-    "nested_fstrings.py": b"x = f'{f\"{f'{1}'}\"}'\n",
-    "py312_syntax.py": b"type Alias = list[int]\ndef f[T](x: T) -> T:\n    return x\n",
-    "match.py": b"match x:\n    case [1, *rest]:\n        pass\n    case {'k': v}:\n        pass\n",
-    "walrus_lambda.py": b"import torch\nf = lambda: (y := torch.load(p))\n",
 }
 # name -> (source, does the parser accept it): nesting within and beyond what Python allows.
 DEEP = {
@@ -63,7 +42,8 @@ DEEP = {
 
 
 def _committed() -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(CORPUS.iterdir())} if CORPUS.is_dir() else {}
+    """corpus/hostile/NAME.input -> NAME (stored as .input so no linter or hook checks them)."""
+    return {p.name.removesuffix(".input"): p.read_bytes() for p in sorted(CORPUS.glob("*.input"))}
 
 
 ALL = {**_committed(), **GENERATED, **{k: v.encode() for k, (v, _) in DEEP.items()}}
