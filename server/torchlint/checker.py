@@ -207,8 +207,9 @@ def _override(settings: Settings, select, ignore, extend_select) -> Settings:
 
 
 def tune_gc() -> None:
-    """libcst builds hundreds of thousands of short-lived, acyclic nodes per file;
-    CPython's default GC thresholds rescan them over and over (~20% of a run)."""
+    """For batch processes (the CLI and its workers), not a long-lived server:
+    libcst builds hundreds of thousands of short-lived, acyclic nodes per file,
+    and CPython's default GC thresholds rescan them over and over."""
     gc.freeze()
     gc.set_threshold(50_000, 50, 50)
 
@@ -223,7 +224,6 @@ def run(jobs: list[Job], workers: int = 1, progress: Callable[[int, int], None] 
                 if progress:
                     progress(i, len(jobs))
     else:
-        tune_gc()
         for i, job in enumerate(jobs, 1):
             results.append(run_job(job))
             if progress:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from torchlint import __version__
 from torchlint.config import ConfigError, ConfigResolver, check_code
-from torchlint.registry import known_codes, rules
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # Subcommands that own their argument parsing, imported only when used.
@@ -85,6 +84,8 @@ def _clean() -> int:
 
 
 def _rules() -> int:
+    from torchlint.registry import rules
+
     for code, cls in rules().items():
         fixable = "fix" if cls.fixable() else "   "
         print(f"{code}  {cls.severity.value:<7}  {fixable}  {cls.name:<40}  {cls.summary}")
@@ -93,6 +94,7 @@ def _rules() -> int:
 
 def _rule(code: str) -> int:
     from torchlint.docs import rule_markdown
+    from torchlint.registry import rules
 
     cls = rules().get(code.upper())
     if cls is None:
@@ -105,6 +107,7 @@ def _rule(code: str) -> int:
 def _check(args) -> int:
     from torchlint import checker
     from torchlint.progress import Progress
+    from torchlint.registry import known_codes
     from torchlint.reporters import FORMATS, text
 
     for option in ("select", "ignore", "extend_select"):
@@ -125,6 +128,7 @@ def _check(args) -> int:
         print(f"torchlint: error: {exc}: no such file or directory", file=sys.stderr)
         return EXIT_ERROR
     workers = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+    checker.tune_gc()
     progress = Progress(enabled=False if args.quiet else None)
     result = checker.run(jobs, workers, progress)
     progress.close()
