@@ -704,6 +704,10 @@ class Trainer:
         ctx = self.ctx
         if ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):  # tests: memory is not the point
             return
+        fn = ctx.current_function
+        named = fn is not None and bool(_EVAL_NAME.search(fn.name.value))
+        if not named and ".eval(" not in ctx.text and "train(False)" not in ctx.text:
+            return  # cheap exit: no evaluation context anywhere in the file
         body = body_of(ctx)
         if body.index(loop) is None or not self._evaluates(loop, body):
             return
