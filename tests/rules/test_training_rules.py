@@ -39,6 +39,54 @@ CASES = [
             criterion(model(x), y).backward()
             optimizer.step()
     """, [2]),
+    ("while-loop-over-steps", "TL101", "a.py", """
+        import torch
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        step = 0
+        while step < 1000:
+            x, y = next(batches)
+            criterion(model(x), y).backward()
+            optimizer.step()
+            step += 1
+    """, [4]),
+    ("loss-times-batch-size", "TL105", "a.py", """
+        def train(model, loader, optimizer):
+            running_loss = 0.0
+            for inputs, labels in loader:
+                optimizer.zero_grad()
+                loss = model(inputs).mean()
+                loss.backward()
+                optimizer.step()
+                running_loss += loss * inputs.size(0)
+            return running_loss.item()
+    """, [8]),
+    ("hugging-face-output-loss", "TL105", "a.py", """
+        def train(model, loader, optimizer):
+            losses = []
+            for batch in loader:
+                outputs = model(**batch)
+                loss = outputs.loss
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                losses.append(loss)
+            return len(losses)
+    """, [9]),
+    ("loss-detached-before-accumulating", "TL105", "a.py", """
+        total = 0
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            loss = loss.detach()
+            total += loss
+    """, []),
+    ("power-of-a-leaf", "TL109", "a.py", """
+        import torch
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = x ** 2
+        y.sum().backward()
+        print(y.grad)
+    """, [5]),
     ("zero-grad-inside-with-before-step", "TL102", "a.py", """
         import torch
         for x, y in loader:
