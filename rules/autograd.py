@@ -925,4 +925,3 @@ _DEBUG_NAME = re.compile(r"debug|check|anomal|diagnos", re.I)
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
-
