@@ -197,6 +197,9 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
         if r is None:
             continue
         (line, col), (end_line, end_col) = r
+        if isinstance(rep.node, cst.BaseCompoundStatement) and line - 1 < len(lines):
+            # a loop/def/with reported as a whole: mark its header line, not its whole body
+            end_line, end_col = line, len(lines[line - 1].rstrip())
         key = (rep.rule.code, line, col, rep.message)
         if key in seen:
             continue
