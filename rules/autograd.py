@@ -31,6 +31,7 @@ def is_test_file(path: str) -> bool:
 
 class LossAccumulatedWithGraph(Rule):
     code = "TL105"
+    requires = ("loss", "Loss", "criterion", "backward")
     name = "loss-accumulated-with-graph"
     message = "`{acc}` accumulates `{value}` with its autograd graph: every step's graph stays alive and memory grows; use `{value}.item()`"
     severity = Severity.WARNING
@@ -212,6 +213,7 @@ class Trainer:
 
 class PythonSumOverTensors(Rule):
     code = "TL106"
+    requires = ("sum",)
     name = "python-sum-over-tensors"
     message = "builtin `sum()` over tensors adds them one by one starting from the int 0; use `torch.stack(...).sum()`"
     severity = Severity.INFO
@@ -309,6 +311,7 @@ total = sum(losses)
 
 class BackwardThroughFreedGraph(Rule):
     code = "TL107"
+    requires = ("backward",)
     name = "backward-through-freed-graph"
     message = "this `backward()` frees the graph of `{shared}`, which {later} back-propagates through again: pass `retain_graph=True` here (or sum the losses)"
     severity = Severity.ERROR
@@ -439,6 +442,7 @@ def train_step(model, x, y):
 
 class GradOfNonLeaf(Rule):
     code = "TL109"
+    requires = ("grad",)
     name = "grad-of-non-leaf"
     message = "`{name}` is produced by an operation (not a leaf), so `{name}.grad` is None after backward(); call `{name}.retain_grad()` first"
     severity = Severity.ERROR
@@ -581,6 +585,7 @@ _DATA_WORDS = ("loader", "batch", "dataset", "data", "samples", "images", "input
 
 class InferenceWithoutNoGrad(Rule):
     code = "TL110"
+    requires = ("val", "Val", "VAL", "test", "Test", "TEST", "predict", "Predict", "PREDICT", "infer", "Infer", "INFER", "train(False)")
     name = "inference-without-no-grad"
     message = "this evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)"
     severity = Severity.WARNING
@@ -807,6 +812,7 @@ def _last_comment(stmt: cst.BaseStatement) -> str | None:
 
 class DetectAnomalyEnabled(Rule):
     code = "TL113"
+    requires = ("anomaly",)
     name = "detect-anomaly-enabled"
     message = "autograd anomaly detection is switched on: every backward pass records stack traces and checks for NaN, several times slower"
     severity = Severity.WARNING

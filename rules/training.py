@@ -47,6 +47,7 @@ def _same_target(a: Event, b: Event) -> bool:
 
 class MissingZeroGrad(_LoopRule):
     code = "TL101"
+    requires = ("backward",)
     name = "missing-zero-grad"
     message = "gradients are never cleared in this training loop: `{opt}.step()` applies gradients accumulated over every previous step"
     severity = Severity.ERROR
@@ -231,6 +232,7 @@ for real in loader:
 
 class ZeroGradBetweenBackwardAndStep(_LoopRule):
     code = "TL102"
+    requires = ("backward",)
     name = "zero-grad-between-backward-and-step"
     message = "`{call}` runs after `backward()` and before `{step}`: the step applies zero gradients and the model does not learn"
     severity = Severity.ERROR
@@ -374,6 +376,7 @@ class Trainer:
 
 class StepBeforeBackward(_LoopRule):
     code = "TL103"
+    requires = ("backward",)
     name = "step-before-backward"
     message = "`{step}` runs before `backward()` in this iteration: it applies the previous iteration's gradients (or none)"
     severity = Severity.ERROR
@@ -478,6 +481,7 @@ for x, y in loader:
 
 class SchedulerStepBeforeOptimizerStep(_LoopRule):
     code = "TL104"
+    requires = ("step",)
     name = "scheduler-step-before-optimizer-step"
     message = "`{sched}` runs before the first `optimizer.step()` of the iteration: the first learning rate is skipped"
     severity = Severity.WARNING
@@ -588,6 +592,7 @@ for x, y in loader:
 
 class TrainModeNotRestored(_LoopRule):
     code = "TL111"
+    requires = ("eval", "train(False)")
     name = "train-mode-not-restored"
     message = "`{model}.eval()` is never undone: from the second epoch on, `{model}` trains in eval mode (dropout off, batch-norm statistics frozen)"
     severity = Severity.ERROR
@@ -723,6 +728,7 @@ for epoch in range(10):
 
 class EmptyCacheInLoop(_LoopRule):
     code = "TL114"
+    requires = ("empty_cache",)
     name = "empty-cache-in-loop"
     message = "`torch.cuda.empty_cache()` in the training loop synchronizes and slows every step, and frees nothing PyTorch would not reuse"
     severity = Severity.WARNING
