@@ -1,0 +1,120 @@
+"""Adversarial scripts against the probe: hiding processes, flooding output, cutting its channel;
+and the language server must never start it unasked or when the client has turned it off.
+(The ordinary containment cases — forks, workers, ignored SIGTERM, exceptions — are in tests/probe/.)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+SCRIPTS = Path(__file__).resolve().parent / "probe_scripts"
+MARK = "6d1f"  # in every script's name, so its processes (and their forks) can be found in /proc
+
+
+def _leftovers() -> list[int]:
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().decode("utf-8", "replace")
+            state = (cmdline.parent / "stat").read_text().split(") ")[1][0]
+        except (OSError, IndexError):
+            continue
+        if MARK in text and "pytest" not in text and state != "Z":
+            pids.append(int(cmdline.parent.name))
+    return pids
+
+
+def _probe(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "torchlint", "probe", "--output-format", "json", "--max-seconds", "4",
+           "--kill-after", "2", str(SCRIPTS / script), *(["--", *args] if args else [])]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def _no_leftovers() -> None:
+    deadline = time.monotonic() + 10  # reaping is asynchronous: give the kernel a moment
+    while _leftovers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _leftovers(), f"processes outlived the probe: {_leftovers()}"
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc to find leftover processes")
+def test_processes_that_hide_from_the_kill_are_killed(tmp_path):
+    pids = tmp_path / "pids"
+    r = _probe("escapes_6d1f.py", str(pids), cwd=tmp_path)
+    assert r.returncode in (0, 1, 2) and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert len(pids.read_text().split()) == 2, "the script did not get to start its hiders"
+    _no_leftovers()
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc to find leftover processes")
+def test_output_flood_neither_hangs_nor_corrupts_the_report(tmp_path):
+    r = _probe("floods_6d1f.py", cwd=tmp_path)
+    assert r.returncode in (0, 1, 2) and "Traceback" not in r.stderr[-5000:], r.stderr[-2000:]
+    if r.stdout.strip():  # JSON mode: the script's output must not land in the report
+        json.loads(r.stdout)
+    _no_leftovers()
+
+
+def test_script_that_closes_the_report_channel_gets_a_clear_error(tmp_path):
+    r = _probe("closes_fds_6d1f.py", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "torchlint probe: error:" in r.stderr and "without a report" in r.stderr
+    assert not list(tmp_path.iterdir()), "the probe wrote into the working directory"
+
+
+EVIL = "open({marker!r}, 'w').write('ran')\nimport torch\nx = torch.load(p)\n"
+
+
+def _booby_trapped(tmp_path: Path) -> tuple[Path, Path]:
+    marker = tmp_path / "ran"
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text(EVIL.format(marker=str(marker)))
+    return project / "train.py", marker
+
+
+def _lsp():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))
+    import lsp_session
+
+    return lsp_session
+
+
+# what the VS Code extension sends for an untrusted workspace, or with torchlint.probe.enabled off
+PROBE_OFF = {"settings": {"probe": {"enabled": False, "timeoutSeconds": 60, "maxSteps": 20}}}
+
+
+@pytest.mark.asyncio
+async def test_server_never_runs_code_unasked(tmp_path):
+    from lsprotocol import types
+
+    script, marker = _booby_trapped(tmp_path)
+    async with _lsp().session(script.parent, init_options=PROBE_OFF) as s:
+        u = s.open(script, script.read_text())
+        await s.diagnostics(u, lambda d: len(d) == 1)
+        s.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(u)))
+        await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.lintWorkspace", []))
+        await s.diagnostics(u, lambda d: len(d) == 1)
+    assert not marker.exists(), "opening, saving or linting ran the script"
+
+
+@pytest.mark.xfail(strict=True, reason="the server runs torchlint.runProbe whatever probe.enabled says: only the "
+                   "VS Code extension checks workspace trust (reported to the lead; remove this mark once fixed)")
+@pytest.mark.asyncio
+async def test_server_refuses_the_probe_when_the_client_turned_it_off(tmp_path):
+    from lsprotocol import types
+    from pygls.exceptions import JsonRpcException
+
+    script, marker = _booby_trapped(tmp_path)
+    async with _lsp().session(script.parent, init_options=PROBE_OFF) as s:
+        u = s.open(script, script.read_text())
+        with pytest.raises(JsonRpcException):
+            await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.runProbe", [u]))
+    assert not marker.exists(), "the probe ran although the client turned it off"
