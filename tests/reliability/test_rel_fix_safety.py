@@ -93,7 +93,10 @@ class HalfWriter:
         self.fh.write(data[: len(data) // 2]); self.fh.flush(); die()
 
 if stage == "mid-write":
-    os.fdopen = lambda fd, mode="r", *a: HalfWriter(real_fdopen(fd, mode, *a)) if "w" in mode else real_fdopen(fd, mode, *a)
+    def fdopen(fd, mode="r", *args):
+        fh = real_fdopen(fd, mode, *args)
+        return HalfWriter(fh) if "w" in mode else fh
+    os.fdopen = fdopen
 elif stage == "before-rename":
     os.replace = lambda *a: die()
 elif stage == "after-rename":
