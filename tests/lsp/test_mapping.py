@@ -27,7 +27,7 @@ CELLS = [
 def test_findings_map_to_their_cell_with_cell_relative_lines():
     program = notebook.build(CELLS)
     found = notebook.to_cells(program, "nb.ipynb", lint_text("nb.ipynb", program.text, list(rules().values())).findings)
-    assert [(f.path, f.line, f.column, f.end_line, f.code) for f in found] == [("nb.ipynb:cell_4", 1, 1, 5, "TL101")]
+    assert [(f.path, f.line, f.column, f.end_line, f.code) for f in found] == [("nb.ipynb:cell_4", 1, 1, 1, "TL101")]
     (edit,) = found[0].fix.edits
     assert (edit.line, edit.column, edit.content) == (2, 1, "    optimizer.zero_grad()\n")
 
