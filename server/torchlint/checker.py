@@ -121,7 +121,7 @@ def _run_job(job: Job, data: bytes) -> FileResult:
     if job.mode == "diff":
         out.diff = "".join(
             difflib.unified_diff(
-                source.text.splitlines(keepends=True), fixed.text.splitlines(keepends=True),
+                _lines(source.text), _lines(fixed.text),
                 fromfile=f"a/{job.path}", tofile=f"b/{job.path}",
             )
         )
@@ -132,6 +132,14 @@ def _run_job(job: Job, data: bytes) -> FileResult:
         out.error = f"{job.path}: not written: {exc}"
         out.fixed = 0
     return out
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their endings, split where Python splits (str.splitlines also splits at form feeds)."""
+    from torchlint.engine.source import line_offsets
+
+    starts = line_offsets(text)
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)]) if a < b]
 
 
 def _run_notebook(job: Job, data: bytes, selected) -> FileResult:

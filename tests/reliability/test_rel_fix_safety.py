@@ -162,3 +162,17 @@ def test_fix_through_symlink_keeps_the_link(tmp_path):
     assert link.is_symlink(), "the symlink was replaced by a regular file"
     assert target.read_bytes() == FIXED
     assert sorted(p.name for p in real.iterdir()) == ["train.py"]
+
+
+def test_diff_counts_lines_as_python_does(tmp_path):
+    """Form feeds and other str.splitlines() breaks inside a line must not split it in --diff."""
+    import re
+
+    f = tmp_path / "ff.py"
+    f.write_bytes(b"import torch\n\x0c\nx = 1\x0c  # ff\x1c\ny = torch.load(p)\n")
+    diff = checker.run_job(checker.Job(str(f), CODES, (), "diff")).diff
+    hunks = re.split(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@\n", diff, flags=re.M)
+    assert len(hunks) == 4, diff
+    old_count, new_count, body = int(hunks[1] or 1), int(hunks[2] or 1), hunks[3].split("\n")[:-1]
+    assert len([b for b in body if b[:1] in " -"]) == old_count, diff
+    assert len([b for b in body if b[:1] in " +"]) == new_count, diff
