@@ -115,7 +115,8 @@ def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat
     md += [f"- {name}: `{cmd}`" for name, _, cmd in rows]
     if lsp:
         md += ["", "## Language server", "",
-               "didChange → publishDiagnostics over 100 edits (a comment line changed in the middle of the file).", "",
+               "didChange → publishDiagnostics over 100 edits (a comment line changed in the middle of the file), "
+               "each after a 0.2 s pause: the server lints the first edit after a pause at once and coalesces bursts.", "",
                "| script | median (ms) | p95 (ms) | start-up (s) | RSS after (MB) |", "|---|---|---|---|---|"]
         md += [f"| {r['lines']} lines | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['startup_s']:.2f} | {r['rss_mb']:.0f} |" for r in lsp]
     md += ["", "## Time against corpus size", "", "| lines | bare parse CPU (s) | torchlint CPU (s) | ratio |", "|---|---|---|---|"]

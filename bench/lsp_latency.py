@@ -142,7 +142,9 @@ def measure(cmd: list[str], lines: int, edits: int, workdir: Path) -> dict:
         client.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]})
         client.wait_for(lambda m: is_diag(m) and m["params"].get("version", v) == v)
         latencies.append(time.perf_counter() - start)
-        time.sleep(0.02)  # a pause between keystrokes, not a burst
+        # A pause longer than the server's debounce, as between bursts of typing: this
+        # measures how long one change takes to show up (bursts are coalesced by design).
+        time.sleep(0.2)
     rss = client.rss_mb()
     client.close()
     latencies.sort()

@@ -25,11 +25,14 @@ DIRNAME = ".torchlint_cache"
 @lru_cache(maxsize=None)
 def _code_fingerprint() -> str:
     """Changes whenever any installed torchlint source file changes (dev installs too)."""
-    root = Path(__file__).resolve().parent
+    import torchlint.rules  # the package only: its rule modules load on demand
+
     h = hashlib.sha256(__version__.encode())
-    for p in sorted(root.rglob("*.py")):
-        st = p.stat()
-        h.update(f"{p.relative_to(root)}:{st.st_mtime_ns}:{st.st_size}".encode())
+    # In an editable install the rules live outside the package directory: hash both.
+    for root in sorted({Path(__file__).resolve().parent, Path(torchlint.rules.__file__).resolve().parent}):
+        for p in sorted(root.rglob("*.py")):
+            st = p.stat()
+            h.update(f"{p}:{st.st_mtime_ns}:{st.st_size}".encode())
     return h.hexdigest()
 
 

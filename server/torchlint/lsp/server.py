@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import logging
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,7 @@ class TorchlintServer(LanguageServer):
         self.generations: dict[str, int] = {}
         self._counter = itertools.count(1)
         self.pending: dict[str, asyncio.Task] = {}
+        self.last_edit: dict[str, float] = {}  # monotonic time of each document's last edit
         self.pending_generation: dict[str, int | None] = {}  # the generation each pending lint was asked for
         self.results: dict[str, Published] = {}
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic)
@@ -135,8 +137,19 @@ class TorchlintServer(LanguageServer):
         return diagnostics.lint(snap, sel), sel
 
     def schedule(self, key: str, delay: float = DEBOUNCE) -> asyncio.Task:
-        """Lint `key` after `delay`; replaces any lint still waiting for the same document."""
+        """Lint `key` after `delay`; replaces any lint still waiting for the same document.
+
+        Leading-edge debounce: the first edit after a quiet spell is linted at once
+        (diagnostics follow a single keystroke without waiting); edits that arrive
+        while a lint is pending or within `delay` of the previous one wait `delay`.
+        """
         old = self.pending.pop(key, None)
+        if delay:
+            now = time.monotonic()
+            busy = old is not None and not old.done()
+            if not busy and now - self.last_edit.get(key, float("-inf")) >= delay:
+                delay = 0
+            self.last_edit[key] = now
         if old is not None and not old.done():
             old.cancel()
         task = asyncio.ensure_future(self._lint_later(key, delay))
