@@ -26,6 +26,7 @@ class FileContext:
         self.loops: list[cst.CSTNode] = []
         self.withs: list[cst.With] = []
         self.top_statement: cst.CSTNode | None = None  # the module-level statement being traversed
+        self._shared: dict[str, object] = {}
 
     # -- shared analyses (lazy) ---------------------------------------------
     @cached_property
@@ -39,6 +40,16 @@ class FileContext:
     @cached_property
     def loop_analysis(self) -> LoopAnalysis:
         return LoopAnalysis(self)
+
+    def shared(self, key: str, build):
+        """A per-file analysis built on first use and shared by every rule.
+
+        Kept on the context (not in a module-level cache) so it dies with the file.
+        """
+        value = self._shared.get(key)
+        if value is None:
+            value = self._shared[key] = build()
+        return value
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)

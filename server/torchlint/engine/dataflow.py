@@ -13,7 +13,6 @@ step and conservative elsewhere: unknown values answer UNKNOWN, never a finding.
 from __future__ import annotations
 
 import enum
-import weakref
 from dataclasses import dataclass
 
 import libcst as cst
@@ -431,13 +430,10 @@ def _is_false(expr) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
 
 
-_CACHE: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
-
-
 def body_of(ctx) -> Body:
     """The Body of the function the traversal is in (the module at top level)."""
     node = ctx.current_function or ctx.module
-    bodies = _CACHE.setdefault(ctx, {})
+    bodies = ctx.shared("dataflow_bodies", dict)
     body = bodies.get(node)
     if body is None:
         scope = ctx.scope

@@ -8,7 +8,6 @@ computed once per file, lazily, on the first question.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 import libcst as cst
@@ -130,12 +129,6 @@ class DeviceMoves:
         self.by_target.setdefault(target, []).append(Move(call, target, f".{method}({arg})", device, stmt, function))
 
 
-_CACHE: "weakref.WeakKeyDictionary[object, DeviceMoves]" = weakref.WeakKeyDictionary()
-
-
 def device_moves(ctx) -> DeviceMoves:
     """The file's DeviceMoves, built on first use and shared by every rule."""
-    moves = _CACHE.get(ctx)
-    if moves is None:
-        moves = _CACHE[ctx] = DeviceMoves(ctx.module, ctx.imports)
-    return moves
+    return ctx.shared("device_moves", lambda: DeviceMoves(ctx.module, ctx.imports))
