@@ -134,10 +134,8 @@ def measure(cmd: list[str], lines: int, edits: int, workdir: Path) -> dict:
     for v in range(2, edits + 2):
         # Alternate a comment edit on a line in the middle, as typing does.
         n = len(lines_list) // 2
-        new_line = f"# edit {v}"
-        change = {"range": {"start": {"line": n, "character": 0}, "end": {"line": n, "character": len(lines_list[n])}},
-                  "text": new_line}
-        lines_list[n] = new_line
+        lines_list[n] = f"# edit {v}"
+        change = {"text": "\n".join(lines_list)}  # whole text: valid for Full and Incremental sync
         start = time.perf_counter()
         client.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]})
         client.wait_for(lambda m: is_diag(m) and m["params"].get("version", v) == v)
