@@ -424,9 +424,9 @@ def train_step(model, x, y):
         if me.loops:  # a graph from before the loop, freed in the first iteration
             loop = me.loops[-1]
             start = body.index(loop)
-            for d in mine:
-                if d.index < start and loop not in d.loops and not body.defined_in(d.name, loop):
-                    return self._report(node, d.name, "the next iteration")
+            outside = [d for d in mine if d.index < start and loop not in d.loops and not body.defined_in(d.name, loop)]
+            if outside:
+                return self._report(node, min(outside, key=lambda d: d.index).name, "the next iteration")
         for other in body.backwards:
             if other.index <= me.index or exclusive(me, other) or other.target is None:
                 continue

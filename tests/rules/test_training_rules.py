@@ -157,6 +157,19 @@ CASES = [
             loss.backward()
             loss.backward()
     """, [3]),
+    ("backward-in-a-loop-over-listed-losses", "TL107", "a.py", """
+        def step(model, x, y, z):
+            out = model(x)
+            loss_a = crit(out, y)
+            loss_b = crit(out, z)
+            for loss in (loss_a, loss_b):
+                loss.backward()
+    """, [6]),
+    ("loop-over-losses-from-separate-forwards", "TL107", "a.py", """
+        def step(model, x, y, z):
+            for loss in (crit(model(x), y), crit(model(x), z)):
+                loss.backward()
+    """, []),
     ("grad-read-after-retain-grad-in-a-helper-scope", "TL109", "a.py", """
         def f(model, x):
             h = model(x)

@@ -120,8 +120,10 @@ class Body:
             self._mark(stmt.iter if isinstance(stmt, cst.For) else stmt.test, index, loops, path, no_grad)
             inner = loops + (stmt,)
             if isinstance(stmt, cst.For):
+                # `for loss in (loss_a, loss_b):` — the target is one of the listed values
+                listed = stmt.iter if isinstance(stmt.iter, (cst.List, cst.Tuple)) and isinstance(stmt.target, cst.Name) else None
                 for name in _names(stmt.target):
-                    self._def(name, None, index, stmt, inner, no_grad)
+                    self._def(name, listed, index, stmt, inner, no_grad)
             self._block(block_statements(stmt.body), inner, no_grad, path + ((stmt, "body"),))
             if stmt.orelse is not None:
                 self._block(block_statements(stmt.orelse.body), loops, no_grad, path + ((stmt, "else"),))
