@@ -60,12 +60,13 @@ def _dispatch_table(rule_cls: type[R.Rule]) -> dict[type, list[str]]:
     return table
 
 
-def parse(path: str, text: str) -> cst.Module | Finding:
+def parse(path: str, text: str, parser=None) -> cst.Module | Finding:
+    """`parser`: e.g. an incremental.ChunkParser's parse (the language server's); default libcst's."""
     too_deep = nesting_error(text)
     if too_deep is not None:
         return error_finding(path, too_deep.message, too_deep.line, too_deep.column)
     try:
-        return cst.parse_module(text)
+        return (parser or cst.parse_module)(text)
     except cst.ParserSyntaxError as exc:
         return error_finding(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)
     except RecursionError:
@@ -90,12 +91,14 @@ def _compiles(path: str, text: str) -> bool:
         return False
 
 
-def lint_text(path: str, text: str, rules: list[type[R.Rule]], *, prefilter: bool = True) -> LintResult:
+def lint_text(
+    path: str, text: str, rules: list[type[R.Rule]], *, prefilter: bool = True, parser=None
+) -> LintResult:
     if prefilter:
         rules = applicable(rules, text)
         if not rules and _compiles(path, text):
             return LintResult([])  # nothing can fire: skip libcst entirely
-    parsed = parse(path, text)
+    parsed = parse(path, text, parser)
     if isinstance(parsed, Finding):
         return LintResult([parsed])
     module = parsed

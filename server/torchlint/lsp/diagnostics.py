@@ -22,8 +22,11 @@ SEVERITY = {
 }
 
 
-def lint(snap: Snapshot, sel: Selection) -> dict[str, list[types.Diagnostic]]:
-    """Diagnostics for every part of the snapshot (an empty list clears a part)."""
+def lint(snap: Snapshot, sel: Selection, parser=None) -> dict[str, list[types.Diagnostic]]:
+    """Diagnostics for every part of the snapshot (an empty list clears a part).
+
+    `parser`: the server's incremental parser, so an edit re-parses only what changed.
+    """
     out: dict[str, list[types.Diagnostic]] = {p.uri: [] for p in snap.parts}
     if not snap.parts:
         return out
@@ -40,7 +43,7 @@ def lint(snap: Snapshot, sel: Selection) -> dict[str, list[types.Diagnostic]]:
         return out
     from torchlint.engine import lint_text  # imported on first use: the server starts without libcst
 
-    for f in lint_text(snap.path, snap.text, list(sel.rules)).findings:
+    for f in lint_text(snap.path, snap.text, list(sel.rules), parser=parser).findings:
         placed = to_diagnostic(snap, f, sel.severity)
         if placed is not None:
             out[placed[0]].append(placed[1])

@@ -65,6 +65,7 @@ class TorchlintServer(LanguageServer):
         self._counter = itertools.count(1)
         self.pending: dict[str, asyncio.Task] = {}
         self.last_edit: dict[str, float] = {}  # monotonic time of each document's last edit
+        self.parser = None  # an incremental.ChunkParser, made on the lint thread at first use
         self.pending_generation: dict[str, int | None] = {}  # the generation each pending lint was asked for
         self.results: dict[str, Published] = {}
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic)
@@ -134,7 +135,11 @@ class TorchlintServer(LanguageServer):
         if not self.client.enable:
             return {p.uri: [] for p in snap.parts}, None
         sel = self.selection(snap)
-        return diagnostics.lint(snap, sel), sel
+        if self.parser is None:
+            from torchlint.engine.incremental import ChunkParser  # libcst loads on the lint thread
+
+            self.parser = ChunkParser()
+        return diagnostics.lint(snap, sel, self.parser.parse), sel
 
     def schedule(self, key: str, delay: float = DEBOUNCE) -> asyncio.Task:
         """Lint `key` after `delay`; replaces any lint still waiting for the same document.
