@@ -57,13 +57,13 @@ def _fix_from(raw) -> Fix | None:
 
 def _encode(f: Finding) -> list:
     return [f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.message, f.severity.value,
-            _fix_to(f.fix), [_fix_to(a) for a in f.alternatives], f.statement_line]
+            _fix_to(f.fix), [_fix_to(a) for a in f.alternatives], f.statement_line, f.node_end_line]
 
 
 def _decode(path: str, raw: list) -> Finding:
-    line, col, eline, ecol, code, name, message, sev, fix, alts, stmt = raw
+    line, col, eline, ecol, code, name, message, sev, fix, alts, stmt, node_end = raw
     return Finding(path, line, col, eline, ecol, code, name, message, Severity(sev), _fix_from(fix),
-                   tuple(_fix_from(a) for a in alts), stmt)
+                   tuple(_fix_from(a) for a in alts), stmt, node_end)
 
 
 class Cache:

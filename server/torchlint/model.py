@@ -64,6 +64,9 @@ class Finding:
     alternatives: tuple[Fix, ...] = field(default_factory=tuple)
     # First line of the statement holding the finding (for `# noqa` there).
     statement_line: int = 0
+    # Last line of the reported node itself: a loop finding is marked on its header line,
+    # but the probe must match observations anywhere in the loop.
+    node_end_line: int = 0
 
     @property
     def url(self) -> str:

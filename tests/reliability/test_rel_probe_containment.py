@@ -105,8 +105,6 @@ async def test_server_never_runs_code_unasked(tmp_path):
     assert not marker.exists(), "opening, saving or linting ran the script"
 
 
-@pytest.mark.xfail(strict=True, reason="the server runs torchlint.runProbe whatever probe.enabled says: only the "
-                   "VS Code extension checks workspace trust (reported to the lead; remove this mark once fixed)")
 @pytest.mark.asyncio
 async def test_server_refuses_the_probe_when_the_client_turned_it_off(tmp_path):
     from lsprotocol import types

@@ -18,10 +18,11 @@ from torchlint.config import ConfigResolver
 from torchlint.registry import known_codes, rules
 
 PACKAGE = Path(torchlint.__file__).resolve().parent
-SOURCES = sorted(
-    p for root in {PACKAGE, Path(torchlint.rules.__file__).resolve().parent} for p in root.rglob("*.py")
+RULES = Path(torchlint.rules.__file__).resolve().parent  # inside PACKAGE when installed, beside it when editable
+SOURCES = sorted({
+    p for root in (PACKAGE, RULES) for p in root.rglob("*.py")
     if "probe" not in p.relative_to(root).parts
-)
+})
 DANGEROUS_MODULES = {"pickle", "cPickle", "dill", "cloudpickle", "marshal", "shelve", "runpy", "joblib", "code"}
 DANGEROUS_CALLS = {
     "eval", "exec", "compile", "__import__", "execfile", "importlib.import_module",
@@ -33,7 +34,7 @@ DANGEROUS_CALLS = {
 # (file relative to its package root, call): why it cannot run analysed code.
 ALLOWED = {
     ("cli.py", "importlib.import_module"): "imports `torchlint.lsp` / `torchlint.probe.cli` from a fixed table",
-    ("__init__.py", "importlib.import_module"): "rules/__init__.py imports its own family modules",
+    ("rules/__init__.py", "importlib.import_module"): "rules/__init__.py imports its own family modules",
     ("engine/runner.py", "compile"): "ast.PyCF_ONLY_AST: a syntax check that builds a tree and runs nothing",
     ("reporters/sarif.py", "subprocess.run"): "runs `git rev-parse --show-toplevel` for SARIF paths",
     ("lsp/commands.py", "asyncio.create_subprocess_exec"): "starts `torchlint probe` on the user's explicit command",
@@ -74,10 +75,10 @@ def _uses(path: Path) -> set[tuple[str, str]]:
 
 
 def _rel(path: Path) -> str:
-    for root in (PACKAGE, Path(torchlint.rules.__file__).resolve().parent):
-        if path.is_relative_to(root):
-            return path.relative_to(root).as_posix()
-    return path.name
+    """The same name whatever the install layout: `rules/x.py` for rules, else package-relative."""
+    if path.is_relative_to(RULES):
+        return "rules/" + path.relative_to(RULES).as_posix()
+    return path.relative_to(PACKAGE).as_posix()
 
 
 def test_the_scan_sees_what_it_looks_for(tmp_path):

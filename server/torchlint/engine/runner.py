@@ -200,6 +200,7 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
         if r is None:
             continue
         (line, col), (end_line, end_col) = r
+        node_end_line = end_line
         if isinstance(rep.node, cst.BaseCompoundStatement) and line - 1 < len(lines):
             # a loop/def/with reported as a whole: mark its header line, not its whole body
             end_line, end_col = line, len(lines[line - 1].rstrip())
@@ -217,7 +218,7 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
             Finding(
                 path, line, col + 1, end_line, end_col + 1,
                 rep.rule.code, rep.rule.name, rep.message, rep.rule.severity,
-                fix, alternatives, stmt_line,
+                fix, alternatives, stmt_line, node_end_line,
             )
         )
     return out

@@ -168,9 +168,16 @@ def register(ls: TorchlintServer) -> None:
         path = to_path(uri)
         if not os.path.isfile(path):
             raise invalid(f"{path}: save the script before probing it")
+        if ls.client.probe_enabled is False:
+            raise invalid("the runtime probe is disabled (torchlint.probe.enabled is off, or the workspace is untrusted)")
         python = ls.client.interpreter or sys.executable
+        limits = []
+        if ls.client.probe_seconds:
+            limits += ["--max-seconds", str(ls.client.probe_seconds)]
+        if ls.client.probe_steps:
+            limits += ["--max-steps", str(ls.client.probe_steps)]
         async with WorkDone(ls, f"torchlint: probing {os.path.basename(path)}") as progress:
-            out = await _probe(python, path, progress)
+            out = await _probe(python, path, progress, limits)
         diags = _probe_diagnostics(out, path)
         ls.probe[uri] = diags
         published = ls.results.get(ls.owner(uri))
@@ -205,16 +212,19 @@ def _to_diagnostics(result, severity: dict) -> dict[str, list[types.Diagnostic]]
     return out
 
 
-async def _probe(python: str, path: str, progress: WorkDone) -> str:
+async def _probe(python: str, path: str, progress: WorkDone, limits: list[str]) -> str:
     """Run `torchlint probe` (this torchlint; the script runs under `python`) and return its JSON.
 
     On cancellation the probe gets SIGINT, which makes it kill the script's whole
     process tree before exiting; SIGKILL follows if it does not exit promptly.
     """
     try:
+        # The server's own import path, so a bundled server (libraries on sys.path, not
+        # installed) can run its probe too; never the working directory.
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))}
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "torchlint", "probe", path, "--output-format", "json", "--python", python,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=os.path.dirname(path),
+            sys.executable, "-m", "torchlint", "probe", path, "--output-format", "json", "--python", python, *limits,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=os.path.dirname(path), env=env,
         )
     except OSError as exc:
         raise invalid(f"cannot start the probe: {exc.strerror or exc}") from None

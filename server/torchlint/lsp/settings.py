@@ -23,6 +23,11 @@ class ClientSettings:
     severity: dict[str, Severity] = field(default_factory=dict)
     run: str = "onType"
     interpreter: str | None = None  # the Python that runs `torchlint probe`
+    # The probe runs user code: a client that says `probe.enabled: false` (VS Code in an
+    # untrusted workspace) gets it refused; one that says nothing asks per command.
+    probe_enabled: bool | None = None
+    probe_seconds: float | None = None
+    probe_steps: int | None = None
 
     @classmethod
     def parse(cls, value) -> tuple["ClientSettings", list[str]]:
@@ -75,6 +80,15 @@ class ClientSettings:
                 errors.append(f"`torchlint.run` must be one of {', '.join(RUN_MODES)}, not {run!r}")
         if isinstance(value.get("interpreter"), str) and value["interpreter"]:
             s.interpreter = value["interpreter"]
+        probe = value.get("probe")
+        if isinstance(probe, dict):
+            if isinstance(probe.get("enabled"), bool):
+                s.probe_enabled = probe["enabled"]
+            seconds, steps = probe.get("timeoutSeconds"), probe.get("maxSteps")
+            if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > 0:
+                s.probe_seconds = float(seconds)
+            if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0:
+                s.probe_steps = steps
         return s, errors
 
 

@@ -51,7 +51,7 @@ def merge(path: str, findings: list, observations: list[dict], executed: set[int
     for f in findings:
         if f.code not in OBSERVABLE:
             continue
-        span = set(range(min(f.line, f.statement_line or f.line), max(f.end_line, f.line) + 1))
+        span = set(range(min(f.line, f.statement_line or f.line), max(f.end_line, f.node_end_line, f.line) + 1))
         if span & by_code.get(f.code, set()):
             status = "confirmed"
         elif span & executed:
