@@ -6,7 +6,8 @@ parser finds them, ~6% of a libcst parse), each chunk is parsed on its own and
 cached by its text, and the chunks are assembled into one Module. The result
 must regenerate the exact input text; anything else (odd indentation, a
 comment that belongs to a block's footer) falls back to a whole-file parse, so
-the tree handed to rules is always a faithful one.
+the tree handed to rules always regenerates the exact text (tests/test_incremental.py
+checks this over the fixtures and torch's own sources).
 """
 
 from __future__ import annotations
@@ -74,34 +75,28 @@ class ChunkParser:
             return self._whole(text)
         starts = line_offsets(text)
         bounds = [starts[c] for c in cuts] + [len(text)]
+        texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
         try:
-            chunks = [self._chunk(text[a:b]) for a, b in zip(bounds, bounds[1:])]
+            chunks = [self._chunk(t) for t in texts]
         except cst.ParserSyntaxError:
             return self._whole(text)  # positions of the error must be the whole file's
+        # Blocks that do not spell out their indent use the module's default, so every
+        # chunk with indented lines must agree on it (and all on the newline style);
+        # then each statement generates the same text in the assembled module.
+        indents = {c.default_indent for c, t in zip(chunks, texts) if "\n " in t or "\n\t" in t}
+        if len(indents) > 1 or len({c.default_newline for c in chunks}) > 1:
+            return self._whole(text)
         body = list(chunks[0].body)
         for chunk in chunks[1:]:
             stmts = list(chunk.body)
-            if not stmts:
+            if not stmts or (chunk.footer and chunk is not chunks[-1]):
                 return self._whole(text)
             if chunk.header:
                 stmts[0] = stmts[0].with_changes(leading_lines=[*chunk.header, *stmts[0].leading_lines])
-            if chunk.footer and chunk is not chunks[-1]:
-                return self._whole(text)
             body.extend(stmts)
         first, last = chunks[0], chunks[-1]
-        indents = {c.default_indent for c in chunks}
-        module = cst.Module(
+        return cst.Module(
             body=body, header=first.header, footer=last.footer, encoding=first.encoding,
-            default_indent=first.default_indent if len(indents) == 1 else _common(chunks),
+            default_indent=indents.pop() if indents else first.default_indent,
             default_newline=first.default_newline, has_trailing_newline=last.has_trailing_newline,
         )
-        if module.code != text:
-            return self._whole(text)
-        return module
-
-
-def _common(chunks) -> str:
-    counts: dict[str, int] = {}
-    for c in chunks:
-        counts[c.default_indent] = counts.get(c.default_indent, 0) + 1
-    return max(counts, key=counts.get)
