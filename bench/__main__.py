@@ -54,7 +54,8 @@ def main(argv=None) -> int:
 
     def row(name, cmd, **kw):
         s = median_of(cmd, args.repeat, env=env, **kw)
-        rows.append((name, s, " ".join(c if len(c) < 60 else "…" for c in cmd[:8])))
+        shown = [c for c in cmd if len(c) < 60 or not c.endswith(".py")][:12]  # drop the file list
+        rows.append((name, s, " ".join(shown) + (" FILES…" if len(shown) < len(cmd) else "")))
         print(f"{name:<34} wall {s.wall:7.2f}s  cpu {s.cpu:7.2f}s  rss {s.rss_mb:6.0f} MB", flush=True)
         return s
 
@@ -111,6 +112,7 @@ def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat
     ]
     for name, s, _ in rows:
         md.append(f"| {name} | {s.wall:.2f} | {s.cpu:.2f} | {s.cpu / base.cpu:.2f}× | {s.wall / base.wall:.2f}× | {s.rss_mb:.0f} |")
+    md += _targets(rows, lsp)
     md += ["", "Commands:", ""]
     md += [f"- {name}: `{cmd}`" for name, _, cmd in rows]
     if lsp:
@@ -127,6 +129,34 @@ def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat
         md += ["", "(matplotlib is not installed: no plot)"]
     (out / "RESULTS.md").write_text("\n".join(md) + "\n")
     print(f"wrote {out / 'RESULTS.md'}")
+
+
+def _targets(rows, lsp) -> list[str]:
+    """The performance issue's targets, each as the ratio it is defined by."""
+    def get(prefix):
+        return next((s for name, s, _ in rows if name.startswith(prefix)), None)
+
+    base, cold = get("libcst parse"), get("torchlint -j 1, cold")
+    par, warm, tfix = get("torchlint -j 2") or get("torchlint -j"), get("torchlint -j 1, warm"), get("TorchFix")
+    out = ["", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
+
+    def line(what, value, ok):
+        out.append(f"| {what} | {value} | {'yes' if ok else 'no'} |")
+
+    line("single process, cold ≤ 1.5× bare parse (CPU)", f"{cold.cpu / base.cpu:.2f}×", cold.cpu / base.cpu <= 1.5)
+    if tfix:
+        line("≥ 5× faster than TorchFix (CPU)", f"{tfix.cpu / cold.cpu:.1f}×", tfix.cpu / cold.cpu >= 5)
+    line("warm cache ≤ 0.1× the cold run (wall)", f"{warm.wall / cold.wall:.2f}×", warm.wall / cold.wall <= 0.1)
+    if par and par is not cold:
+        line("-j on all cores ≥ 1.7× single-process throughput (wall)", f"{cold.wall / par.wall:.2f}×", cold.wall / par.wall >= 1.7)
+    for r in lsp:
+        limit = 100 if r["lines"] < 1000 else 400
+        line(f"server p95 ≤ {limit} ms on {r['lines']} lines", f"{r['p95_ms']:.0f} ms", r["p95_ms"] <= limit)
+    if lsp:
+        line("server start-up ≤ 0.5 s", f"{max(r['startup_s'] for r in lsp):.2f} s", max(r["startup_s"] for r in lsp) <= 0.5)
+        big = max(lsp, key=lambda r: r["lines"])
+        line(f"server RSS ≤ 120 MB after {big['lines']} lines", f"{big['rss_mb']:.0f} MB", big["rss_mb"] <= 120)
+    return out
 
 
 def _plot(path: Path, sizes) -> bool:
