@@ -9,6 +9,7 @@ a single lint of the last text.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import logging
 import os
@@ -66,6 +67,7 @@ class TorchlintServer(LanguageServer):
         self.pending: dict[str, asyncio.Task] = {}
         self.last_edit: dict[str, float] = {}  # monotonic time of each document's last edit
         self.parser = None  # an incremental.ChunkParser, made on the lint thread at first use
+        self.frozen = False  # long-lived objects moved to the GC's permanent generation
         self.pending_generation: dict[str, int | None] = {}  # the generation each pending lint was asked for
         self.results: dict[str, Published] = {}
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic)
@@ -139,7 +141,15 @@ class TorchlintServer(LanguageServer):
             from torchlint.engine.incremental import ChunkParser  # libcst loads on the lint thread
 
             self.parser = ChunkParser()
-        return diagnostics.lint(snap, sel, self.parser.parse), sel
+        result = diagnostics.lint(snap, sel, self.parser.parse)
+        if not self.frozen:
+            # Everything loaded by now (lsprotocol's thousands of types, libcst, the rules) lives
+            # as long as the server: move it out of the cyclic GC's way, once, so full
+            # collections stop re-scanning it on every keystroke.
+            gc.collect()
+            gc.freeze()
+            self.frozen = True
+        return result, sel
 
     def schedule(self, key: str, delay: float = DEBOUNCE) -> asyncio.Task:
         """Lint `key` after `delay`; replaces any lint still waiting for the same document.
