@@ -222,12 +222,22 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 50, 50)
 
 
+def _size(job: Job) -> int:
+    try:
+        return os.stat(job.path).st_size
+    except OSError:
+        return 0
+
+
 def run(jobs: list[Job], workers: int = 1, progress: Callable[[int, int], None] | None = None) -> RunResult:
     results: list[FileResult] = []
     if workers > 1 and len(jobs) > 1:
-        chunk = max(1, min(32, len(jobs) // (workers * 4) or 1))
+        # Largest files first, in small chunks: no worker is left alone with a big file at
+        # the end while the others idle. Output order is restored by sorting below.
+        ordered = sorted(jobs, key=_size, reverse=True)
+        chunk = max(1, min(8, len(jobs) // (workers * 16)))
         with ProcessPoolExecutor(max_workers=workers, initializer=tune_gc) as pool:
-            for i, r in enumerate(pool.map(run_job, jobs, chunksize=chunk), 1):
+            for i, r in enumerate(pool.map(run_job, ordered, chunksize=chunk), 1):
                 results.append(r)
                 if progress:
                     progress(i, len(jobs))
