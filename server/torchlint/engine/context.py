@@ -6,7 +6,7 @@ from functools import cached_property
 
 import libcst as cst
 
-from torchlint.engine.flow import LOOPS, LoopAnalysis
+from torchlint.engine.flow import LoopAnalysis
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import Imports
 from torchlint.engine.semantics import Scope, Semantics
@@ -104,5 +104,3 @@ class FileContext:
                     return True
         return False
 
-
-__all__ = ["FileContext", "LOOPS"]

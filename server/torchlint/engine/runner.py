@@ -15,7 +15,6 @@ import libcst as cst
 
 from torchlint.engine import rule as R
 from torchlint.engine.context import FileContext
-from torchlint.engine.flow import LOOPS
 from torchlint.engine.positions import positions as node_positions
 from torchlint.engine.source import SourceError, decode, nesting_error, split_lines
 from torchlint.engine.walk import traverse
@@ -296,5 +295,3 @@ def lint_bytes(path: str, data: bytes, rules) -> tuple[LintResult, "object | Non
         return LintResult([error_finding(path, exc.message, exc.line, exc.column)]), None
     return lint_text(path, source.text, rules), source
 
-
-__all__ = ["lint_text", "lint_bytes", "LintResult", "PARSE_ERROR_CODE", "LOOPS"]
