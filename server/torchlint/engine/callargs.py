@@ -35,6 +35,11 @@ def is_name(expr: cst.BaseExpression | None, value: str) -> bool:
     return isinstance(expr, cst.Name) and expr.value == value
 
 
+def truthy(arg: cst.Arg | None) -> bool:
+    """Passed, and not literally `False` or `None` (a variable counts as true)."""
+    return arg is not None and not (is_name(arg.value, "False") or is_name(arg.value, "None"))
+
+
 def int_value(expr: cst.BaseExpression | None) -> int | None:
     """The value of an integer literal (`3`, `-1`), else None."""
     if isinstance(expr, cst.Integer):

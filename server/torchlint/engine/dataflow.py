@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg
-from torchlint.engine.flow import backward_call
+from torchlint.engine.callargs import get_arg, is_name, truthy
+from torchlint.engine.flow import autograd_backward, backward_call
 from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.semantics import is_factory_name
@@ -211,9 +211,7 @@ class Body:
     def _call(self, call: cst.Call, index, loops, path) -> None:
         func = call.func
         if self.ctx.qualname(func) == "torch.autograd.backward":
-            first = call.args[0].value if call.args else None
-            retain = _truthy(get_arg(call, "retain_graph", 2)) or _truthy(get_arg(call, "create_graph", 3))
-            self.backwards.append(Backward(call, first, retain, index, loops, path))
+            self.backwards.append(Backward(call, *autograd_backward(call), index, loops, path))
             return
         if not isinstance(func, cst.Attribute):
             return
@@ -226,10 +224,10 @@ class Body:
             return
         if method == "retain_grad":
             self.retained.add(receiver)
-        elif method == "requires_grad_" and not (call.args and _is_false(call.args[0].value)):
+        elif method == "requires_grad_" and not (call.args and is_name(call.args[0].value, "False")):
             self.made_leaf.setdefault(receiver, []).append(index)
         elif method in ("eval", "train") and self.kind(func.value) & Kind.MODEL:
-            is_eval = method == "eval" or bool(call.args) and _is_false(call.args[0].value)
+            is_eval = method == "eval" or bool(call.args) and is_name(call.args[0].value, "False")
             self.modes.append((index, is_eval, call))
 
     # -- questions ----------------------------------------------------------
@@ -336,7 +334,7 @@ class Body:
             if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 return Grad.LEAF
             if head == "torch" and last in TENSOR_FACTORIES and last not in ("stack", "cat"):
-                return Grad.LEAF if _truthy(get_arg(call, "requires_grad")) else Grad.NONE
+                return Grad.LEAF if truthy(get_arg(call, "requires_grad")) else Grad.NONE
             if q.startswith(("torch.", "torch.nn.functional.")):
                 return _combine([self.grad_status(a, index, depth + 1) for a in _flatten(args)])
             return Grad.UNKNOWN
@@ -352,7 +350,7 @@ class Body:
             return Grad.NONE
         receiver = self.grad_status(func.value, index, depth + 1)
         if method == "requires_grad_":
-            if call.args and _is_false(call.args[0].value):
+            if call.args and is_name(call.args[0].value, "False"):
                 return Grad.NONE if receiver is not Grad.NON_LEAF else receiver
             return Grad.LEAF if receiver in (Grad.NONE, Grad.LEAF) else receiver
         if method in _MOVES:
@@ -422,14 +420,6 @@ def _names(expr, deep: bool = True) -> list[str]:
     return [name for n in _uncut(expr, cut=not deep) if isinstance(n, (cst.Name, cst.Attribute)) and (name := dotted(n))]
 
 
-def _truthy(arg: cst.Arg | None) -> bool:
-    if arg is None:
-        return False
-    return not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
-
-
-def _is_false(expr) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 def body_of(ctx) -> Body:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg
+from torchlint.engine.callargs import get_arg, is_name, truthy
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.walk import block_statements, children, iter_statements, sub_blocks
@@ -90,7 +90,7 @@ def backward_call(call: cst.Call, kind_of) -> tuple[cst.BaseExpression | None, b
     method = func.attr.value
     if method not in ("backward", "manual_backward"):
         return None
-    retain = any(_truthy(get_arg(call, k)) for k in _TRUTHY_RETAIN)
+    retain = any(truthy(get_arg(call, k)) for k in _TRUTHY_RETAIN)
     first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
     if method == "manual_backward":
         return first, retain
@@ -99,18 +99,17 @@ def backward_call(call: cst.Call, kind_of) -> tuple[cst.BaseExpression | None, b
     owner = name is not None and name.rpartition(".")[2] in _BACKWARD_OWNERS
     if name == "torch.autograd" or owner or kind_of(receiver) & (Kind.ACCELERATOR | Kind.MODEL):
         if name == "torch.autograd":
-            retain = retain or _truthy(get_arg(call, "retain_graph", 2)) or _truthy(get_arg(call, "create_graph", 3))
+            return autograd_backward(call)
         return first, retain
     if not retain:  # Tensor.backward(gradient, retain_graph, create_graph)
-        retain = _truthy(get_arg(call, "retain_graph", 1)) or _truthy(get_arg(call, "create_graph", 2))
+        retain = truthy(get_arg(call, "retain_graph", 1)) or truthy(get_arg(call, "create_graph", 2))
     return receiver, retain
 
 
-def _truthy(arg: cst.Arg | None) -> bool:
-    if arg is None:
-        return False
-    v = arg.value
-    return not (isinstance(v, cst.Name) and v.value in ("False", "None"))
+def autograd_backward(call: cst.Call) -> tuple[cst.BaseExpression | None, bool]:
+    """(tensors, retains graph?) of `torch.autograd.backward(tensors, grad_tensors, retain_graph, create_graph)`."""
+    first = call.args[0].value if call.args else None
+    return first, truthy(get_arg(call, "retain_graph", 2)) or truthy(get_arg(call, "create_graph", 3))
 
 
 def _single_call(stmt: cst.BaseStatement, call: cst.CSTNode) -> bool:
@@ -232,9 +231,8 @@ class LoopAnalysis:
         func = call.func
         q = self.ctx.qualname(func)
         if q == "torch.autograd.backward":
-            first = call.args[0].value if call.args else None
-            retain = any(_truthy(get_arg(call, k)) for k in _TRUTHY_RETAIN)
-            self._add(w, Ev.BACKWARD, call, first, stmt, alone, retain)
+            tensors, retain = autograd_backward(call)
+            self._add(w, Ev.BACKWARD, call, tensors, stmt, alone, retain)
             return
         if q == "torch.cuda.empty_cache":
             self._add(w, Ev.EMPTY_CACHE, call, None, stmt, alone)
@@ -267,7 +265,7 @@ class LoopAnalysis:
             if method in ("eval", "train"):
                 if self._kind(receiver, w) & Kind.MODEL:
                     # train(False) is eval(); train(mode) with an unknown mode counts as a restore
-                    off = method == "eval" or _is_false(call)
+                    off = method == "eval" or bool(call.args) and is_name(call.args[0].value, "False")
                     if method == "train" or not call.args:
                         self._add(w, Ev.EVAL if off else Ev.TRAIN, call, receiver, stmt, alone)
                 return
@@ -306,7 +304,3 @@ class LoopAnalysis:
         for node in reversed(chain):
             scope = sem.scope_for(node, scope)
         return scope
-
-
-def _is_false(call: cst.Call) -> bool:
-    return bool(call.args) and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
