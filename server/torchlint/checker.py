@@ -14,7 +14,7 @@ import shutil
 import stat
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -195,23 +195,12 @@ def plan(
     jobs = []
     for c in candidates:
         settings: Settings = resolver.for_path(c.path)
-        effective = _override(settings, select, ignore, extend_select)
+        effective = settings.overridden(select, ignore, extend_select)
         rel = os.path.relpath(os.path.abspath(c.path), os.path.abspath(settings.root))
         codes = tuple(effective.enabled_codes(all_codes, rel.replace(os.sep, "/")))
         severity = tuple(sorted((k, v.value) for k, v in effective.severity.items()))
         jobs.append(Job(str(c.path), codes, severity, mode, str(cache_dir) if cache_dir and mode == "check" else None))
     return jobs
-
-
-def _override(settings: Settings, select, ignore, extend_select) -> Settings:
-    if not (select or ignore or extend_select):
-        return settings
-    return replace(
-        settings,
-        select=list(select) if select else settings.select,
-        ignore=[*settings.ignore, *(ignore or [])],
-        extend_select=[*settings.extend_select, *(extend_select or [])],
-    )
 
 
 def tune_gc() -> None:

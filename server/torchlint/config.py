@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -52,6 +52,17 @@ class Settings:
                     ignore.extend(codes)
         select = [*self.select, *self.extend_select]
         return [c for c in all_codes if _enabled(c, select, ignore)]
+
+    def overridden(self, select=None, ignore=None, extend_select=None) -> "Settings":
+        """These settings with command-line or editor choices on top (select replaces; the others add)."""
+        if not (select or ignore or extend_select):
+            return self
+        return replace(
+            self,
+            select=list(select) if select else self.select,
+            ignore=[*self.ignore, *(ignore or [])],
+            extend_select=[*self.extend_select, *(extend_select or [])],
+        )
 
     def excluded(self, rel_path: str) -> bool:
         return any(_match(rel_path, p) for p in (*self.exclude, *self.extend_exclude))

@@ -103,14 +103,13 @@ class Selection:
 
 
 def select(resolver: ConfigResolver, client: ClientSettings, path: str) -> Selection:
-    from torchlint.checker import _override
     from torchlint.registry import rules
 
     try:
         settings = resolver.for_path(Path(path))
     except ConfigError as exc:
         return Selection((), {}, str(exc))
-    effective = _override(settings, client.select, client.ignore, None)
+    effective = settings.overridden(client.select, client.ignore, None)
     try:
         rel = os.path.relpath(os.path.abspath(path), os.path.abspath(settings.root)).replace(os.sep, "/")
     except ValueError:  # another drive on Windows
