@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.engine.runner import PARSE_ERROR_CODE, lint_text
+from torchlint.engine.runner import PARSE_ERROR_CODE, lint_text, parse
 from torchlint.engine.source import apply_edits
 from torchlint.model import Finding, Fix
 
@@ -25,11 +25,8 @@ class FixResult:
 
 
 def _parses(text: str) -> bool:
-    try:
-        cst.parse_module(text)
-        return True
-    except Exception:
-        return False
+    """Through the runner's parse, so fixed text gets the same guards (nesting) as any input."""
+    return isinstance(parse("fix", text), cst.Module)
 
 
 def _overlaps(a: Fix, b: Fix) -> bool:
