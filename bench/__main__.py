@@ -71,7 +71,9 @@ def main(argv=None) -> int:
     if tool("torchfix"):
         row("TorchFix", [tool("torchfix"), "--select", "ALL", *paths])
     if tool("ruff"):
-        row("Ruff (--select ALL)", [tool("ruff"), "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", *paths])
+        row(
+            "Ruff (--select ALL)", [tool("ruff"), "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", *paths]
+        )
 
     # time against corpus size (single process, cold)
     sizes = []
@@ -88,8 +90,11 @@ def main(argv=None) -> int:
         for n in (300, 3000):
             r = lsp_latency.measure([py, "-m", "torchlint", "server"], n, 100, work)
             lsp.append(r)
-            print(f"LSP {r['lines']} lines: median {r['median_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms  "
-                  f"start-up {r['startup_s']:.2f} s  RSS {r['rss_mb']:.0f} MB", flush=True)
+            print(
+                f"LSP {r['lines']} lines: median {r['median_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms  "
+                f"start-up {r['startup_s']:.2f} s  RSS {r['rss_mb']:.0f} MB",
+                flush=True,
+            )
 
     write_results(args.out, roots, files, base, rows, sizes, lsp, cores, args.repeat)
     shutil.rmtree(work, ignore_errors=True)
@@ -111,17 +116,34 @@ def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat
         "|---|---|---|---|---|---|",
     ]
     for name, s, _ in rows:
-        md.append(f"| {name} | {s.wall:.2f} | {s.cpu:.2f} | {s.cpu / base.cpu:.2f}× | {s.wall / base.wall:.2f}× | {s.rss_mb:.0f} |")
+        md.append(
+            f"| {name} | {s.wall:.2f} | {s.cpu:.2f} | {s.cpu / base.cpu:.2f}× | {s.wall / base.wall:.2f}× | {s.rss_mb:.0f} |"
+        )
     md += _targets(rows, lsp)
     md += ["", "Commands:", ""]
     md += [f"- {name}: `{cmd}`" for name, _, cmd in rows]
     if lsp:
-        md += ["", "## Language server", "",
-               "didChange → publishDiagnostics over 100 edits (a comment line changed in the middle of the file), "
-               "each after a 0.2 s pause: the server lints the first edit after a pause at once and coalesces bursts.", "",
-               "| script | median (ms) | p95 (ms) | start-up (s) | RSS after (MB) |", "|---|---|---|---|---|"]
-        md += [f"| {r['lines']} lines | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['startup_s']:.2f} | {r['rss_mb']:.0f} |" for r in lsp]
-    md += ["", "## Time against corpus size", "", "| lines | bare parse CPU (s) | torchlint CPU (s) | ratio |", "|---|---|---|---|"]
+        md += [
+            "",
+            "## Language server",
+            "",
+            "didChange → publishDiagnostics over 100 edits (a comment line changed in the middle of the file), "
+            "each after a 0.2 s pause: the server lints the first edit after a pause at once and coalesces bursts.",
+            "",
+            "| script | median (ms) | p95 (ms) | start-up (s) | RSS after (MB) |",
+            "|---|---|---|---|---|",
+        ]
+        md += [
+            f"| {r['lines']} lines | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['startup_s']:.2f} | {r['rss_mb']:.0f} |"
+            for r in lsp
+        ]
+    md += [
+        "",
+        "## Time against corpus size",
+        "",
+        "| lines | bare parse CPU (s) | torchlint CPU (s) | ratio |",
+        "|---|---|---|---|",
+    ]
     md += [f"| {n:,} | {b:.2f} | {t:.2f} | {t / b:.2f}× |" for n, b, t in sizes]
     if _plot(out / "scaling.png", sizes):
         md += ["", "![time against corpus size](scaling.png)"]
@@ -133,6 +155,7 @@ def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat
 
 def _targets(rows, lsp) -> list[str]:
     """The performance issue's targets, each as the ratio it is defined by."""
+
     def get(prefix):
         return next((s for name, s, _ in rows if name.startswith(prefix)), None)
 
@@ -148,12 +171,20 @@ def _targets(rows, lsp) -> list[str]:
         line("≥ 5× faster than TorchFix (CPU)", f"{tfix.cpu / cold.cpu:.1f}×", tfix.cpu / cold.cpu >= 5)
     line("warm cache ≤ 0.1× the cold run (wall)", f"{warm.wall / cold.wall:.2f}×", warm.wall / cold.wall <= 0.1)
     if par and par is not cold:
-        line("-j on all cores ≥ 1.7× single-process throughput (wall)", f"{cold.wall / par.wall:.2f}×", cold.wall / par.wall >= 1.7)
+        line(
+            "-j on all cores ≥ 1.7× single-process throughput (wall)",
+            f"{cold.wall / par.wall:.2f}×",
+            cold.wall / par.wall >= 1.7,
+        )
     for r in lsp:
         limit = 100 if r["lines"] < 1000 else 400
         line(f"server p95 ≤ {limit} ms on {r['lines']} lines", f"{r['p95_ms']:.0f} ms", r["p95_ms"] <= limit)
     if lsp:
-        line("server start-up ≤ 0.5 s", f"{max(r['startup_s'] for r in lsp):.2f} s", max(r["startup_s"] for r in lsp) <= 0.5)
+        line(
+            "server start-up ≤ 0.5 s",
+            f"{max(r['startup_s'] for r in lsp):.2f} s",
+            max(r["startup_s"] for r in lsp) <= 0.5,
+        )
         big = max(lsp, key=lambda r: r["lines"])
         line(f"server RSS ≤ 120 MB after {big['lines']} lines", f"{big['rss_mb']:.0f} MB", big["rss_mb"] <= 120)
     return out

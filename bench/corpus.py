@@ -6,7 +6,16 @@ import importlib.util
 import os
 from pathlib import Path
 
-LIBRARIES = ("torch", "torchvision", "torchaudio", "timm", "transformers", "accelerate", "lightning", "pytorch_lightning")
+LIBRARIES = (
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "timm",
+    "transformers",
+    "accelerate",
+    "lightning",
+    "pytorch_lightning",
+)
 TORCH_SUBSET = ("torch/nn", "torch/optim")  # the corpus the performance issue's facts were measured on
 
 

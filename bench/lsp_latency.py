@@ -53,7 +53,9 @@ class Client:
                 return msg
 
     def _answer(self, msg: dict) -> None:
-        result = [None] * len(msg.get("params", {}).get("items", [])) if msg["method"] == "workspace/configuration" else None
+        result = (
+            [None] * len(msg.get("params", {}).get("items", [])) if msg["method"] == "workspace/configuration" else None
+        )
         body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
         self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.proc.stdin.flush()
@@ -81,7 +83,7 @@ def training_script(lines: int) -> str:
         "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
         "from torch.utils.data import DataLoader\n\n"
     )
-    block = '''
+    block = """
 class Block{i}(nn.Module):
     def __init__(self, dim=64):
         super().__init__()
@@ -105,7 +107,7 @@ def train_{i}(loader, epochs=2):
             opt.step()
         sched.step()
     return model
-'''
+"""
     text = head
     i = 0
     while text.count("\n") < lines:
@@ -121,13 +123,21 @@ def measure(cmd: list[str], lines: int, edits: int, workdir: Path) -> dict:
     uri = path.resolve().as_uri()
     t0 = time.perf_counter()
     client = Client(cmd)
-    rid = client.send("initialize", {"processId": os.getpid(), "rootUri": workdir.resolve().as_uri(),
-                                      "capabilities": {}}, request=True)
+    rid = client.send(
+        "initialize",
+        {"processId": os.getpid(), "rootUri": workdir.resolve().as_uri(), "capabilities": {}},
+        request=True,
+    )
     client.wait_for(lambda m: m.get("id") == rid)
     startup = time.perf_counter() - t0
     client.send("initialized", {})
-    client.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
-    is_diag = lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+    client.send(
+        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}
+    )
+
+    def is_diag(m):
+        return m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+
     client.wait_for(is_diag)
     latencies = []
     lines_list = text.split("\n")
@@ -138,7 +148,7 @@ def measure(cmd: list[str], lines: int, edits: int, workdir: Path) -> dict:
         change = {"text": "\n".join(lines_list)}  # whole text: valid for Full and Incremental sync
         start = time.perf_counter()
         client.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]})
-        client.wait_for(lambda m: is_diag(m) and m["params"].get("version", v) == v)
+        client.wait_for(lambda m: is_diag(m) and m["params"].get("version", v) == v)  # noqa: B023 - called at once
         latencies.append(time.perf_counter() - start)
         # A pause longer than the server's debounce, as between bursts of typing: this
         # measures how long one change takes to show up (bursts are coalesced by design).
@@ -159,4 +169,11 @@ if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
-        print(measure([sys.executable, "-m", "torchlint", "server"], int(sys.argv[1]) if len(sys.argv) > 1 else 300, 20, Path(d)))
+        print(
+            measure(
+                [sys.executable, "-m", "torchlint", "server"],
+                int(sys.argv[1]) if len(sys.argv) > 1 else 300,
+                20,
+                Path(d),
+            )
+        )

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-SCRIPT = '''
+SCRIPT = """
 import json, sys, time
 import torch
 from torch import nn
@@ -36,7 +36,7 @@ for i in range(steps + 5):
     optimizer.step()
 with open(out, "w") as fh:
     json.dump({"ms_per_step": (time.perf_counter() - start) * 1000 / steps}, fh)
-'''
+"""
 
 
 def run(cmd: list[str], out: str) -> float:
@@ -55,8 +55,18 @@ def main() -> None:
         out = os.path.join(tmp, "out.json")
         with open(script, "w") as fh:
             fh.write(SCRIPT)
-        probe = [sys.executable, "-m", "torchlint", "probe", "--max-steps", str(args.steps + 10), "--max-seconds",
-                 "600", "--output-format", "json"]
+        probe = [
+            sys.executable,
+            "-m",
+            "torchlint",
+            "probe",
+            "--max-steps",
+            str(args.steps + 10),
+            "--max-seconds",
+            "600",
+            "--output-format",
+            "json",
+        ]
         configs = {
             "plain": [sys.executable, script, str(args.steps), out],
             "probe (real devices)": [*probe, "--no-simulate-cuda", script, "--", str(args.steps), out],

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "reliabil
 
 with atheris.instrument_imports(include=["torchlint"]):
     from invariants import check_fix, check_lint_bytes
+
     from torchlint.engine import PARSE_ERROR_CODE
     from torchlint.engine.source import decode
 

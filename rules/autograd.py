@@ -12,19 +12,21 @@ from pathlib import PurePath
 import libcst as cst
 
 from torchlint.engine.callargs import with_keyword
-from torchlint.engine.dataflow import GRAD_MODE, NO_GRAD, Grad, body_of
-from torchlint.engine.flow import Ev, exclusive
+from torchlint.engine.graph_flow import GRAD_MODE, NO_GRAD, Grad, body_of
 from torchlint.engine.kinds import Kind
+from torchlint.engine.loop_events import EventKind, exclusive
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertAfter, Invalid, RemoveStatement, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes, iter_statements
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 
 def is_test_file(path: str) -> bool:
     p = PurePath(path)
     return (
-        p.name.startswith("test_") or p.name.endswith("_test.py") or p.name == "conftest.py"
+        p.name.startswith("test_")
+        or p.name.endswith("_test.py")
+        or p.name == "conftest.py"
         or any(part in ("test", "tests", "testing") for part in p.parts[:-1])
     )
 
@@ -146,7 +148,11 @@ class Trainer:
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        if len(node.targets) != 1 or not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Add):
+        if (
+            len(node.targets) != 1
+            or not isinstance(value, cst.BinaryOperation)
+            or not isinstance(value.operator, cst.Add)
+        ):
             return
         acc = dotted(node.targets[0].target)
         if acc is None:
@@ -180,7 +186,9 @@ class Trainer:
             value,
             self.message.format(acc=acc, value=code),
             fix=fix(f"Accumulate `{wrapped}.item()` (a Python number)", Replace(value, f"{wrapped}.item()")),
-            alternatives=(fix(f"Accumulate `{wrapped}.detach()` (no host sync)", Replace(value, f"{wrapped}.detach()")),),
+            alternatives=(
+                fix(f"Accumulate `{wrapped}.detach()` (no host sync)", Replace(value, f"{wrapped}.detach()")),
+            ),
         )
 
     def _detached(self, value: cst.BaseExpression, body) -> bool:
@@ -191,7 +199,11 @@ class Trainer:
         if d is None:
             return False
         v = d.value
-        cut = isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value in ("detach", "item", "tolist")
+        cut = (
+            isinstance(v, cst.Call)
+            and isinstance(v.func, cst.Attribute)
+            and v.func.attr.value in ("detach", "item", "tolist")
+        )
         return d.no_grad or cut
 
     def _long_lived(self, acc: str, body) -> bool:
@@ -205,7 +217,8 @@ class Trainer:
         defs = body.defs.get(acc, ())
         before = any(d.index < start and loop not in d.loops for d in defs)
         reset = any(
-            loop in d.loops and not (isinstance(d.value, cst.BinaryOperation) and acc in (dotted(d.value.left), dotted(d.value.right)))
+            loop in d.loops
+            and not (isinstance(d.value, cst.BinaryOperation) and acc in (dotted(d.value.left), dotted(d.value.right)))
             for d in defs
         )
         return before and not reset
@@ -305,7 +318,10 @@ total = sum(losses)
             elements = arg.value
             if isinstance(elements, cst.GeneratorExp):
                 elements = cst.ListComp(elt=elements.elt, for_in=elements.for_in)
-            edit = fix("Use `torch.stack(...).sum()`", Replace(node, f"torch.stack({ctx.module.code_for_node(elements)}).sum()"))
+            edit = fix(
+                "Use `torch.stack(...).sum()`",
+                Replace(node, f"torch.stack({ctx.module.code_for_node(elements)}).sum()"),
+            )
         self.report(node, fix=edit)
 
 
@@ -573,11 +589,15 @@ def saliency(model, image, label):
         d = body.reaching(name, index)
         edit = None
         if d is not None and isinstance(d.stmt, cst.SimpleStatementLine):
-            edit = fix(f"Call `{name}.retain_grad()` after `{name}` is computed", InsertAfter(d.stmt, f"{name}.retain_grad()"))
+            edit = fix(
+                f"Call `{name}.retain_grad()` after `{name}` is computed", InsertAfter(d.stmt, f"{name}.retain_grad()")
+            )
         self.report(node, self.message.format(name=name), fix=edit)
 
 
-_EVAL_NAME = re.compile(r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|infer|inference)(_|$)", re.I)
+_EVAL_NAME = re.compile(
+    r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|infer|inference)(_|$)", re.I
+)
 
 
 _DATA_WORDS = ("loader", "batch", "dataset", "data", "samples", "images", "inputs", "dl")
@@ -585,7 +605,21 @@ _DATA_WORDS = ("loader", "batch", "dataset", "data", "samples", "images", "input
 
 class InferenceWithoutNoGrad(Rule):
     code = "TL110"
-    requires = ("val", "Val", "VAL", "test", "Test", "TEST", "predict", "Predict", "PREDICT", "infer", "Infer", "INFER", "train(False)")
+    requires = (
+        "val",
+        "Val",
+        "VAL",
+        "test",
+        "Test",
+        "TEST",
+        "predict",
+        "Predict",
+        "PREDICT",
+        "infer",
+        "Infer",
+        "INFER",
+        "train(False)",
+    )
     name = "inference-without-no-grad"
     message = "this evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)"
     severity = Severity.WARNING
@@ -727,16 +761,20 @@ class Trainer:
         if not any(loop in loops and not off for _, _, loops, off in body.forwards):
             return False
         events = self.ctx.loop_analysis.events(loop)
-        if any(e.kind is Ev.BACKWARD for e in events) or any(loop in b.loops for b in body.backwards):
+        if any(e.kind is EventKind.BACKWARD for e in events) or any(loop in b.loops for b in body.backwards):
             return False
         start = body.index(loop)
         modes = [m for m in body.modes if m[0] < start]
         if modes and modes[-1][1]:
             return True
-        if any(e.kind is Ev.EVAL and e.depth == 0 for e in events) and not any(e.kind is Ev.TRAIN for e in events):
+        if any(e.kind is EventKind.EVAL and e.depth == 0 for e in events) and not any(
+            e.kind is EventKind.TRAIN for e in events
+        ):
             return True
         fn = self.ctx.current_function
-        return fn is not None and bool(_EVAL_NAME.search(fn.name.value)) and not body.backwards and self._over_data(loop)
+        return (
+            fn is not None and bool(_EVAL_NAME.search(fn.name.value)) and not body.backwards and self._over_data(loop)
+        )
 
     def _over_data(self, loop) -> bool:
         """`for batch in loader` / `enumerate(tqdm(val_dataloader))` / `for x in batches`."""
@@ -757,7 +795,10 @@ class Trainer:
         if ctx.imports.table.get("torch") != "torch":
             return None
         module = ctx.module
-        if any(isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in module.code_for_node(n) for n in iter_nodes(loop)):
+        if any(
+            isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in module.code_for_node(n)
+            for n in iter_nodes(loop)
+        ):
             return None  # re-indenting would change a multi-line string
         indent = _indent_of(module, loop)
         if indent is None:
@@ -784,7 +825,11 @@ def _indent_of(module: cst.Module, target: cst.BaseStatement) -> str | None:
             return indent
         if not isinstance(stmt, cst.BaseCompoundStatement):
             continue
-        suites = [stmt.body, *(h.body for h in getattr(stmt, "handlers", ())), *(c.body for c in getattr(stmt, "cases", ()))]
+        suites = [
+            stmt.body,
+            *(h.body for h in getattr(stmt, "handlers", ())),
+            *(c.body for c in getattr(stmt, "cases", ())),
+        ]
         orelse, final = getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)
         if isinstance(orelse, cst.If):
             stack.append((orelse, indent))  # `elif` sits at the `if`'s indentation
@@ -919,8 +964,13 @@ def train_step(model, x):
         line = self._line
         block = self._blocks[-1] if self._blocks else self.ctx.module.body
         if (
-            q in self._SET and line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Expr)
-            and line.body[0].value is node and len(block) > 1 and line in block
+            q in self._SET
+            and line is not None
+            and len(line.body) == 1
+            and isinstance(line.body[0], cst.Expr)
+            and line.body[0].value is node
+            and len(block) > 1
+            and line in block
         ):
             edit = fix("Remove the call", RemoveStatement(line))
         self.report(node, fix=edit)

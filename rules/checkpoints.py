@@ -9,7 +9,7 @@ from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertAfter, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 
 class TorchLoadWithoutWeightsOnly(Rule):
@@ -54,7 +54,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
             line=2,
             fixed='from torch import load\nsd = load(path, map_location="cpu", weights_only=True)\n',
         ),
-        Invalid('import pickle, torch\nobj = torch.load(f, pickle_module=pickle)\n', line=2),
+        Invalid("import pickle, torch\nobj = torch.load(f, pickle_module=pickle)\n", line=2),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -156,7 +156,9 @@ logger.info("loaded: %s", result)
                     )
                 self.report(call, fix=edit)
             elif isinstance(small, cst.Assign) and self._non_strict(small.value):
-                names = {n.value for t in small.targets for n in (t.target, *iter_nodes(t.target)) if isinstance(n, cst.Name)}
+                names = {
+                    n.value for t in small.targets for n in (t.target, *iter_nodes(t.target)) if isinstance(n, cst.Name)
+                }
                 if not names - {"_"} or not self._read_later(names - {"_"}, small):
                     self.report(small.value)
 
@@ -205,9 +207,9 @@ torch.save(model.state_dict(), "model.pt")
     ]
     INVALID = [
         Invalid(
-            'import torch\nnet = torch.nn.Sequential()\ntorch.save(net, path)\n',
+            "import torch\nnet = torch.nn.Sequential()\ntorch.save(net, path)\n",
             line=3,
-            fixed='import torch\nnet = torch.nn.Sequential()\ntorch.save(net.state_dict(), path)\n',
+            fixed="import torch\nnet = torch.nn.Sequential()\ntorch.save(net.state_dict(), path)\n",
         ),
     ]
 
@@ -218,4 +220,8 @@ torch.save(model.state_dict(), "model.pt")
         if obj is None or not dotted(obj.value) or not self.ctx.kind(obj.value) & Kind.MODEL:
             return
         name = dotted(obj.value)
-        self.report(obj.value, self.message.format(model=name), fix=fix("Save the state_dict", Replace(obj.value, f"{name}.state_dict()")))
+        self.report(
+            obj.value,
+            self.message.format(model=name),
+            fix=fix("Save the state_dict", Replace(obj.value, f"{name}.state_dict()")),
+        )

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, int_value, is_name, without_arg
 from torchlint.engine.rule import Invalid, Replace, Rule, fix
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 DATALOADER = "torch.utils.data.DataLoader"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import libcst as cst
 
@@ -12,7 +12,7 @@ from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_statements, small_statements
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -75,7 +75,9 @@ def _range(call: cst.Call, torch: str) -> str | None:
     values = [int_value(a.value) for a in args]
     if None in values:
         return None
-    start, end, step = (0, values[0], 1) if len(values) == 1 else (values[0], values[1], values[2] if len(values) == 3 else 1)
+    start, end, step = (
+        (0, values[0], 1) if len(values) == 1 else (values[0], values[1], values[2] if len(values) == 3 else 1)
+    )
     if step == 0:
         return None
     new_end = end + (1 if step > 0 else -1)
@@ -143,7 +145,9 @@ _TABLE: dict[str, Replacement] = {
     "torch.symeig": Replacement("torch.linalg.eigh", removed=True),
     "torch.eig": Replacement("torch.linalg.eig", removed=True),
     "torch.lstsq": Replacement("torch.linalg.lstsq(A, B) (note the swapped arguments)", removed=True),
-    "torch.matrix_rank": Replacement("torch.linalg.matrix_rank", removed=True, rewrite=_rename("linalg.matrix_rank", 1)),
+    "torch.matrix_rank": Replacement(
+        "torch.linalg.matrix_rank", removed=True, rewrite=_rename("linalg.matrix_rank", 1)
+    ),
     "torch.qr": Replacement("torch.linalg.qr", rewrite=_qr),
     "torch.cholesky": Replacement("torch.linalg.cholesky", rewrite=_cholesky),
     "torch.chain_matmul": Replacement("torch.linalg.multi_dot", rewrite=_chain_matmul),
@@ -154,11 +158,15 @@ _TABLE: dict[str, Replacement] = {
     "torch.lu_solve": Replacement("torch.linalg.lu_solve(LU, pivots, B) (note the argument order)", rewrite=_lu_solve),
     "torch.svd": Replacement("torch.linalg.svd (returns Vh, not V; full_matrices replaces some)"),
     "torch.triangular_solve": Replacement("torch.linalg.solve_triangular(A, B, upper=...)"),
-    "torch.nn.UpsamplingNearest2d": Replacement('torch.nn.Upsample(..., mode="nearest")', rewrite=_upsampling("nearest")),
+    "torch.nn.UpsamplingNearest2d": Replacement(
+        'torch.nn.Upsample(..., mode="nearest")', rewrite=_upsampling("nearest")
+    ),
     "torch.nn.UpsamplingBilinear2d": Replacement(
         'torch.nn.Upsample(..., mode="bilinear", align_corners=True)', rewrite=_upsampling("bilinear")
     ),
-    "torch.nn.functional.upsample": Replacement("torch.nn.functional.interpolate", rewrite=_rename("nn.functional.interpolate")),
+    "torch.nn.functional.upsample": Replacement(
+        "torch.nn.functional.interpolate", rewrite=_rename("nn.functional.interpolate")
+    ),
     "torch.testing.assert_allclose": Replacement("torch.testing.assert_close"),
     "torch.nn.utils.weight_norm": Replacement("torch.nn.utils.parametrizations.weight_norm (state_dict keys change)"),
     "torch.utils._pytree._register_pytree_node": Replacement(
@@ -424,8 +432,10 @@ class Clipped(nn.Module):
         it = node.iter
         while isinstance(it, cst.Call) and dotted(it.func) in ("enumerate", "zip", "list") and it.args:
             it = it.args[0].value
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in (
-            "parameters", "named_parameters", "buffers", "named_buffers"
+        if (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value in ("parameters", "named_parameters", "buffers", "named_buffers")
         ):
             for n in (node.target, *_names_in(node.target)):
                 if isinstance(n, cst.Name):
@@ -455,7 +465,9 @@ class Clipped(nn.Module):
         if not self._is_tensor(recv) or self._exempt():
             return
         expr = self.ctx.module.code_for_node(recv)
-        if id(node) not in self.writes and any(self.ctx.module.code_for_node(t) == f"{expr}.data" for t in self.assigned):
+        if id(node) not in self.writes and any(
+            self.ctx.module.code_for_node(t) == f"{expr}.data" for t in self.assigned
+        ):
             return
         if id(node) in self.writes:
             self.report(node, self.message.format(expr=expr, how="is written outside `torch.no_grad()`", fix=""))
@@ -517,8 +529,8 @@ class TorchvisionPretrained(Rule):
     example = "import torchvision\n\nmodel = torchvision.models.resnet50(pretrained=True)\n"
     fix_example = 'import torchvision\n\nmodel = torchvision.models.resnet50(weights="DEFAULT")\n'
     fix_safety = (
-        "`pretrained=True` becomes `weights=\"DEFAULT\"`, the best available weights — for some models newer "
-        "than the ones `pretrained=True` loaded (use e.g. `\"IMAGENET1K_V1\"` to reproduce old results); "
+        '`pretrained=True` becomes `weights="DEFAULT"`, the best available weights — for some models newer '
+        'than the ones `pretrained=True` loaded (use e.g. `"IMAGENET1K_V1"` to reproduce old results); '
         "`pretrained=False` becomes `weights=None`. Non-literal values are left to you."
     )
     VALID = [
@@ -544,7 +556,9 @@ class TorchvisionPretrained(Rule):
                 return
         elif not (q == "torch.hub.load" and node.args and "pytorch/vision" in (string_value(node.args[0].value) or "")):
             return
-        found = [a for a in node.args if a.keyword is not None and a.keyword.value in ("pretrained", "pretrained_backbone")]
+        found = [
+            a for a in node.args if a.keyword is not None and a.keyword.value in ("pretrained", "pretrained_backbone")
+        ]
         if not found:
             return
         new_args = list(node.args)
@@ -558,7 +572,9 @@ class TorchvisionPretrained(Rule):
             new_args[new_args.index(a)] = a.with_changes(keyword=cst.Name(new_name), value=cst.parse_expression(value))
         first = found[0].keyword.value
         new = first.replace("pretrained", "weights")
-        hint = "" if fixable else f' (e.g. `{new}="DEFAULT" if {self.ctx.module.code_for_node(found[0].value)} else None`)'
+        hint = (
+            "" if fixable else f' (e.g. `{new}="DEFAULT" if {self.ctx.module.code_for_node(found[0].value)} else None`)'
+        )
         edit = fix("Use `weights=`", Replace(node, node.with_changes(args=new_args))) if fixable else None
         self.report(node, self.message.format(arg=first, new=new, hint=hint), fix=edit)
 

@@ -5,19 +5,38 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, int_value, string_value, with_keyword
-from torchlint.engine.devices import contains_move, device_moves, move_call
+from torchlint.engine.device_moves import contains_move, device_moves, move_call
 from torchlint.engine.kinds import LOSS_FUNCTIONS, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertBefore, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 _LAUNCHERS = ("accelerate", "lightning", "pytorch_lightning", "ignite", "deepspeed")
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "islice", "tqdm.tqdm", "tqdm.auto.tqdm"})
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU
 _SAME_DEVICE = frozenset(
-    {"float", "half", "double", "long", "int", "bool", "view", "reshape", "squeeze", "unsqueeze",
-     "permute", "transpose", "contiguous", "flatten", "clone", "detach", "type", "get", "__getitem__"}
+    {
+        "float",
+        "half",
+        "double",
+        "long",
+        "int",
+        "bool",
+        "view",
+        "reshape",
+        "squeeze",
+        "unsqueeze",
+        "permute",
+        "transpose",
+        "contiguous",
+        "flatten",
+        "clone",
+        "detach",
+        "type",
+        "get",
+        "__getitem__",
+    }
 )
 
 
@@ -241,7 +260,11 @@ class _LoopCheck:
                 return expr.value if expr.value in self.unmoved else None
             if isinstance(expr, (cst.Subscript, cst.Attribute)):
                 expr = expr.value
-            elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_DEVICE:
+            elif (
+                isinstance(expr, cst.Call)
+                and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _SAME_DEVICE
+            ):
                 expr = expr.func.value
             else:
                 return None
@@ -311,8 +334,15 @@ class _LoopCheck:
             model = dotted(call.func) if self._moved_model(call) else move.target
             message = self.rule.message.format(name=name, model=model, suffix=move.suffix)
             edit = None
-            if isinstance(arg.value, cst.Name) and not arg.star and isinstance(stmt, cst.SimpleStatementLine) and self._visible(move):
-                edit = fix(f"Insert `{name} = {name}{move.suffix}`", InsertBefore(stmt, f"{name} = {name}{move.suffix}"))
+            if (
+                isinstance(arg.value, cst.Name)
+                and not arg.star
+                and isinstance(stmt, cst.SimpleStatementLine)
+                and self._visible(move)
+            ):
+                edit = fix(
+                    f"Insert `{name} = {name}{move.suffix}`", InsertBefore(stmt, f"{name} = {name}{move.suffix}")
+                )
             self.rule.report(arg.value, message, fix=edit)
 
     def _visible(self, move) -> bool:
@@ -372,8 +402,8 @@ out = model(src)
         # model parallelism: parts deliberately on different devices
         'model = Big()\nmodel.encoder.to("cuda:0")\nmodel.decoder.to("cuda:1")\nout = model(x)\n',
         # only the part is used
-        'model = Seq2Seq()\nmodel.encoder.to(device)\nh = model.encoder(src)\n',
-        'class M(nn.Module):\n    def setup(self):\n        self.head.to(self.device)\n',
+        "model = Seq2Seq()\nmodel.encoder.to(device)\nh = model.encoder(src)\n",
+        "class M(nn.Module):\n    def setup(self):\n        self.head.to(self.device)\n",
     ]
     INVALID = [
         Invalid(
@@ -450,14 +480,14 @@ class HardCodedCuda(Rule):
     name = "hard-coded-cuda"
     message = (
         "hard-coded CUDA device `{what}` with no availability check: crashes on CPU-only and Apple "
-        "machines; use a `device` variable (`torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")`)"
+        'machines; use a `device` variable (`torch.device("cuda" if torch.cuda.is_available() else "cpu")`)'
     )
     severity = Severity.WARNING
-    summary = "`.cuda()` / `.to(\"cuda\")` / `device=\"cuda\"` without an availability guard"
+    summary = '`.cuda()` / `.to("cuda")` / `device="cuda"` without an availability guard'
     what = (
-        "Flags `.cuda()`, `.to(\"cuda\")` and `device=\"cuda\"` on tensors and modules that are not under an "
+        'Flags `.cuda()`, `.to("cuda")` and `device="cuda"` on tensors and modules that are not under an '
         "`if` (or conditional expression, or function/file-level guard) that checks CUDA availability or "
-        "a device choice. A device variable (`.to(device)`, even `device = torch.device(\"cuda\")`) is not "
+        'a device choice. A device variable (`.to(device)`, even `device = torch.device("cuda")`) is not '
         "flagged: the choice is made once, in one place. Methods that implement `.cuda()`/`.to()` for a "
         "container type are skipped (their caller chose the device)."
     )
@@ -466,25 +496,25 @@ class HardCodedCuda(Rule):
         "Apple silicon, so the program cannot even be smoke-tested on a laptop or a CPU CI runner. A single "
         "`device` variable chosen once makes the same code run everywhere."
     )
-    example = 'import torch\n\nmodel = torch.nn.Linear(8, 2).cuda()\n'
+    example = "import torch\n\nmodel = torch.nn.Linear(8, 2).cuda()\n"
     fix_example = (
         'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
         "model = torch.nn.Linear(8, 2).to(device)\n"
     )
     VALID = [
-        'import torch\nif torch.cuda.is_available():\n    model = model.cuda()\n',
+        "import torch\nif torch.cuda.is_available():\n    model = model.cuda()\n",
         'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nx = x.to(device)\n',
         'import torch\nwith torch.autocast(device_type="cuda"):\n    y = model(x)\n',
-        'import torch\nx = x.cuda() if args.cuda else x\n',
+        "import torch\nx = x.cuda() if args.cuda else x\n",
         'import torch\nassert torch.cuda.is_available()\nx = torch.zeros(3, device="cuda")\n',
-        'import torch\ndef run():\n    if not torch.cuda.is_available():\n        return\n    model.cuda()\n',
-        'import torch\nx = x.to(torch.float16)\n',
-        'import torch\nclass Rigid:\n    def cuda(self):\n        return Rigid(self.rots.cuda(), self.trans.cuda())\n',
+        "import torch\ndef run():\n    if not torch.cuda.is_available():\n        return\n    model.cuda()\n",
+        "import torch\nx = x.to(torch.float16)\n",
+        "import torch\nclass Rigid:\n    def cuda(self):\n        return Rigid(self.rots.cuda(), self.trans.cuda())\n",
     ]
     INVALID = [
         Invalid('import torch\nx = torch.randn(4, 4, device="cuda")\n', line=2),
         Invalid('import torch\nbatch = batch.to("cuda:0")\n', line=2),
-        Invalid('import torch\ndef train(model):\n    model.cuda()\n', line=3),
+        Invalid("import torch\ndef train(model):\n    model.cuda()\n", line=3),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -709,7 +739,9 @@ class Pos(nn.Module):
         if get_arg(node, "device") is not None or has_star(node):
             return
         fn = q[6:]
-        if fn == "tensor" and (not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple, cst.ListComp))):
+        if fn == "tensor" and (
+            not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple, cst.ListComp))
+        ):
             return  # a scalar (0-dim CPU tensors mix freely with CUDA tensors) or an existing tensor
         if _zero_dim(node):
             return
@@ -790,7 +822,9 @@ def _first_tensor_param(fn: cst.FunctionDef) -> str | None:
     return p.name.value
 
 
-_NON_CONTIGUOUS_METHODS = frozenset({"transpose", "permute", "t", "expand", "swapaxes", "swapdims", "movedim", "moveaxis"})
+_NON_CONTIGUOUS_METHODS = frozenset(
+    {"transpose", "permute", "t", "expand", "swapaxes", "swapdims", "movedim", "moveaxis"}
+)
 _NON_CONTIGUOUS_ATTRS = frozenset({"T", "mT", "H", "mH"})
 
 
@@ -887,7 +921,9 @@ class ViewOnNonContiguous(Rule):
         op = self._op(func.value)
         if op is not None and _must_merge(op, shape):
             name = op.func.attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
-            self.report(node, self.message.format(op=name), fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape")))
+            self.report(
+                node, self.message.format(op=name), fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape"))
+            )
 
 
 def _is_product(expr: cst.BaseExpression) -> bool:

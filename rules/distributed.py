@@ -5,16 +5,25 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, is_name, string_value
-from torchlint.engine.devices import device_moves, move_call
+from torchlint.engine.device_moves import device_moves, move_call
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertBefore, Invalid, RemoveStatement, Replace, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 DDP = "torch.nn.parallel.DistributedDataParallel"
 DIST_SAMPLER = "torch.utils.data.DistributedSampler"
-_LAUNCHERS = ("accelerate", "lightning", "pytorch_lightning", "deepspeed", "horovod", "ignite", "colossalai", "fairscale")
+_LAUNCHERS = (
+    "accelerate",
+    "lightning",
+    "pytorch_lightning",
+    "deepspeed",
+    "horovod",
+    "ignite",
+    "colossalai",
+    "fairscale",
+)
 
 
 def _statement_of(body, node: cst.CSTNode):
@@ -145,7 +154,9 @@ model = nn.parallel.DistributedDataParallel(model).cuda()
             later = bool(after)
             move = after[0] if after else None
         if later:
-            self.report(node, self.message.format(model=wrapped or "the model"), fix=self._fix(move, wrapped, stmt, body, index))
+            self.report(
+                node, self.message.format(model=wrapped or "the model"), fix=self._fix(move, wrapped, stmt, body, index)
+            )
 
     def _fix(self, move, wrapped, stmt, body, index):
         if move is None or move.target != wrapped or not isinstance(move.stmt, cst.SimpleStatementLine):
@@ -166,7 +177,9 @@ model = nn.parallel.DistributedDataParallel(model).cuda()
 def _launcher_initialises(ctx) -> bool:
     """The program initialises the process group itself, or hands that to a launcher library."""
     text = ctx.text
-    if any(k in text for k in ("init_process_group", "is_initialized", "init_distributed", "initialize_model_parallel")):
+    if any(
+        k in text for k in ("init_process_group", "is_initialized", "init_distributed", "initialize_model_parallel")
+    ):
         return True
     if any(ctx.imports.imports_module(m) for m in _LAUNCHERS):
         return True
@@ -408,7 +421,10 @@ for epoch in range(3):
         epoch = loop.target.value if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) else None
         edit = None
         if epoch and isinstance(loop.body, cst.IndentedBlock) and loop in self.ctx.loops:
-            edit = fix(f"Insert `{sampler}.set_epoch({epoch})`", InsertBefore(loop.body.body[0], f"{sampler}.set_epoch({epoch})"))
+            edit = fix(
+                f"Insert `{sampler}.set_epoch({epoch})`",
+                InsertBefore(loop.body.body[0], f"{sampler}.set_epoch({epoch})"),
+            )
         self.report(loop, self.message.format(loader=loader, sampler=sampler, epoch=epoch or "epoch"), fix=edit)
 
 
@@ -545,4 +561,8 @@ torch.save({"epoch": 3, "model": model.module.state_dict()}, "ckpt.pt")
             return
         wrapped = bool(self.ctx.kind(recv) & Kind.WRAPPED) or any(k in name.split(".")[-1].lower() for k in _DDP_NAMES)
         if wrapped:
-            self.report(node, self.message.format(model=name), fix=fix(f"Save `{name}.module.state_dict()`", Replace(recv, f"{name}.module")))
+            self.report(
+                node,
+                self.message.format(model=name),
+                fix=fix(f"Save `{name}.module.state_dict()`", Replace(recv, f"{name}.module")),
+            )

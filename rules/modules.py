@@ -8,7 +8,7 @@ from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertBefore, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 _INIT_METHODS = frozenset({"__init__", "reset_parameters", "_reset_parameters", "build", "setup"})
 _NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "any", "all"})
@@ -20,7 +20,11 @@ def _registered_later(fn: cst.FunctionDef, attr: str, ctx) -> bool:
         if isinstance(n, cst.Call) and dotted(n.func) in ("self.register_buffer", "self.register_parameter") and n.args:
             if isinstance(n.args[0].value, cst.SimpleString) and n.args[0].value.evaluated_value == attr:
                 return True
-        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call) and dotted(n.targets[0].target) == f"self.{attr}":
+        if (
+            isinstance(n, cst.Assign)
+            and isinstance(n.value, cst.Call)
+            and dotted(n.targets[0].target) == f"self.{attr}"
+        ):
             if ctx.qualname(n.value.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 return True
     return False
@@ -174,7 +178,7 @@ class M(nn.Module):
         self.report(
             node,
             self.message.format(attr=attr),
-            fix=fix(f'Register `{attr}` as a buffer', Replace(node, f'self.register_buffer("{attr}", {value})')),
+            fix=fix(f"Register `{attr}` as a buffer", Replace(node, f'self.register_buffer("{attr}", {value})')),
             alternatives=(fix(f"Make `{attr}` an nn.Parameter", Replace(node.value, f"{parameter}({value})")),),
         )
 
@@ -379,7 +383,11 @@ class M(nn.Module):
 
     def _append(self, call: cst.Call, empty: dict, found: dict) -> None:
         func = call.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "extend", "insert") or not call.args:
+        if (
+            not isinstance(func, cst.Attribute)
+            or func.attr.value not in ("append", "extend", "insert")
+            or not call.args
+        ):
             return
         target = dotted(func.value)
         if target not in empty:
@@ -509,7 +517,9 @@ class Wrapper(nn.Module):
         recv = func.value
         if isinstance(recv, cst.Call) or (isinstance(recv, cst.Name) and recv.value == "self"):
             return  # super().forward(...), self.forward(...)
-        if self.ctx.qualname(recv) is not None or (isinstance(recv, cst.Name) and recv.value in self.ctx.semantics.classes.by_name):
+        if self.ctx.qualname(recv) is not None or (
+            isinstance(recv, cst.Name) and recv.value in self.ctx.semantics.classes.by_name
+        ):
             return  # nn.Linear.forward(self, x): an explicit base-class call
         if not self.ctx.kind(recv) & Kind.MODEL:
             return  # e.g. a compiled extension object with its own `forward`

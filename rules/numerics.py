@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.rule import Invalid, Replace, Rule, fix
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 
 def _is_one(expr: cst.BaseExpression) -> bool:
@@ -44,7 +44,11 @@ class LogOnePlus(Rule):
     example = "import torch\n\ny = torch.log(1 + x)\n"
     fix_example = "import torch\n\ny = torch.log1p(x)\n"
     fix_safety = "Safe: the same function, computed more accurately."
-    VALID = ["import torch\ny = torch.log1p(x)\n", "import torch\ny = torch.log(2 + x)\n", "import math\ny = math.log(1 + x)\n"]
+    VALID = [
+        "import torch\ny = torch.log1p(x)\n",
+        "import torch\ny = torch.log(2 + x)\n",
+        "import math\ny = math.log(1 + x)\n",
+    ]
     INVALID = [
         Invalid("import torch\ny = torch.log(p + 1.0)\n", line=2, fixed="import torch\ny = torch.log1p(p)\n"),
     ]
@@ -78,18 +82,29 @@ class ExpMinusOne(Rule):
     example = "import torch\n\ny = torch.exp(x) - 1\n"
     fix_example = "import torch\n\ny = torch.expm1(x)\n"
     fix_safety = "Safe: the same function, computed more accurately."
-    VALID = ["import torch\ny = torch.expm1(x)\n", "import torch\ny = torch.exp(x) - 2\n", "import torch\ny = 1 - torch.exp(x)\n"]
+    VALID = [
+        "import torch\ny = torch.expm1(x)\n",
+        "import torch\ny = torch.exp(x) - 2\n",
+        "import torch\ny = 1 - torch.exp(x)\n",
+    ]
     INVALID = [
         Invalid("import torch\ny = torch.exp(-t) - 1.0\n", line=2, fixed="import torch\ny = torch.expm1(-t)\n"),
     ]
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if not isinstance(node.operator, cst.Subtract) or not _is_one(node.right) or not isinstance(node.left, cst.Call):
+        if (
+            not isinstance(node.operator, cst.Subtract)
+            or not _is_one(node.right)
+            or not isinstance(node.left, cst.Call)
+        ):
             return
         call = node.left
         if not _torch_call(self.ctx, call, "exp"):
             return
         edit = None
         if isinstance(call.func, cst.Attribute):
-            edit = fix("Use `torch.expm1`", Replace(node, call.with_changes(func=call.func.with_changes(attr=cst.Name("expm1")))))
+            edit = fix(
+                "Use `torch.expm1`",
+                Replace(node, call.with_changes(func=call.func.with_changes(attr=cst.Name("expm1")))),
+            )
         self.report(node, fix=edit)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.flow import Ev, Event, dominates, exclusive
 from torchlint.engine.kinds import Kind
+from torchlint.engine.loop_events import Event, EventKind, dominates, exclusive
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertAfter, InsertBefore, Invalid, RemoveStatement, Rule, fix
 from torchlint.engine.walk import block_statements
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 
 class _LoopRule(Rule):
@@ -194,19 +194,21 @@ for real in loader:
     ]
 
     def _check(self, loop, events) -> None:
-        steps = [e for e in events if e.kind is Ev.STEP]
-        backs = [e for e in events if e.kind is Ev.BACKWARD]
+        steps = [e for e in events if e.kind is EventKind.STEP]
+        backs = [e for e in events if e.kind is EventKind.BACKWARD]
         if not steps or not backs:
             return
         # Report the innermost loop only: a nested loop that steps is the training loop.
         if any(e.depth > 0 for e in steps) and any(e.depth > 0 for e in backs):
             return
-        step = self._uncleared(steps, [e for e in events if e.kind is Ev.ZERO_GRAD])
+        step = self._uncleared(steps, [e for e in events if e.kind is EventKind.ZERO_GRAD])
         if step is None:
             return
         opt = _name(step.target, "optimizer")
         first = self._first(loop)
-        edit = fix(f"Insert `{opt}.zero_grad()` at the start of the loop body", InsertBefore(first, f"{opt}.zero_grad()"))
+        edit = fix(
+            f"Insert `{opt}.zero_grad()` at the start of the loop body", InsertBefore(first, f"{opt}.zero_grad()")
+        )
         self.report(loop, self.message.format(opt=opt), fix=edit if first is not None else None)
 
     def _uncleared(self, steps: list[Event], clears: list[Event]) -> Event | None:
@@ -338,11 +340,11 @@ class Trainer:
     ]
 
     def _check(self, loop, events) -> None:
-        steps = {s for s in events if s.kind is Ev.STEP}
+        steps = {s for s in events if s.kind is EventKind.STEP}
         for i, z in enumerate(events):
-            if z.kind is not Ev.ZERO_GRAD or z.depth or not isinstance(z.node, cst.Call):
+            if z.kind is not EventKind.ZERO_GRAD or z.depth or not isinstance(z.node, cst.Call):
                 continue
-            if not any(b.kind is Ev.BACKWARD and not exclusive(b, z) for b in events[:i]):
+            if not any(b.kind is EventKind.BACKWARD and not exclusive(b, z) for b in events[:i]):
                 continue
             step = self._next_step(events[i + 1 :], z, steps)
             if step is None:
@@ -352,7 +354,10 @@ class Trainer:
             edit = None
             if z.movable and first is not None:
                 already = any(
-                    e.kind is Ev.ZERO_GRAD and not e.path and e.depth == 0 and _name(e.target, "") == _name(z.target, "?")
+                    e.kind is EventKind.ZERO_GRAD
+                    and not e.path
+                    and e.depth == 0
+                    and _name(e.target, "") == _name(z.target, "?")
                     for e in events[:i]
                 )
                 edits = (RemoveStatement(z.stmt),) if already else (InsertBefore(first, call), RemoveStatement(z.stmt))
@@ -361,7 +366,7 @@ class Trainer:
 
     def _next_step(self, after: list[Event], z: Event, steps) -> Event | None:
         for e in after:
-            if e.kind is Ev.BACKWARD and not exclusive(e, z):
+            if e.kind is EventKind.BACKWARD and not exclusive(e, z):
                 return None  # gradients are recomputed before the step
             if e in steps and e.depth == 0 and dominates(z, e) and self._clears(z, e, steps):
                 return e
@@ -378,7 +383,9 @@ class StepBeforeBackward(_LoopRule):
     code = "TL103"
     requires = ("backward",)
     name = "step-before-backward"
-    message = "`{step}` runs before `backward()` in this iteration: it applies the previous iteration's gradients (or none)"
+    message = (
+        "`{step}` runs before `backward()` in this iteration: it applies the previous iteration's gradients (or none)"
+    )
     severity = Severity.ERROR
     summary = "optimizer.step() called before loss.backward() in the same iteration"
     what = (
@@ -457,16 +464,16 @@ for x, y in loader:
 
     def _check(self, loop, events) -> None:
         for i, s in enumerate(events):
-            if s.kind is not Ev.STEP or s.depth:
+            if s.kind is not EventKind.STEP or s.depth:
                 continue
-            if any(e.kind is Ev.BACKWARD for e in events[:i]):
+            if any(e.kind is EventKind.BACKWARD for e in events[:i]):
                 return  # gradients of this iteration already exist
             later = events[i + 1 :]
-            back = next((b for b in later if b.kind is Ev.BACKWARD and b.depth == 0 and dominates(s, b)), None)
+            back = next((b for b in later if b.kind is EventKind.BACKWARD and b.depth == 0 and dominates(s, b)), None)
             if back is None:
                 continue
             after = later[later.index(back) + 1 :]
-            if any(e.kind is Ev.STEP and _same_target(e, s) for e in after):
+            if any(e.kind is EventKind.STEP and _same_target(e, s) for e in after):
                 continue
             edit = None
             receiver = s.node.func.value if isinstance(s.node.func, cst.Attribute) else None
@@ -573,12 +580,12 @@ for x, y in loader:
     ]
 
     def _check(self, loop, events) -> None:
-        steps = [e for e in events if e.kind is Ev.STEP]
+        steps = [e for e in events if e.kind is EventKind.STEP]
         if not steps:
             return
         first = events.index(steps[0])
         for sched in events[:first]:
-            if sched.kind is not Ev.SCHED_STEP or sched.depth or sched.node.args:
+            if sched.kind is not EventKind.SCHED_STEP or sched.depth or sched.node.args:
                 continue
             if not any(dominates(sched, s) for s in steps):
                 continue
@@ -586,7 +593,9 @@ for x, y in loader:
             edit = None
             last_top = steps[-1].top
             if sched.movable and last_top is not sched.top:
-                edit = fix(f"Move `{code}` after the optimizer step", RemoveStatement(sched.stmt), InsertAfter(last_top, code))
+                edit = fix(
+                    f"Move `{code}` after the optimizer step", RemoveStatement(sched.stmt), InsertAfter(last_top, code)
+                )
             self.report(sched.node, self.message.format(sched=code), fix=edit)
 
 
@@ -701,10 +710,10 @@ for epoch in range(10):
     _FROZEN = ("ema", "teacher", "frozen", "target", "ref", "pretrained", "reward", "old")
 
     def _check(self, loop, events) -> None:
-        if not any(e.kind is Ev.BACKWARD for e in events):
+        if not any(e.kind is EventKind.BACKWARD for e in events):
             return
         for i, ev in enumerate(events):
-            if ev.kind is not Ev.EVAL or ev.depth:
+            if ev.kind is not EventKind.EVAL or ev.depth:
                 continue
             model = _name(ev.target, "model")
             if any(part in model.lower() for part in self._FROZEN):
@@ -712,17 +721,19 @@ for epoch in range(10):
             cycle = events[i + 1 :] + events[:i]
             restored = False
             for e in cycle:
-                if e.kind is Ev.TRAIN and _same_target(e, ev):
+                if e.kind is EventKind.TRAIN and _same_target(e, ev):
                     restored = True
                     break
-                if e.kind is Ev.BACKWARD:
+                if e.kind is EventKind.BACKWARD:
                     break
             if restored:
                 continue
             first = self._first(loop)
             edit = None
             if ev.via is None and first is not None:
-                edit = fix(f"Insert `{model}.train()` at the start of the loop body", InsertBefore(first, f"{model}.train()"))
+                edit = fix(
+                    f"Insert `{model}.train()` at the start of the loop body", InsertBefore(first, f"{model}.train()")
+                )
             self.report(ev.node, self.message.format(model=model), fix=edit)
 
 
@@ -811,9 +822,9 @@ for x, y in loader:
     ]
 
     def _check(self, loop, events) -> None:
-        if not any(e.kind in (Ev.BACKWARD, Ev.STEP) and e.depth == 0 for e in events):
+        if not any(e.kind in (EventKind.BACKWARD, EventKind.STEP) and e.depth == 0 for e in events):
             return
         for e in events:
-            if e.kind is Ev.EMPTY_CACHE and e.depth == 0 and not e.in_handler:
+            if e.kind is EventKind.EMPTY_CACHE and e.depth == 0 and not e.in_handler:
                 edit = fix("Remove the call", RemoveStatement(e.stmt)) if e.movable and not e.alone else None
                 self.report(e.node, fix=edit)

@@ -143,7 +143,9 @@ def test_fix_keeps_crlf_bom_and_encoding(tmp_path, run_cli):
     g = tmp_path / "l.py"
     g.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\nsd = torch.load(p)\n")
     assert run_cli("check", "--fix", g).returncode == 0
-    assert g.read_bytes() == b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\nsd = torch.load(p, weights_only=True)\n"
+    assert (
+        g.read_bytes() == b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\nsd = torch.load(p, weights_only=True)\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from tl_paths import FIXTURES
 from fixture_expectations import expected, fixture_files
+from tl_paths import FIXTURES
 
 FILES = fixture_files(FIXTURES)
 
@@ -29,7 +29,9 @@ def actual(tmp_path_factory):
     exe = Path(sys.executable).parent / "torchlint"
     out = subprocess.run(
         [str(exe), "check", "--output-format", "json", *map(str, FILES)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert out.returncode in (0, 1), out.stderr
     by_file = defaultdict(set)

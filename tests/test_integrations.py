@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tl_paths import ROOT
 from test_cli import BUGGY
+from tl_paths import ROOT
 
 BIN = Path(sys.executable).parent
 
@@ -34,9 +34,19 @@ def test_flake8_noqa_is_respected(tmp_path):
 
 
 def _git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +54,13 @@ def hook_repo(tmp_path_factory):
     """A committed snapshot of this checkout (pre-commit clones hooks by path) and a shared hook cache."""
     base = tmp_path_factory.mktemp("pre-commit")
     src = base / "torchlint-src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", "node_modules", "*.egg-info", "build", "__pycache__", ".pytest_cache", "extension"))
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv*", "node_modules", "*.egg-info", "build", "__pycache__", ".pytest_cache", "extension"
+        ),
+    )
     _git(src, "init", "-q")
     _git(src, "add", "-A")
     _git(src, "commit", "-qm", "snapshot")
@@ -63,7 +78,11 @@ def test_pre_commit_try_repo(tmp_path, hook_repo, hook):
     _git(work, "add", "train.py")
     r = subprocess.run(
         [str(BIN / "pre-commit"), "try-repo", str(src), hook, "--all-files", "--verbose"],
-        cwd=work, capture_output=True, text=True, timeout=900, env={**os.environ, "PRE_COMMIT_HOME": str(home)},
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PRE_COMMIT_HOME": str(home)},
     )
     assert r.returncode == 1, r.stdout + r.stderr  # findings (check) / files modified (fix)
     if hook == "torchlint":

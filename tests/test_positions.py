@@ -7,9 +7,9 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tl_paths import FIXTURES
-from torchlint.engine.positions import positions
+from torchlint.engine.node_positions import positions
 
-SOURCES = [p for p in sorted(FIXTURES.rglob("*.py"))][:40] + [None]
+SOURCES = sorted(FIXTURES.rglob("*.py"))[:40] + [None]
 TRICKY = (
     "# header comment\n\n@decorator(\n    x,\n)\nclass A(B):\n    '''doc\n    string'''\n"
     "    def f(self, a: int = 1, *args, **kw) -> None:\n        x = [i for i in y if i]; z = {**kw}\n"

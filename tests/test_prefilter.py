@@ -31,7 +31,7 @@ def _torch_sources(limit: int = 60) -> list[Path]:
 def _texts():
     for code, cls in CATALOGUE.items():
         for i, ex in enumerate(cls.INVALID):
-            yield f"{code}-invalid-{i}", ex.code
+            yield f"{code}-invalid-{i}", ex.source
         for i, src in enumerate(cls.VALID):
             yield f"{code}-valid-{i}", src
         yield f"{code}-docs", cls.example
@@ -58,7 +58,7 @@ def test_prefilter_loses_nothing(name, text):
 def test_invalid_examples_mention_what_their_rule_requires():
     for code, cls in CATALOGUE.items():
         for ex in cls.INVALID:
-            assert applicable([cls], ex.code), f"{code}: an INVALID example lacks all of {cls.requires}"
+            assert applicable([cls], ex.source), f"{code}: an INVALID example lacks all of {cls.requires}"
 
 
 def test_file_no_rule_applies_to_still_gets_syntax_errors():

@@ -9,6 +9,6 @@ import sys
 if sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
 
-from torchlint.cli import main  # noqa: E402
+from torchlint.cli import main
 
 raise SystemExit(main())

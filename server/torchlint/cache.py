@@ -13,16 +13,16 @@ import json
 import os
 import shutil
 import tempfile
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from torchlint import __version__
-from torchlint.model import Edit, Finding, Fix, Severity
+from torchlint.findings import Edit, Finding, Fix, Severity
 
 DIRNAME = ".torchlint_cache"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _code_fingerprint() -> str:
     """Changes whenever any installed torchlint source file changes (dev installs too)."""
     import torchlint.rules  # the package only: its rule modules load on demand
@@ -56,14 +56,39 @@ def _fix_from(raw) -> Fix | None:
 
 
 def _encode(f: Finding) -> list:
-    return [f.line, f.column, f.end_line, f.end_column, f.code, f.name, f.message, f.severity.value,
-            _fix_to(f.fix), [_fix_to(a) for a in f.alternatives], f.statement_line, f.node_end_line]
+    return [
+        f.line,
+        f.column,
+        f.end_line,
+        f.end_column,
+        f.code,
+        f.name,
+        f.message,
+        f.severity.value,
+        _fix_to(f.fix),
+        [_fix_to(a) for a in f.alternatives],
+        f.statement_line,
+        f.node_end_line,
+    ]
 
 
 def _decode(path: str, raw: list) -> Finding:
     line, col, eline, ecol, code, name, message, sev, fix, alts, stmt, node_end = raw
-    return Finding(path, line, col, eline, ecol, code, name, message, Severity(sev), _fix_from(fix),
-                   tuple(_fix_from(a) for a in alts), stmt, node_end)
+    return Finding(
+        path,
+        line,
+        col,
+        eline,
+        ecol,
+        code,
+        name,
+        message,
+        Severity(sev),
+        _fix_from(fix),
+        tuple(_fix_from(a) for a in alts),
+        stmt,
+        node_end,
+    )
 
 
 class Cache:

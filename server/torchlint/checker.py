@@ -7,21 +7,21 @@ is deterministic whatever the number of worker processes.
 from __future__ import annotations
 
 import difflib
-import gc
 import errno
+import gc
 import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from torchlint import cache
 from torchlint.config import ConfigResolver, Settings
 from torchlint.discovery import Candidate, discover
-from torchlint.model import Finding, Severity
+from torchlint.findings import Finding, Severity
 from torchlint.registry import rules
 
 
@@ -73,7 +73,9 @@ def run_job(job: Job) -> FileResult:
         return FileResult(job.path, [error_finding(job.path, "is a directory, not a Python file")])
     except OSError as exc:
         return FileResult(job.path, [error_finding(job.path, f"cannot read file: {exc.strerror or exc}")])
-    if job.mode == "check" and job.cache_dir is not None and not job.path.endswith(".ipynb"):  # cache keeps no cell paths
+    if (
+        job.mode == "check" and job.cache_dir is not None and not job.path.endswith(".ipynb")
+    ):  # cache keeps no cell paths
         store = cache.Cache(Path(job.cache_dir))
         k = cache.key(data, job.codes, job.severity, Path(job.path).suffix)
         hit = store.get(k, job.path)
@@ -121,8 +123,10 @@ def _run_job(job: Job, data: bytes) -> FileResult:
     if job.mode == "diff":
         out.diff = "".join(
             difflib.unified_diff(
-                _lines(source.text), _lines(fixed.text),
-                fromfile=f"a/{job.path}", tofile=f"b/{job.path}",
+                _lines(source.text),
+                _lines(fixed.text),
+                fromfile=f"a/{job.path}",
+                tofile=f"b/{job.path}",
             )
         )
         return out
@@ -186,7 +190,12 @@ def write_atomic(path: Path, original: bytes, new: bytes) -> None:
 
 
 def plan(
-    paths: list[Path], resolver: ConfigResolver, mode: str, select=None, ignore=None, extend_select=None,
+    paths: list[Path],
+    resolver: ConfigResolver,
+    mode: str,
+    select=None,
+    ignore=None,
+    extend_select=None,
     cache_dir: Path | None = None,
 ) -> list[Job]:
     """One job per file with its effective rule codes and severities."""

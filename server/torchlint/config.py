@@ -18,13 +18,28 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "severity"}
 DEFAULT_EXCLUDE = (
-    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "build", "dist",
-    "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".torchlint_cache", "site-packages",
-    ".eggs", "*.egg-info",
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "node_modules",
+    "build",
+    "dist",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".torchlint_cache",
+    "site-packages",
+    ".eggs",
+    "*.egg-info",
 )
 
 
@@ -53,7 +68,7 @@ class Settings:
         select = [*self.select, *self.extend_select]
         return [c for c in all_codes if _enabled(c, select, ignore)]
 
-    def overridden(self, select=None, ignore=None, extend_select=None) -> "Settings":
+    def overridden(self, select=None, ignore=None, extend_select=None) -> Settings:
         """These settings with command-line or editor choices on top (select replaces; the others add)."""
         if not (select or ignore or extend_select):
             return self
@@ -66,10 +81,6 @@ class Settings:
 
     def excluded(self, rel_path: str) -> bool:
         return any(_match(rel_path, p) for p in (*self.exclude, *self.extend_exclude))
-
-    def fingerprint(self) -> str:
-        return repr((self.select, self.ignore, self.extend_select, sorted(self.per_file_ignores.items()),
-                     sorted((k, v.value) for k, v in self.severity.items())))
 
 
 def _specificity(code: str, patterns) -> int:
@@ -116,7 +127,9 @@ def parse_table(table: dict, path: Path, known) -> Settings:
     where = str(path)
     unknown = sorted(set(table) - KEYS)
     if unknown:
-        raise ConfigError(f"{where}: unknown key `{unknown[0]}` in torchlint settings (allowed: {', '.join(sorted(KEYS))})")
+        raise ConfigError(
+            f"{where}: unknown key `{unknown[0]}` in torchlint settings (allowed: {', '.join(sorted(KEYS))})"
+        )
     s = Settings(root=path.parent, source=where)
     if "select" in table:
         s.select = _codes(table["select"], "select", where, known)
@@ -138,13 +151,15 @@ def parse_table(table: dict, path: Path, known) -> Settings:
     if "severity" in table:
         sev = table["severity"]
         if not isinstance(sev, dict):
-            raise ConfigError(f"{where}: `severity` must be a table of code = \"error|warning|info\"")
+            raise ConfigError(f'{where}: `severity` must be a table of code = "error|warning|info"')
         for code, level in sev.items():
             check_code(code, known, f"{where}: `severity`")
             try:
                 s.severity[code] = Severity(level)
             except ValueError:
-                raise ConfigError(f"{where}: severity for {code} must be error, warning or info, not {level!r}") from None
+                raise ConfigError(
+                    f"{where}: severity for {code} must be error, warning or info, not {level!r}"
+                ) from None
     return s
 
 

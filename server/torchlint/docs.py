@@ -29,12 +29,9 @@ def rule_markdown(cls: type[Rule]) -> str:
         parts.append(f"Use instead:\n\n```python\n{cls.fix_example.rstrip()}\n```\n")
     if cls.fix_safety:
         parts.append(f"## Fix safety\n\n{cls.fix_safety}\n")
-    extra = getattr(cls, "related", "")
-    if extra:
-        parts.append(f"## See also\n\n{extra}\n")
     parts.append(
         f"## Suppressing\n\n`# noqa: {cls.code}` on the reported line, or "
-        f"`ignore = [\"{cls.code}\"]` under `[tool.torchlint]`.\n"
+        f'`ignore = ["{cls.code}"]` under `[tool.torchlint]`.\n'
     )
     return "\n".join(parts)
 

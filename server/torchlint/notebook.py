@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from torchlint.model import Edit, Finding, Fix
+from torchlint.findings import Edit, Finding, Fix
 
 _MARKER = "# torchlint-cell {}"
 _MARKER_RE = re.compile(r"^# torchlint-cell (\d+)$")
@@ -105,7 +105,7 @@ class Program:
 
     def _restore(self, line: str) -> str:
         body = line.rstrip("\r\n")
-        ending = line[len(body):]
+        ending = line[len(body) :]
         m = _PLACEHOLDER_RE.match(body) or _CELL_PLACEHOLDER_RE.match(body)
         if m is None:
             return line
@@ -191,8 +191,16 @@ def to_cells(program: Program, path: str, findings: list[Finding]) -> list[Findi
         stmt = program.locate(f.statement_line, 1) if f.statement_line else None
         out.append(
             Finding(
-                cell_path(path, start[0]), start[1], start[2], end[1], end[2], f.code, f.name, f.message,
-                f.severity, _cell_fix(program, f.fix, start[0]),
+                cell_path(path, start[0]),
+                start[1],
+                start[2],
+                end[1],
+                end[2],
+                f.code,
+                f.name,
+                f.message,
+                f.severity,
+                _cell_fix(program, f.fix, start[0]),
                 tuple(x for x in (_cell_fix(program, a, start[0]) for a in f.alternatives) if x),
                 stmt[1] if stmt and stmt[0] == start[0] else start[1],
             )
@@ -245,10 +253,14 @@ def check(path: str, data: bytes, rules, fix: bool = False) -> NotebookResult:
     out.findings = to_cells(new_program, path, lint_text(path, new_program.text, rules).findings)
 
     out.diff = "".join(
-        "".join(difflib.unified_diff(
-            cells[i].source.splitlines(keepends=True), s.splitlines(keepends=True),
-            fromfile=f"a/{cell_path(path, i)}", tofile=f"b/{cell_path(path, i)}",
-        ))
+        "".join(
+            difflib.unified_diff(
+                cells[i].source.splitlines(keepends=True),
+                s.splitlines(keepends=True),
+                fromfile=f"a/{cell_path(path, i)}",
+                tofile=f"b/{cell_path(path, i)}",
+            )
+        )
         for i, s in sorted(changed.items())
     )
     out.data = write_ipynb(nb, changed)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from torchlint.engine.rule import Rule
 
 
-@lru_cache(maxsize=None)
+@cache
 def rules() -> dict[str, type[Rule]]:
     from torchlint.rules import all_rules
 

@@ -37,15 +37,23 @@ def _eglot_missing() -> bool:
     return probe.returncode != 0
 
 
-@pytest.mark.skipif(_eglot_missing(), reason="emacs with eglot is not installed (apt-get install -y emacs-nox elpa-eglot)")
+@pytest.mark.skipif(
+    _eglot_missing(), reason="emacs with eglot is not installed (apt-get install -y emacs-nox elpa-eglot)"
+)
 def test_eglot_receives_diagnostics_and_applies_a_quick_fix(tmp_path):
     fixture = tmp_path / "train.py"
     fixture.write_text(BUGGY, encoding="utf-8")
     out = tmp_path / "result.json"
-    env = {**os.environ, "TORCHLINT_CMD": json.dumps([TORCHLINT, "server"]), "FIXTURE": str(fixture), "OUT": str(out),
-           "HOME": str(tmp_path)}
-    proc = subprocess.run([EMACS, "--batch", "-l", str(SCRIPT)], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
+    env = {
+        **os.environ,
+        "TORCHLINT_CMD": json.dumps([TORCHLINT, "server"]),
+        "FIXTURE": str(fixture),
+        "OUT": str(out),
+        "HOME": str(tmp_path),
+    }
+    proc = subprocess.run(
+        [EMACS, "--batch", "-l", str(SCRIPT)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert out.exists(), f"emacs wrote no result (exit {proc.returncode}): {proc.stderr[-2000:]}"
     result = json.loads(out.read_text())
     assert "error" not in result, result

@@ -36,11 +36,22 @@ def test_neovim_receives_diagnostics_and_applies_a_quick_fix(tmp_path):
     fixture = tmp_path / "train.py"
     fixture.write_text(BUGGY, encoding="utf-8")
     out = tmp_path / "result.json"
-    env = {**os.environ, "TORCHLINT_CMD": json.dumps([TORCHLINT, "server"]), "FIXTURE": str(fixture), "OUT": str(out),
-           "XDG_STATE_HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path)}
+    env = {
+        **os.environ,
+        "TORCHLINT_CMD": json.dumps([TORCHLINT, "server"]),
+        "FIXTURE": str(fixture),
+        "OUT": str(out),
+        "XDG_STATE_HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path),
+        "XDG_CACHE_HOME": str(tmp_path),
+    }
     proc = subprocess.run(
         [NVIM, "--headless", "--clean", "-n", "-c", f"luafile {SCRIPT}"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert out.exists(), f"nvim wrote no result (exit {proc.returncode}): {proc.stderr[-2000:]}"
     result = json.loads(out.read_text())

@@ -72,7 +72,9 @@ class Session:
     def open(self, path: Path, text: str, language: str = "python") -> str:
         u = uri(path)
         self.versions[u] = 1
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(u, language, 1, text)))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(u, language, 1, text))
+        )
         return u
 
     def change(self, u: str, text: str) -> int:
@@ -107,7 +109,8 @@ async def session(root: Path, capabilities=PUSH, settings=None, init_options=Non
     try:
         await client.initialize_session(
             types.InitializeParams(
-                capabilities=capabilities, root_uri=uri(root),
+                capabilities=capabilities,
+                root_uri=uri(root),
                 workspace_folders=[types.WorkspaceFolder(uri(root), root.name)],
                 initialization_options=init_options,
             )
@@ -126,13 +129,21 @@ def notebook_params(project: Path, cells):
     """didOpen params for a notebook of (kind, text) cells, and its notebook and cell URIs."""
     nb_uri = uri(project / "nb.ipynb")
     cell_uris = [f"vscode-notebook-cell:{project}/nb.ipynb#cell{i}" for i in range(len(cells))]
-    return nb_uri, cell_uris, types.DidOpenNotebookDocumentParams(
-        types.NotebookDocument(
-            nb_uri, "jupyter-notebook", 1,
-            [types.NotebookCell(KINDS[kind], cu) for cu, (kind, _) in zip(cell_uris, cells)],
+    return (
+        nb_uri,
+        cell_uris,
+        types.DidOpenNotebookDocumentParams(
+            types.NotebookDocument(
+                nb_uri,
+                "jupyter-notebook",
+                1,
+                [types.NotebookCell(KINDS[kind], cu) for cu, (kind, _) in zip(cell_uris, cells)],
+            ),
+            [
+                types.TextDocumentItem(cu, "python" if kind == "code" else "markdown", 1, text)
+                for cu, (kind, text) in zip(cell_uris, cells)
+            ],
         ),
-        [types.TextDocumentItem(cu, "python" if kind == "code" else "markdown", 1, text)
-         for cu, (kind, text) in zip(cell_uris, cells)],
     )
 
 
@@ -151,7 +162,7 @@ def apply(text: str, edits: list[types.TextEdit]) -> str:
         return before + len(line)
 
     for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end) :]
         lines = text.split("\n")
     return text
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import ast
 
 import pytest
-from lsprotocol import types
-
 from lsp_session import BUGGY, FIXED, TENSOR_ATTR, apply, edits_for, notebook_params, session, uri
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
 
 
 def _actions_request(u, diags, only=None):
     return types.CodeActionParams(
-        types.TextDocumentIdentifier(u), diags[0].range if diags else types.Range(types.Position(0, 0), types.Position(0, 0)),
+        types.TextDocumentIdentifier(u),
+        diags[0].range if diags else types.Range(types.Position(0, 0), types.Position(0, 0)),
         types.CodeActionContext(list(diags), only=only),
     )
 
@@ -97,17 +97,25 @@ async def test_hover_on_noqa_code_shows_rule_docs(project):
         doc = types.TextDocumentIdentifier(u)
         hover = await s.client.text_document_hover_async(types.HoverParams(doc, types.Position(0, col)))
         assert hover.contents.value.startswith("# TL101 missing-zero-grad")
-        assert hover.range == types.Range(types.Position(0, text.index("TL101")), types.Position(0, text.index("TL101") + 5))
-        none = await s.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(u), types.Position(0, 1)))
+        assert hover.range == types.Range(
+            types.Position(0, text.index("TL101")), types.Position(0, text.index("TL101") + 5)
+        )
+        none = await s.client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(u), types.Position(0, 1))
+        )
         assert none is None
 
 
 async def test_commands_rule_docs_apply_fixes_and_probe(project):
     async with session(project) as s:
-        docs = await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.showRuleDocs", ["tl601"]))
+        docs = await s.client.workspace_execute_command_async(
+            types.ExecuteCommandParams("torchlint.showRuleDocs", ["tl601"])
+        )
         assert docs["code"] == "TL601" and docs["markdown"].startswith("# TL601")
         with pytest.raises(Exception, match="unknown rule 'TL999'"):
-            await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.showRuleDocs", ["TL999"]))
+            await s.client.workspace_execute_command_async(
+                types.ExecuteCommandParams("torchlint.showRuleDocs", ["TL999"])
+            )
 
         applied = []
 
@@ -118,7 +126,9 @@ async def test_commands_rule_docs_apply_fixes_and_probe(project):
 
         u = s.open(project / "train.py", BUGGY)
         await s.diagnostics(u, lambda d: len(d) == 1)
-        result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.applyAllFixes", [u]))
+        result = await s.client.workspace_execute_command_async(
+            types.ExecuteCommandParams("torchlint.applyAllFixes", [u])
+        )
         assert result == {"applied": 1}
         assert apply(BUGGY, edits_for(applied[0], u)) == FIXED
 
@@ -129,11 +139,13 @@ async def test_workspace_lint_reports_progress_and_publishes_closed_files(projec
     (project / "pkg" / "clean.py").write_text(FIXED)
     (project / "load.py").write_text('import torch\nsd = torch.load("m.pt")\n')
     async with session(project) as s:
-        result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.lintWorkspace", []))
+        result = await s.client.workspace_execute_command_async(
+            types.ExecuteCommandParams("torchlint.lintWorkspace", [])
+        )
         assert result == {"files": 3, "findings": 2, "cancelled": False}
         train = s.client.diagnostics[uri(project / "pkg" / "train.py")]
         assert [d.code for d in train] == ["TL101"]
-        (token, reports), = s.client.progress_reports.items()
+        ((token, reports),) = s.client.progress_reports.items()
         assert [r.kind for r in reports][0] == "begin" and reports[-1].kind == "end"
         assert any(getattr(r, "percentage", None) == 100 for r in reports)
 
@@ -150,11 +162,17 @@ async def test_quick_fix_lands_right_after_emoji(project):
 
 async def test_notebook_fix_all_edits_each_cell(project):
     cells = [
-        ("code", 'import torch\nsd = torch.load("m.pt")\nmodel = torch.nn.Linear(4, 2)\n'
-                 "optimizer = torch.optim.Adam(model.parameters())\n"),
+        (
+            "code",
+            'import torch\nsd = torch.load("m.pt")\nmodel = torch.nn.Linear(4, 2)\n'
+            "optimizer = torch.optim.Adam(model.parameters())\n",
+        ),
         ("markdown", "# Train"),
-        ("code", "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n"
-                 "    loss.backward()\n    optimizer.step()\n"),
+        (
+            "code",
+            "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n"
+            "    loss.backward()\n    optimizer.step()\n",
+        ),
     ]
     async with session(project) as s:
         nb_uri, cell_uris, params = notebook_params(project, cells)
@@ -163,8 +181,11 @@ async def test_notebook_fix_all_edits_each_cell(project):
         (fix_all,) = await s.client.text_document_code_action_async(
             _actions_request(cell_uris[0], [], only=["source.fixAll.torchlint"])
         )
-        changed = {uri: apply(cells[i][1], edits_for(fix_all.edit, uri)) for i, uri in enumerate(cell_uris)
-                   if edits_for(fix_all.edit, uri)}
+        changed = {
+            uri: apply(cells[i][1], edits_for(fix_all.edit, uri))
+            for i, uri in enumerate(cell_uris)
+            if edits_for(fix_all.edit, uri)
+        }
         assert sorted(changed) == [cell_uris[0], cell_uris[2]]
         assert 'torch.load("m.pt", weights_only=True)' in changed[cell_uris[0]]
         assert changed[cell_uris[2]].startswith("for x, y in loader:\n    optimizer.zero_grad()\n")

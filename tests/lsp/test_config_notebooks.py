@@ -10,9 +10,8 @@ import os
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
-
 from lsp_session import BUGGY, FIXED, PUSH, apply, notebook_params, session, uri
+from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
 LOAD = 'import torch\nsd = torch.load("m.pt")\n'
@@ -26,7 +25,9 @@ async def test_pyproject_config_and_reload(project):
         assert d.code == "TL601" and d.severity == types.DiagnosticSeverity.Information
         (project / "pyproject.toml").write_text("[tool.torchlint]\n")
         s.client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams([types.FileEvent(uri(project / "pyproject.toml"), types.FileChangeType.Changed)])
+            types.DidChangeWatchedFilesParams(
+                [types.FileEvent(uri(project / "pyproject.toml"), types.FileChangeType.Changed)]
+            )
         )
         diags = await s.diagnostics(u, lambda d: len(d) == 2)
         assert sorted(d.code for d in diags) == ["TL101", "TL601"]
@@ -72,33 +73,46 @@ async def test_broken_config_gives_one_clear_diagnostic(project):
         assert len(shown) == 1 and shown[0].type == types.MessageType.Error
         (project / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL101"]\n')
         s.client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams([types.FileEvent(uri(project / "pyproject.toml"), types.FileChangeType.Changed)])
+            types.DidChangeWatchedFilesParams(
+                [types.FileEvent(uri(project / "pyproject.toml"), types.FileChangeType.Changed)]
+            )
         )
         assert [d.code for d in await s.diagnostics(u, lambda d: [x.code for x in d] == ["TL101"])] == ["TL101"]
 
 
 async def test_pull_diagnostics_when_the_client_pulls(project):
     caps = types.ClientCapabilities(
-        workspace=PUSH.workspace, window=PUSH.window,
+        workspace=PUSH.workspace,
+        window=PUSH.window,
         text_document=types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities()),
     )
     async with session(project, capabilities=caps) as s:
         u = s.open(project / "train.py", BUGGY)
-        report = await s.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(types.TextDocumentIdentifier(u)))
+        report = await s.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(u))
+        )
         assert [d.code for d in report.items] == ["TL101"]
         s.change(u, FIXED)
-        report = await s.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(types.TextDocumentIdentifier(u)))
+        report = await s.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(types.TextDocumentIdentifier(u))
+        )
         assert list(report.items) == []
         assert not [p for p in s.published if p.uri == u]  # pulled, never pushed
 
 
 async def test_notebook_cells_are_one_program(project):
     cells = [
-        ("code", "import torch\n%matplotlib inline\nmodel = torch.nn.Linear(4, 2)\n"
-                 "optimizer = torch.optim.Adam(model.parameters())"),
+        (
+            "code",
+            "import torch\n%matplotlib inline\nmodel = torch.nn.Linear(4, 2)\n"
+            "optimizer = torch.optim.Adam(model.parameters())",
+        ),
         ("markdown", "# Training"),
-        ("code", "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n"
-                 "    loss.backward()\n    optimizer.step()"),
+        (
+            "code",
+            "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n"
+            "    loss.backward()\n    optimizer.step()",
+        ),
     ]
     async with session(project) as s:
         nb_uri, cell_uris, params = notebook_params(project, cells)
@@ -117,12 +131,16 @@ async def test_notebook_cells_are_one_program(project):
         s.client.notebook_document_did_change(
             types.DidChangeNotebookDocumentParams(
                 types.VersionedNotebookDocumentIdentifier(2, nb_uri),
-                types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
-                    types.NotebookDocumentCellContentChanges(
-                        types.VersionedTextDocumentIdentifier(2, cell_uris[2]),
-                        [types.TextDocumentContentChangeWholeDocument(new)],
+                types.NotebookDocumentChangeEvent(
+                    cells=types.NotebookDocumentCellChanges(
+                        text_content=[
+                            types.NotebookDocumentCellContentChanges(
+                                types.VersionedTextDocumentIdentifier(2, cell_uris[2]),
+                                [types.TextDocumentContentChangeWholeDocument(new)],
+                            )
+                        ]
                     )
-                ])),
+                ),
             )
         )
         assert await s.diagnostics(cell_uris[2], lambda d: len(d) == 0) == []
@@ -133,10 +151,17 @@ def test_cli_checks_notebooks_by_cell(tmp_path, run_cli):
     nb = {
         "cells": [
             {"cell_type": "markdown", "metadata": {}, "source": ["# hi\n"]},
-            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-             "source": ["import torch\n", "!pip install x\n", "sd = torch.load('m.pt')\n"]},
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": ["import torch\n", "!pip install x\n", "sd = torch.load('m.pt')\n"],
+            },
         ],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
     }
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb))
@@ -146,7 +171,11 @@ def test_cli_checks_notebooks_by_cell(tmp_path, run_cli):
     assert f["fix"]["edits"][0]["line"] == 3
     assert run_cli("check", "--fix", path).returncode == 0
     fixed = json.loads(path.read_text())
-    assert fixed["cells"][1]["source"] == ["import torch\n", "!pip install x\n", "sd = torch.load('m.pt', weights_only=True)\n"]
+    assert fixed["cells"][1]["source"] == [
+        "import torch\n",
+        "!pip install x\n",
+        "sd = torch.load('m.pt', weights_only=True)\n",
+    ]
     assert fixed["cells"][0] == nb["cells"][0]
     ast.parse("".join(s for s in fixed["cells"][1]["source"] if not s.startswith("!")))
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from lsp_session import BUGGY, FIXED, PUSH, session
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-
-from lsp_session import BUGGY, FIXED, PUSH, session
 
 pytestmark = pytest.mark.asyncio
 
@@ -46,7 +45,8 @@ async def test_utf16_columns_after_chinese_and_emoji(project):
 async def test_utf8_when_the_client_prefers_it(project):
     caps = types.ClientCapabilities(
         general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf8]),
-        workspace=PUSH.workspace, window=PUSH.window,
+        workspace=PUSH.workspace,
+        window=PUSH.window,
     )
     text = 'import torch\nnote = "中"; sd = torch.load("m.pt")\n'
     async with session(project, capabilities=caps) as s:
@@ -109,7 +109,8 @@ async def test_binary_huge_and_unknown_documents_do_not_crash(project):
         actions = await s.client.text_document_code_action_async(
             types.CodeActionParams(
                 types.TextDocumentIdentifier("untitled:Untitled-1"),
-                types.Range(types.Position(0, 0), types.Position(0, 0)), types.CodeActionContext([]),
+                types.Range(types.Position(0, 0), types.Position(0, 0)),
+                types.CodeActionContext([]),
             )
         )
         assert actions is not None and len(actions) == 0
@@ -132,7 +133,9 @@ async def test_bad_params_get_an_error_response(project):
         with pytest.raises(JsonRpcException) as exc:
             await asyncio.wait_for(future, 30)
         assert exc.value.code == -32602 and "textDocument/hover" in exc.value.message
-        s.client.protocol._send_data({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 1}})
+        s.client.protocol._send_data(
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 1}}
+        )
         s.client.protocol._send_data({"jsonrpc": "2.0", "method": "no/such/method", "params": None})
         u = s.open(project / "train.py", BUGGY)
         assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL101"]

@@ -9,18 +9,24 @@ from lsprotocol import types
 
 from torchlint import notebook
 from torchlint.engine import fix_text, lint_text
+from torchlint.findings import Edit, Fix
 from torchlint.lsp.edits import noqa_edit
 from torchlint.lsp.positions import LineIndex
-from torchlint.model import Edit, Fix
 from torchlint.registry import rules
 
 CELLS = [
-    notebook.Cell(0, "import torch\n%matplotlib inline\nmodel = torch.nn.Linear(4, 2)\n"
-                     "optimizer = torch.optim.Adam(model.parameters())"),
+    notebook.Cell(
+        0,
+        "import torch\n%matplotlib inline\nmodel = torch.nn.Linear(4, 2)\n"
+        "optimizer = torch.optim.Adam(model.parameters())",
+    ),
     notebook.Cell(1, "# Notes", "markdown"),
     notebook.Cell(2, "%%bash\necho hi\n"),
-    notebook.Cell(3, "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n    !nvidia-smi\n"
-                     "    loss.backward()\n    optimizer.step()\n"),
+    notebook.Cell(
+        3,
+        "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n    !nvidia-smi\n"
+        "    loss.backward()\n    optimizer.step()\n",
+    ),
 ]
 
 
@@ -69,8 +75,12 @@ def test_noqa_goes_where_a_comment_can_go():
     assert noqa_edit(text, [4], "TL101", "utf-16") is None  # a bare noqa already covers it
 
 
-@given(st.lists(st.text(alphabet=st.sampled_from("ab中😀\t é"), max_size=12), min_size=1, max_size=4),
-       st.sampled_from([types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16, types.PositionEncodingKind.Utf32]))
+@given(
+    st.lists(st.text(alphabet=st.sampled_from("ab中😀\t é"), max_size=12), min_size=1, max_size=4),
+    st.sampled_from(
+        [types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16, types.PositionEncodingKind.Utf32]
+    ),
+)
 def test_columns_round_trip_in_every_encoding(lines, encoding):
     text = "\n".join(lines)
     idx = LineIndex(text, encoding)

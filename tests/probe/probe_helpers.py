@@ -30,8 +30,11 @@ def only(report, kind):
 
 # Runs that several tests read: started together, in parallel, when the first test asks.
 PREFETCH = [
-    *((path.name, ()) for path in sorted(SCRIPTS.glob("*.py"))
-      if path.name not in {"workers_and_fork.py", "args_and_cwd.py", "forever.py"}),
+    *(
+        (path.name, ())
+        for path in sorted(SCRIPTS.glob("*.py"))
+        if path.name not in {"workers_and_fork.py", "args_and_cwd.py", "forever.py"}
+    ),
     ("forever.py", ("--max-seconds", "3")),
     ("missing_zero_grad.py", ("--max-steps", "1")),
     ("missing_zero_grad.py", ("--max-steps", "2")),

@@ -11,40 +11,75 @@ OBSERVATION = {
     "additionalProperties": False,
     "required": ["kind", "path", "line", "message", "count", "first_step", "facts"],
     "properties": {
-        "kind": {"enum": [
-            "device-mismatch", "module-device-split", "non-contiguous-view", "implicit-copy",
-            "memory-format-mismatch", "host-sync", "grads-not-cleared", "grads-zero-at-step",
-            "eval-mode-in-training", "graph-retained", "param-never-updated",
-        ]},
-        "path": {"type": "string"}, "line": {"type": "integer", "minimum": 1},
-        "message": {"type": "string", "minLength": 1}, "count": {"type": "integer", "minimum": 1},
-        "first_step": {"type": "integer", "minimum": 1}, "facts": {"type": "object"},
+        "kind": {
+            "enum": [
+                "device-mismatch",
+                "module-device-split",
+                "non-contiguous-view",
+                "implicit-copy",
+                "memory-format-mismatch",
+                "host-sync",
+                "grads-not-cleared",
+                "grads-zero-at-step",
+                "eval-mode-in-training",
+                "graph-retained",
+                "param-never-updated",
+            ]
+        },
+        "path": {"type": "string"},
+        "line": {"type": "integer", "minimum": 1},
+        "message": {"type": "string", "minLength": 1},
+        "count": {"type": "integer", "minimum": 1},
+        "first_step": {"type": "integer", "minimum": 1},
+        "facts": {"type": "object"},
     },
 }
 REPORT = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["script", "steps", "seconds", "stopped_by", "simulated_cuda", "exception", "observations",
-                 "findings"],
+    "required": ["script", "steps", "seconds", "stopped_by", "simulated_cuda", "exception", "observations", "findings"],
     "properties": {
-        "script": {"type": "string"}, "steps": {"type": "integer"}, "seconds": {"type": "number"},
+        "script": {"type": "string"},
+        "steps": {"type": "integer"},
+        "seconds": {"type": "number"},
         "stopped_by": {"enum": ["end", "max-steps", "max-seconds", "exception"]},
         "simulated_cuda": {"type": "boolean"},
-        "exception": {"oneOf": [{"type": "null"}, {
-            "type": "object", "additionalProperties": False, "required": ["type", "message", "path", "line"],
-            "properties": {"type": {"type": "string"}, "message": {"type": "string"},
-                           "path": {"type": ["string", "null"]}, "line": {"type": ["integer", "null"]}}}]},
+        "exception": {
+            "oneOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["type", "message", "path", "line"],
+                    "properties": {
+                        "type": {"type": "string"},
+                        "message": {"type": "string"},
+                        "path": {"type": ["string", "null"]},
+                        "line": {"type": ["integer", "null"]},
+                    },
+                },
+            ]
+        },
         "observations": {"type": "array", "items": OBSERVATION},
-        "findings": {"type": "array", "items": {
-            "type": "object", "required": ["code", "line", "path", "message", "status"],
-            "properties": {"status": {"enum": ["confirmed", "not-observed", "not-reached"]}}}},
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["code", "line", "path", "message", "status"],
+                "properties": {"status": {"enum": ["confirmed", "not-observed", "not-reached"]}},
+            },
+        },
     },
 }
 
 PLANTED = [
     # script, kind, line, facts that must hold
-    ("device_input_not_moved.py", "device-mismatch", 13, {"devices": ["cpu", "cuda:0", "cuda:0"],
-                                                           "shapes": [[4, 8], [16, 8], [16]]}),
+    (
+        "device_input_not_moved.py",
+        "device-mismatch",
+        13,
+        {"devices": ["cpu", "cuda:0", "cuda:0"], "shapes": [[4, 8], [16, 8], [16]]},
+    ),
     ("default_device_in_forward.py", "device-mismatch", 12, {"op": "aten.add"}),
     ("tensor_attribute.py", "module-device-split", 21, {"module": "Scaled", "majority": "cuda:0"}),
     ("partial_move.py", "module-device-split", 20, {"module": "Net", "majority": "cuda:0"}),
@@ -125,10 +160,17 @@ def test_implicit_copy_ignores_contiguous_reshape_and_matching_formats(reports):
     assert [o["line"] for o in only(report, "memory-format-mismatch")] == [10]
 
 
-@pytest.mark.parametrize("script", [
-    "device_clean.py", "buffer_clean.py", "grad_accumulation_clean.py", "eval_mode_clean.py",
-    "zero_grad_in_place_clean.py", "gan_and_frozen_clean.py",
-])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "device_clean.py",
+        "buffer_clean.py",
+        "grad_accumulation_clean.py",
+        "eval_mode_clean.py",
+        "zero_grad_in_place_clean.py",
+        "gan_and_frozen_clean.py",
+    ],
+)
 def test_clean_look_alike_is_silent(reports, script):
     report, proc = reports(script)
     assert report is not None, proc.stderr

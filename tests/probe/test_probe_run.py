@@ -26,8 +26,12 @@ def test_merge_statuses_end_to_end(reports):
 def test_exception_is_reported_at_the_user_line(reports):
     report, proc = reports("raises.py")
     assert report["stopped_by"] == "exception"
-    assert report["exception"] == {"type": "ValueError", "message": "corrupt batch 2",
-                                   "path": str(SCRIPTS / "raises.py"), "line": 6}
+    assert report["exception"] == {
+        "type": "ValueError",
+        "message": "corrupt batch 2",
+        "path": str(SCRIPTS / "raises.py"),
+        "line": 6,
+    }
     assert "ValueError: corrupt batch 2" in proc.stderr  # the script's traceback goes to stderr
 
 
@@ -67,8 +71,9 @@ def _alive(pid):
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
 def test_no_process_survives_workers_forks_or_ignored_sigterm(tmp_path):
     pids_file = tmp_path / "pids"
-    report, proc = probe(SCRIPTS / "workers_and_fork.py", "--max-steps", "3", "--max-seconds", "60",
-                         args=[str(pids_file)])
+    report, proc = probe(
+        SCRIPTS / "workers_and_fork.py", "--max-steps", "3", "--max-seconds", "60", args=[str(pids_file)]
+    )
     assert report is not None, proc.stderr
     pids = [int(p) for p in pids_file.read_text().split()]
     assert len(pids) == 3  # the forked sleeper and two DataLoader workers

@@ -83,7 +83,7 @@ def check_single_fixes(text: str, findings, limit: int = 40) -> int:
             assert new[: first - 1] == old[: first - 1], f"{f.code}: lines before {first} changed"
             tail = len(old) - last
             if tail > 0:
-                assert new[len(new) - tail:] == old[len(old) - tail:], f"{f.code}: lines after {last} changed"
+                assert new[len(new) - tail :] == old[len(old) - tail :], f"{f.code}: lines after {last} changed"
             checked += 1
     return checked
 

@@ -30,7 +30,7 @@ def _snippets() -> list[str]:
         if cls.fix_example:
             out.append(cls.fix_example)
         out.extend(cls.VALID)
-        out.extend(ex.code for ex in cls.INVALID)
+        out.extend(ex.source for ex in cls.INVALID)
     return [textwrap.dedent(s).strip("\n") + "\n" for s in out if s.strip()]
 
 

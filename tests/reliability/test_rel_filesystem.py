@@ -11,7 +11,6 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from invariants import parses
 from test_rel_hostile_inputs import ALL
 
@@ -56,8 +55,11 @@ def test_cli_walks_the_hostile_tree(hostile_tree, run_cli):
 
 
 def test_cli_explicit_special_paths(hostile_tree, run_cli):
-    for name, message in [("fifo.py", "not a regular file"), ("dangling.py", "No such file"),
-                          ("loop_a.py", "symbolic links")]:
+    for name, message in [
+        ("fifo.py", "not a regular file"),
+        ("dangling.py", "No such file"),
+        ("loop_a.py", "symbolic links"),
+    ]:
         items = _json(run_cli("check", "--no-cache", "-q", "--output-format", "json", hostile_tree / name))
         assert [i["code"] for i in items] == ["TL000"] and message in items[0]["message"], items
 
@@ -79,8 +81,11 @@ def test_cli_fix_on_hostile_tree_keeps_every_file_parseable(hostile_tree, run_cl
     assert stat.S_ISFIFO(os.stat(tree / "fifo.py").st_mode), "the FIFO was left alone"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="unreadable file (chmod 000): root reads it anyway; "
-                    "the FIFO and dangling-symlink cases cover unreadable paths honestly")
+@pytest.mark.skipif(
+    os.geteuid() == 0,
+    reason="unreadable file (chmod 000): root reads it anyway; "
+    "the FIFO and dangling-symlink cases cover unreadable paths honestly",
+)
 def test_cli_permission_denied(tmp_path, run_cli):
     f = tmp_path / "secret.py"
     f.write_text("x = 1\n")

@@ -18,15 +18,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from invariants import check_fix, parses
 from programs import FIXTURE_FILES
+
 from torchlint import checker
 from torchlint.registry import rules
 
 CODES = tuple(rules())
 EXAMPLES = [  # the INVALID examples that promise a fix
-    (code, i, ex.code) for code, cls in rules().items() for i, ex in enumerate(cls.INVALID) if ex.fixed is not None
+    (code, i, ex.source) for code, cls in rules().items() for i, ex in enumerate(cls.INVALID) if ex.fixed is not None
 ]
 HEAD = "# head: café, keep me   \n"
 TAIL = "\n#   tail stays\t\n"

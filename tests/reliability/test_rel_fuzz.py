@@ -24,13 +24,18 @@ def test_crash_corpus_replays_cleanly(path):
     assert r.returncode == 0, f"exit {r.returncode}: {r.stderr.decode(errors='replace')[-3000:]}"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("atheris") is None,
-                    reason="atheris has wheels only for Linux x86_64, CPython 3.11-3.13 (see the test extra)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("atheris") is None,
+    reason="atheris has wheels only for Linux x86_64, CPython 3.11-3.13 (see the test extra)",
+)
 def test_atheris_fuzz_run_finds_no_crash(tmp_path):
     before = set((HERE / "corpus" / "fuzz").iterdir())
     r = subprocess.run(
         ["bash", str(ROOT / "fuzz" / "run.sh"), str(FUZZ_SECONDS)],
-        capture_output=True, text=True, timeout=FUZZ_SECONDS + 240, env={**os.environ, "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=FUZZ_SECONDS + 240,
+        env={**os.environ, "PYTHON": sys.executable},
     )
     new = set((HERE / "corpus" / "fuzz").iterdir()) - before
     assert r.returncode == 0 and not new, f"crash inputs written: {sorted(map(str, new))}\n{r.stderr[-4000:]}"

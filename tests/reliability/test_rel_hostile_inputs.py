@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from invariants import check_fix
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "hostile"
 
 # Too big to keep in git; the small hostile files live in corpus/hostile/.
 GENERATED = {
-    "twenty_thousand_lines.py": b"import torch\n" + b"".join(
+    "twenty_thousand_lines.py": b"import torch\n"
+    + b"".join(
         b'x%d = torch.load("f%d")\n' % (i, i) if i % 1000 == 0 else b"x%d = x%d * 2 + 1  # step\n" % (i, i - 1)
         for i in range(20_000)
     ),
@@ -57,8 +57,9 @@ def test_engine_survives(name):
         "findings = check_lint_bytes(sys.stdin.buffer.read())\n"
         "print(next((f.message for f in findings if f.code == E), 'parsed'))\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], input=ALL[name], capture_output=True, timeout=300,
-                       cwd=Path(__file__).parent)
+    r = subprocess.run(
+        [sys.executable, "-c", code], input=ALL[name], capture_output=True, timeout=300, cwd=Path(__file__).parent
+    )
     assert r.returncode == 0, f"exit {r.returncode}: {r.stderr.decode(errors='replace')[-3000:]}"
     outcome = r.stdout.decode().strip()
     if name in DEEP:

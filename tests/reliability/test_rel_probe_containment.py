@@ -32,8 +32,20 @@ def _leftovers() -> list[int]:
 
 
 def _probe(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "torchlint", "probe", "--output-format", "json", "--max-seconds", "4",
-           "--kill-after", "2", str(SCRIPTS / script), *(["--", *args] if args else [])]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torchlint",
+        "probe",
+        "--output-format",
+        "json",
+        "--max-seconds",
+        "4",
+        "--kill-after",
+        "2",
+        str(SCRIPTS / script),
+        *(["--", *args] if args else []),
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=cwd)
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hypothesmith
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from invariants import check_fix, check_lint, check_lint_bytes
 from programs import mutated_fixtures, torch_programs
 

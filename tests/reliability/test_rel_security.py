@@ -19,17 +19,32 @@ from torchlint.registry import known_codes, rules
 
 PACKAGE = Path(torchlint.__file__).resolve().parent
 RULES = Path(torchlint.rules.__file__).resolve().parent  # inside PACKAGE when installed, beside it when editable
-SOURCES = sorted({
-    p for root in (PACKAGE, RULES) for p in root.rglob("*.py")
-    if "probe" not in p.relative_to(root).parts
-})
+SOURCES = sorted(
+    {p for root in (PACKAGE, RULES) for p in root.rglob("*.py") if "probe" not in p.relative_to(root).parts}
+)
 DANGEROUS_MODULES = {"pickle", "cPickle", "dill", "cloudpickle", "marshal", "shelve", "runpy", "joblib", "code"}
 DANGEROUS_CALLS = {
-    "eval", "exec", "compile", "__import__", "execfile", "importlib.import_module",
-    "importlib.util.spec_from_file_location", "importlib.machinery.SourceFileLoader", "torch.load",
-    "os.system", "os.popen", "os.execv", "os.execvp", "os.spawnv",
-    "subprocess.run", "subprocess.Popen", "subprocess.call", "subprocess.check_output",
-    "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell", "numpy.load",
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "execfile",
+    "importlib.import_module",
+    "importlib.util.spec_from_file_location",
+    "importlib.machinery.SourceFileLoader",
+    "torch.load",
+    "os.system",
+    "os.popen",
+    "os.execv",
+    "os.execvp",
+    "os.spawnv",
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_output",
+    "asyncio.create_subprocess_exec",
+    "asyncio.create_subprocess_shell",
+    "numpy.load",
 }
 # (file relative to its package root, call): why it cannot run analysed code.
 ALLOWED = {
@@ -83,10 +98,16 @@ def _rel(path: Path) -> str:
 
 def test_the_scan_sees_what_it_looks_for(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("import pickle as p\nfrom importlib import import_module as im\nimport subprocess as s\n"
-                   "im(x)\neval(y)\ns.Popen(z)\n")
-    assert _uses(bad) == {("import", "pickle"), ("call", "importlib.import_module"), ("call", "eval"),
-                          ("call", "subprocess.Popen")}
+    bad.write_text(
+        "import pickle as p\nfrom importlib import import_module as im\nimport subprocess as s\n"
+        "im(x)\neval(y)\ns.Popen(z)\n"
+    )
+    assert _uses(bad) == {
+        ("import", "pickle"),
+        ("call", "importlib.import_module"),
+        ("call", "eval"),
+        ("call", "subprocess.Popen"),
+    }
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=_rel)
@@ -106,15 +127,40 @@ def booby_trapped(tmp_path):
     proj.mkdir()
     markers = tmp_path / "markers"
     markers.mkdir()
-    names = ["train", "conftest", "setup", "sitecustomize", "torch", "libcst", "tomllib", "pathspec", "pygls",
-             "lsprotocol", "typing_extensions", "torchlint_plugin"]
+    names = [
+        "train",
+        "conftest",
+        "setup",
+        "sitecustomize",
+        "torch",
+        "libcst",
+        "tomllib",
+        "pathspec",
+        "pygls",
+        "lsprotocol",
+        "typing_extensions",
+        "torchlint_plugin",
+    ]
     for name in names:
         (proj / f"{name}.py").write_text(EVIL.format(marker=str(markers / name)) + "import torch\nx = torch.load(p)\n")
-    (proj / "nb.ipynb").write_text(json.dumps({
-        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                   "source": EVIL.format(marker=str(markers / "notebook"))}],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
-    }))
+    (proj / "nb.ipynb").write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "metadata": {},
+                        "outputs": [],
+                        "execution_count": None,
+                        "source": EVIL.format(marker=str(markers / "notebook")),
+                    }
+                ],
+                "metadata": {},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
     (proj / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL6"]\n')
     (proj / "model.pt").write_bytes(b"\x80\x04cos\nsystem\n(Vtouch " + str(markers / "pickle").encode() + b"\ntR.")
     return proj, markers
@@ -127,8 +173,9 @@ def booby_trapped(tmp_path):
 def test_linting_never_executes_the_project(booby_trapped, how, mode):
     proj, markers = booby_trapped
     cmd = how if len(how) == 1 else [sys.executable, *how]
-    r = subprocess.run([*cmd, "check", "--no-cache", "-q", *mode, "."],
-                       cwd=proj, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [*cmd, "check", "--no-cache", "-q", *mode, "."], cwd=proj, capture_output=True, text=True, timeout=300
+    )
     assert not list(markers.iterdir()), f"analysed code ran: {sorted(p.name for p in markers.iterdir())}"
     assert r.returncode in (0, 1), r.stderr[-2000:]
     assert mode == ["--diff"] or "TL601" in r.stdout or mode == ["--fix"], r.stdout[-2000:]

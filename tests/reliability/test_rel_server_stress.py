@@ -21,14 +21,31 @@ import pytest
 from lsprotocol import types
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))
-from lsp_session import BUGGY, TORCHLINT, session  # noqa: E402
-
-from programs import SNIPPETS  # noqa: E402
+from lsp_session import BUGGY, TORCHLINT, session
+from programs import SNIPPETS
 
 pytestmark = pytest.mark.asyncio
 EDITS = 1_000
-PIECES = ["(", ")", ":", "\n", "    ", "\t", "é", "😀", "torch.load(p)", "optimizer.step()", "'", '"""', "#", "\\",
-          "for x in loader:\n    ", "def f(:", "\x0c", "import torch\n"]
+PIECES = [
+    "(",
+    ")",
+    ":",
+    "\n",
+    "    ",
+    "\t",
+    "é",
+    "😀",
+    "torch.load(p)",
+    "optimizer.step()",
+    "'",
+    '"""',
+    "#",
+    "\\",
+    "for x in loader:\n    ",
+    "def f(:",
+    "\x0c",
+    "import torch\n",
+]
 
 
 def _rss_kb(pid: int) -> int:
@@ -44,15 +61,19 @@ def _mutate(rng: random.Random, text: str) -> str:
         return rng.choice(SNIPPETS)  # a whole new buffer
     at = rng.randrange(len(text) + 1)
     if roll < 0.45:  # delete a span
-        return text[:at] + text[at + rng.randrange(0, 40):]
+        return text[:at] + text[at + rng.randrange(0, 40) :]
     piece = rng.choice(PIECES + SNIPPETS[:30] if roll < 0.9 else [rng.choice(SNIPPETS)])
     return text[:at] + piece + text[at:]
 
 
 def _cli_findings(path: Path, text: str) -> list[tuple[int, str]]:
     path.write_text(text, encoding="utf-8")
-    r = subprocess.run([TORCHLINT, "check", "--no-cache", "-q", "--output-format", "json", str(path)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [TORCHLINT, "check", "--no-cache", "-q", "--output-format", "json", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode in (0, 1), r.stderr
     return sorted((i["line"], i["code"]) for i in json.loads(r.stdout))
 
@@ -107,16 +128,35 @@ async def test_server_survives_a_thousand_random_edits_and_abuse(tmp_path):
                 pos = types.Position(rng.randrange(40), rng.randrange(80))
                 doc = {"textDocument": {"uri": u}, "position": {"line": pos.line, "character": pos.character}}
                 await _raw_request(s, f"hover-{i}", "textDocument/hover", doc, cancel=i % 100 == 0)
-                await _raw_request(s, f"action-{i}", "textDocument/codeAction", {
-                    "textDocument": {"uri": u}, "context": {"diagnostics": []},
-                    "range": {"start": doc["position"], "end": doc["position"]},
-                }, cancel=i % 150 == 0)
+                await _raw_request(
+                    s,
+                    f"action-{i}",
+                    "textDocument/codeAction",
+                    {
+                        "textDocument": {"uri": u},
+                        "context": {"diagnostics": []},
+                        "range": {"start": doc["position"], "end": doc["position"]},
+                    },
+                    cancel=i % 150 == 0,
+                )
                 await _raw_request(s, f"bad-{i}", "textDocument/hover", {"textDocument": [i]}, cancel=False)
-                s.client.protocol._send_data({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
-                    "textDocument": {"uri": f"file:///nowhere/{i}.py", "version": 2},
-                    "contentChanges": [{"text": "x = ("}]}})
-                s.client.protocol._send_data({"jsonrpc": "2.0", "method": "textDocument/didClose",
-                                              "params": {"textDocument": {"uri": f"file:///never-opened/{i}.py"}}})
+                s.client.protocol._send_data(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "textDocument/didChange",
+                        "params": {
+                            "textDocument": {"uri": f"file:///nowhere/{i}.py", "version": 2},
+                            "contentChanges": [{"text": "x = ("}],
+                        },
+                    }
+                )
+                s.client.protocol._send_data(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "textDocument/didClose",
+                        "params": {"textDocument": {"uri": f"file:///never-opened/{i}.py"}},
+                    }
+                )
                 await asyncio.sleep(0)
         last = s.versions[u]
         await s.diagnostics(u, lambda d: s.published[-1].uri == u and s.published[-1].version == last, timeout=120)
@@ -128,6 +168,8 @@ async def test_server_survives_a_thousand_random_edits_and_abuse(tmp_path):
         assert [d.code for d in await s.diagnostics(again, lambda d: len(d) == 1)] == ["TL101"]
         await asyncio.sleep(1)
         final = _rss_kb(pid)
-        print(f"server RSS: small file {small} kB; after the first lint incl. 20k lines {baseline} kB; after "
-              f"{EDITS} edits {after_edits} kB; after a second 20k-line lint {final} kB ({final / baseline:.2f}x)")
+        print(
+            f"server RSS: small file {small} kB; after the first lint incl. 20k lines {baseline} kB; after "
+            f"{EDITS} edits {after_edits} kB; after a second 20k-line lint {final} kB ({final / baseline:.2f}x)"
+        )
         assert final <= 1.5 * baseline, f"server memory grew {final / baseline:.2f}x ({baseline} -> {final} kB)"

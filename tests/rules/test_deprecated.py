@@ -40,7 +40,13 @@ def test_tl701_mechanical_rewrites(call, fixed):
 
 @pytest.mark.parametrize(
     "call",
-    ["torch.range(0, n)", "torch.norm(x, 'fro')", "torch.norm(x, dim=1, out=o)", "torch.qr(a, some=flag)", "torch.svd(a)"],
+    [
+        "torch.range(0, n)",
+        "torch.norm(x, 'fro')",
+        "torch.norm(x, dim=1, out=o)",
+        "torch.qr(a, some=flag)",
+        "torch.svd(a)",
+    ],
 )
 def test_tl701_reports_but_does_not_guess(call):
     (f,) = findings(f"import torch\ny = {call}\n", "TL701")
@@ -64,11 +70,13 @@ def test_tl703_parameter_loop_outside_training_is_silent():
 
 def test_tl704_non_literal_pretrained_gets_a_hint():
     (f,) = findings("import torchvision\nm = torchvision.models.vgg16(pretrained=use_pt)\n", "TL704")
-    assert f.fix is None and 'if use_pt else None' in f.message
+    assert f.fix is None and "if use_pt else None" in f.message
 
 
 def test_tl705_appends_after_existing_keywords():
-    out = fix_text("m.py", "import torch\ny = torch.utils.checkpoint.checkpoint(f, x, preserve_rng_state=False)\n", [R["TL705"]])
+    out = fix_text(
+        "m.py", "import torch\ny = torch.utils.checkpoint.checkpoint(f, x, preserve_rng_state=False)\n", [R["TL705"]]
+    )
     assert out.text.endswith("checkpoint(f, x, preserve_rng_state=False, use_reentrant=False)\n")
 
 

@@ -18,7 +18,10 @@ def findings(src: str, code: str):
 def test_tl301_fix_reuses_cuda_call_of_the_model():
     src = "model = Net().cuda()\nfor x, y in loader:\n    loss = criterion(model(x), y)\n"
     out = fix_text("m.py", src, [R["TL301"]]).text
-    assert out == "model = Net().cuda()\nfor x, y in loader:\n    x = x.cuda()\n    y = y.cuda()\n    loss = criterion(model(x), y)\n"
+    assert (
+        out
+        == "model = Net().cuda()\nfor x, y in loader:\n    x = x.cuda()\n    y = y.cuda()\n    loss = criterion(model(x), y)\n"
+    )
 
 
 def test_tl301_follows_names_derived_from_the_batch():

@@ -20,7 +20,10 @@ def test_tl401_moving_the_wrapper_afterwards_is_reported_without_a_fix():
 
 
 def test_tl401_no_fix_when_the_device_is_defined_between():
-    src = DDP + "def main(rank):\n    model = Net()\n    ddp = DDP(model)\n    device = torch.device(rank)\n    model.to(device)\n"
+    src = (
+        DDP
+        + "def main(rank):\n    model = Net()\n    ddp = DDP(model)\n    device = torch.device(rank)\n    model.to(device)\n"
+    )
     (f,) = findings(src, "TL401")
     assert f.fix is None
 

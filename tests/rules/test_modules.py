@@ -59,7 +59,9 @@ def test_tl203_ignores_explicit_base_class_calls_and_unknown_receivers():
 
 def test_tl204_only_init_methods_that_set_attributes():
     quiet = "from torch import nn\nclass M(nn.Module):\n    def __init__(self):\n        pass\n"
-    loud = "from torch import nn\nclass M(nn.Module):\n    def __init__(self):\n        if True:\n            self.a = 1\n"
+    loud = (
+        "from torch import nn\nclass M(nn.Module):\n    def __init__(self):\n        if True:\n            self.a = 1\n"
+    )
     assert findings(quiet, "TL204") == []
     (f,) = findings(loud, "TL204")
     assert f.line == 3

@@ -6,8 +6,8 @@ import libcst as cst
 import pytest
 
 from torchlint.engine.context import FileContext
-from torchlint.engine.dataflow import Grad, body_of
-from torchlint.engine.flow import Ev, dominates, exclusive
+from torchlint.engine.graph_flow import Grad, body_of
+from torchlint.engine.loop_events import EventKind, backward_call, dominates, exclusive
 from torchlint.engine.walk import iter_nodes
 
 
@@ -53,12 +53,20 @@ for epoch in range(3):
 """
     )
     kinds = [e.kind for e in events]
-    assert kinds == [Ev.TRAIN, Ev.ZERO_GRAD, Ev.BACKWARD, Ev.STEP, Ev.EMPTY_CACHE, Ev.SCHED_STEP, Ev.EVAL]
+    assert kinds == [
+        EventKind.TRAIN,
+        EventKind.ZERO_GRAD,
+        EventKind.BACKWARD,
+        EventKind.STEP,
+        EventKind.EMPTY_CACHE,
+        EventKind.SCHED_STEP,
+        EventKind.EVAL,
+    ]
     train, zero, back, step, cache, sched, _ = events
     assert [e.depth for e in events] == [0, 1, 1, 1, 1, 0, 0]
     assert dominates(zero, step) and not dominates(step, zero)
     assert exclusive(step, cache) and not exclusive(back, step)
-    assert step.conditional and not back.conditional
+    assert any(arm == "if" for _, arm in step.path) and not any(arm != "body" for _, arm in back.path)
     assert sched.movable and not step.movable  # the step is nested in an `if`
     assert train.top is not zero.top and zero.top is back.top  # both inside the inner loop statement
 
@@ -79,8 +87,10 @@ for epoch in range(3):
 def test_backward_events(call, retain, target):
     ctx = _context(f"import torch\nfor x in xs:\n    {call}\n")
     (event,) = ctx.loop_analysis.events(_first_loop(ctx))
-    assert event.kind is Ev.BACKWARD and event.retain is retain
+    assert event.kind is EventKind.BACKWARD
     assert ctx.module.code_for_node(event.target) == target
+    tensor, retains = backward_call(event.node, lambda e: ctx.semantics.infer(e, ctx.scope))
+    assert retains is retain and tensor is event.target
 
 
 def test_events_follow_local_helpers_in_their_own_scope():
@@ -95,15 +105,22 @@ for x in xs:
     update(model, opt)
 """
     )
-    assert [e.kind for e in events] == [Ev.BACKWARD, Ev.STEP, Ev.EVAL]
+    assert [e.kind for e in events] == [EventKind.BACKWARD, EventKind.STEP, EventKind.EVAL]
     assert events[1].via is not None and not events[1].movable
 
 
 def _status(src: str, function: str, read: str) -> Grad:
     ctx = _context(src, function)
     body = body_of(ctx)
-    node = next(n for n in iter_nodes(ctx.module) if isinstance(n, cst.Name) and n.value == read and body.index(n) is not None
-                and ctx.module.code_for_node(n) == read and _is_last(ctx.module, n, read))
+    node = next(
+        n
+        for n in iter_nodes(ctx.module)
+        if isinstance(n, cst.Name)
+        and n.value == read
+        and body.index(n) is not None
+        and ctx.module.code_for_node(n) == read
+        and _is_last(ctx.module, n, read)
+    )
     return body.grad_status(node, body.index(node))
 
 

@@ -6,8 +6,8 @@ from functools import cached_property
 
 import libcst as cst
 
-from torchlint.engine.flow import LoopAnalysis
 from torchlint.engine.kinds import Kind
+from torchlint.engine.loop_events import LoopAnalysis
 from torchlint.engine.names import Imports
 from torchlint.engine.semantics import Scope, Semantics
 from torchlint.engine.walk import iter_statements
@@ -103,4 +103,3 @@ class FileContext:
                 if self.qualname(expr) in qualnames:
                     return True
         return False
-

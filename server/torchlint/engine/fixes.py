@@ -12,7 +12,7 @@ import libcst as cst
 
 from torchlint.engine.runner import PARSE_ERROR_CODE, lint_text, parse
 from torchlint.engine.source import apply_edits
-from torchlint.model import Finding, Fix
+from torchlint.findings import Finding, Fix
 
 MAX_PASSES = 10
 

@@ -96,7 +96,11 @@ class ChunkParser:
             body.extend(stmts)
         first, last = chunks[0], chunks[-1]
         return cst.Module(
-            body=body, header=first.header, footer=last.footer, encoding=first.encoding,
+            body=body,
+            header=first.header,
+            footer=last.footer,
+            encoding=first.encoding,
             default_indent=indents.pop() if indents else first.default_indent,
-            default_newline=first.default_newline, has_trailing_newline=last.has_trailing_newline,
+            default_newline=first.default_newline,
+            has_trailing_newline=last.has_trailing_newline,
         )

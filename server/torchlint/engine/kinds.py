@@ -51,7 +51,12 @@ MODEL_FACTORIES = re.compile(
 _NAME_HINTS = [
     (re.compile(r"(^|_)(sched|scheduler|lr_scheduler|lr_sched)s?($|_)"), Kind.SCHEDULER),
     (re.compile(r"(^|_)(opt|optim|optimizer|optimiser)s?($|_|\d)"), Kind.OPTIMIZER),
-    (re.compile(r"(^|_)(model|net|network|module|ddp_model|generator|discriminator|encoder|decoder|backbone|head|classifier|critic|teacher|student)($|_|\d)"), Kind.MODEL),
+    (
+        re.compile(
+            r"(^|_)(model|net|network|module|ddp_model|generator|discriminator|encoder|decoder|backbone|head|classifier|critic|teacher|student)($|_|\d)"
+        ),
+        Kind.MODEL,
+    ),
     (re.compile(r"(^|_)(loader|dataloader|data_loader)($|_)|_loader$|_dl$"), Kind.DATALOADER),
     (re.compile(r"(^|_)sampler($|_)"), Kind.SAMPLER),
     (re.compile(r"^(device|dev)$"), Kind.DEVICE),

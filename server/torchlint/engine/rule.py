@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -30,7 +30,7 @@ class Invalid:
     `--fix` (the test also re-parses it and checks a second fix is a no-op).
     """
 
-    code: str
+    source: str
     line: int | None = None
     fixed: str | None = None
 
@@ -69,7 +69,7 @@ class NodeFix:
 
 @dataclass
 class Report:
-    rule: "Rule"
+    rule: Rule
     node: cst.CSTNode
     message: str
     fix: NodeFix | None
@@ -95,7 +95,7 @@ class Rule:
     # Empty: always run. tests/test_prefilter.py checks no finding is ever lost.
     requires: ClassVar[tuple[str, ...]] = ()
 
-    registry: ClassVar[dict[str, type["Rule"]]] = {}
+    registry: ClassVar[dict[str, type[Rule]]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -108,7 +108,7 @@ class Rule:
             raise TypeError(f"duplicate rule code {code}")
         Rule.registry[code] = cls
 
-    def __init__(self, ctx: "FileContext") -> None:
+    def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
 
     @classmethod

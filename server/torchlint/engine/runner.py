@@ -15,10 +15,10 @@ import libcst as cst
 
 from torchlint.engine import rule as R
 from torchlint.engine.context import FileContext
-from torchlint.engine.positions import positions as node_positions
-from torchlint.engine.source import SourceError, decode, nesting_error, split_lines
+from torchlint.engine.node_positions import positions as node_positions
+from torchlint.engine.source import Source, SourceError, decode, nesting_error, split_lines
 from torchlint.engine.walk import traverse
-from torchlint.model import Edit, Finding, Fix, Severity
+from torchlint.findings import Edit, Finding, Fix, Severity
 
 PARSE_ERROR_CODE = "TL000"
 _NOQA = re.compile(r"#\s*noqa(?::[ \t]*(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+)*))?", re.I)
@@ -32,13 +32,20 @@ _FILE_NOQA = re.compile(
 class LintResult:
     findings: list[Finding]
     module: cst.Module | None = None
-    suppressed: int = 0
     errors: list[str] = field(default_factory=list)
 
 
 def error_finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
     return Finding(
-        path, line, column, line, column, PARSE_ERROR_CODE, "parse-error", message, Severity.ERROR,
+        path,
+        line,
+        column,
+        line,
+        column,
+        PARSE_ERROR_CODE,
+        "parse-error",
+        message,
+        Severity.ERROR,
         statement_line=line,
     )
 
@@ -90,9 +97,7 @@ def _compiles(path: str, text: str) -> bool:
         return False
 
 
-def lint_text(
-    path: str, text: str, rules: list[type[R.Rule]], *, prefilter: bool = True, parser=None
-) -> LintResult:
+def lint_text(path: str, text: str, rules: list[type[R.Rule]], *, prefilter: bool = True, parser=None) -> LintResult:
     if prefilter:
         rules = applicable(rules, text)
         if not rules and _compiles(path, text):
@@ -162,9 +167,9 @@ def lint_text(
     traverse(module, enter, leave)
     findings = _to_findings(ctx, path, text, module) if ctx.reports else []
     findings.extend(error_finding(path, f"internal error in rule {e}") for e in errors)
-    kept, suppressed = _apply_noqa(text, findings)
+    kept = _apply_noqa(text, findings)
     kept.sort(key=Finding.sort_key)
-    return LintResult(kept, module, suppressed, errors)
+    return LintResult(kept, module, errors)
 
 
 def _node_positions(ctx: FileContext, module: cst.Module) -> dict:
@@ -215,9 +220,19 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
         alternatives = tuple(f for f in (_to_fix(a, positions, lines, module) for a in rep.alternatives) if f)
         out.append(
             Finding(
-                path, line, col + 1, end_line, end_col + 1,
-                rep.rule.code, rep.rule.name, rep.message, rep.rule.severity,
-                fix, alternatives, stmt_line, node_end_line,
+                path,
+                line,
+                col + 1,
+                end_line,
+                end_col + 1,
+                rep.rule.code,
+                rep.rule.name,
+                rep.message,
+                rep.rule.severity,
+                fix,
+                alternatives,
+                stmt_line,
+                node_end_line,
             )
         )
     return out
@@ -252,9 +267,9 @@ def _codes(match: re.Match) -> set[str] | None:
     return None if not codes else {c.strip().upper() for c in codes.split(",")}
 
 
-def _apply_noqa(text: str, findings: list[Finding]) -> tuple[list[Finding], int]:
+def _apply_noqa(text: str, findings: list[Finding]) -> list[Finding]:
     if not findings or "noqa" not in text:
-        return findings, 0
+        return findings
     file_level: set[str] | None = set()
     for m in _FILE_NOQA.finditer(text):
         codes = _codes(m)
@@ -284,14 +299,13 @@ def _apply_noqa(text: str, findings: list[Finding]) -> tuple[list[Finding], int]
                 suppressed = True
         if not suppressed:
             kept.append(f)
-    return kept, len(findings) - len(kept)
+    return kept
 
 
-def lint_bytes(path: str, data: bytes, rules) -> tuple[LintResult, "object | None"]:
+def lint_bytes(path: str, data: bytes, rules) -> tuple[LintResult, Source | None]:
     """Decode then lint; returns the decoded Source too (None if undecodable)."""
     try:
         source = decode(data)
     except SourceError as exc:
         return LintResult([error_finding(path, exc.message, exc.line, exc.column)]), None
     return lint_text(path, source.text, rules), source
-

@@ -19,11 +19,40 @@ from torchlint.engine.names import Imports, dotted
 from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
 
 _MODULE_BASES = ("torch.nn.", "lightning.pytorch.LightningModule")
-_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_"})
+_RETURNS_SELF = frozenset(
+    {"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_"}
+)
 _TENSOR_METHODS_KEEP = frozenset(
-    {"to", "cuda", "cpu", "float", "half", "double", "long", "int", "bool", "view", "reshape",
-     "contiguous", "mean", "sum", "squeeze", "unsqueeze", "permute", "transpose", "clone",
-     "detach", "flatten", "abs", "pow", "sqrt", "exp", "log", "softmax", "log_softmax"}
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "float",
+        "half",
+        "double",
+        "long",
+        "int",
+        "bool",
+        "view",
+        "reshape",
+        "contiguous",
+        "mean",
+        "sum",
+        "squeeze",
+        "unsqueeze",
+        "permute",
+        "transpose",
+        "clone",
+        "detach",
+        "flatten",
+        "abs",
+        "pow",
+        "sqrt",
+        "exp",
+        "log",
+        "softmax",
+        "log_softmax",
+    }
 )
 _NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
 
@@ -78,9 +107,11 @@ class ModuleClasses:
 
 
 def _defines(c: cst.ClassDef, method: str) -> bool:
-    return any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in c.body.body) if isinstance(
-        c.body, cst.IndentedBlock
-    ) else False
+    return (
+        any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in c.body.body)
+        if isinstance(c.body, cst.IndentedBlock)
+        else False
+    )
 
 
 def _targets(target: cst.BaseExpression):
@@ -96,7 +127,7 @@ def _targets(target: cst.BaseExpression):
 class Scope:
     """A module, class or function body and the kinds of the names bound in it."""
 
-    def __init__(self, node: cst.CSTNode, parent: "Scope | None", sem: "Semantics") -> None:
+    def __init__(self, node: cst.CSTNode, parent: Scope | None, sem: Semantics) -> None:
         self.node = node
         self.parent = parent
         self.sem = sem
@@ -120,7 +151,7 @@ class Scope:
             scope = scope.parent
         return None
 
-    def class_scope(self) -> "Scope | None":
+    def class_scope(self) -> Scope | None:
         scope: Scope | None = self
         while scope is not None and not isinstance(scope.node, cst.ClassDef):
             scope = scope.parent
@@ -173,8 +204,11 @@ class Scope:
             elif (  # accelerator.backward(loss) / self.manual_backward(loss)
                 isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
-                and (node.func.attr.value == "manual_backward" or node.func.attr.value == "backward"
-                     and dotted(node.func.value) in ("accelerator", "self.accelerator", "fabric", "self.fabric"))
+                and (
+                    node.func.attr.value == "manual_backward"
+                    or node.func.attr.value == "backward"
+                    and dotted(node.func.value) in ("accelerator", "self.accelerator", "fabric", "self.fabric")
+                )
                 and node.args
                 and isinstance(node.args[0].value, cst.Name)
             ):
@@ -182,14 +216,14 @@ class Scope:
 
     def _assign_value(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-            for (t, i) in _targets(target):
+            for t, i in _targets(target):
                 if i is not None and i < len(value.elements):
                     self._assign(t, self.sem.infer(value.elements[i].value, self))
             return
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
             # model, opt = accelerator.prepare(model, opt) / fabric.setup(...)
             if isinstance(value.func, cst.Attribute) and value.func.attr.value in ("prepare", "setup"):
-                for (t, i) in _targets(target):
+                for t, i in _targets(target):
                     if i is not None and i < len(value.args):
                         self._assign(t, self.sem.infer(value.args[i].value, self))
                 return
@@ -326,7 +360,9 @@ class Semantics:
         """`xs = []` then `xs.append(v)` / `xs = [v for ...]`: the kind of every v, if all agree."""
         kinds = []
         for node in iter_nodes(scope.node, into_functions=False):
-            if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
+            if isinstance(node, cst.Assign) and any(
+                isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
+            ):
                 if not isinstance(node.value, (cst.List, cst.ListComp)) or len(node.targets) != 1:
                     return Kind.NONE
                 if isinstance(node.value, cst.ListComp) or node.value.elements:

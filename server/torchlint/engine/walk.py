@@ -8,15 +8,29 @@ recursion limit.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
 _SKIP = frozenset(
     {
-        "header", "footer", "leading_lines", "lines_after_decorators", "lpar", "rpar",
-        "comma", "semicolon", "trailing_whitespace", "newline", "dot", "star", "colon",
-        "equal", "whitespace_before_colon", "operator", "asynchronous",
+        "header",
+        "footer",
+        "leading_lines",
+        "lines_after_decorators",
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "trailing_whitespace",
+        "newline",
+        "dot",
+        "star",
+        "colon",
+        "equal",
+        "whitespace_before_colon",
+        "operator",
+        "asynchronous",
     }
 )
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -26,8 +40,7 @@ def _fields(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
         names = tuple(
-            f.name for f in dataclasses.fields(cls)
-            if f.name not in _SKIP and not f.name.startswith("whitespace")
+            f.name for f in dataclasses.fields(cls) if f.name not in _SKIP and not f.name.startswith("whitespace")
         )
         _FIELDS[cls] = names
     return names

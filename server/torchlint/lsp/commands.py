@@ -37,7 +37,7 @@ class WorkDone:
         self.ls, self.title, self.token = ls, title, None
         self.request = ls.protocol.msg_id  # the executeCommand request this work answers
 
-    async def __aenter__(self) -> "WorkDone":
+    async def __aenter__(self) -> WorkDone:
         window = self.ls.client_capabilities.window
         if window and window.work_done_progress:
             token = f"torchlint-{uuid.uuid4()}"
@@ -52,7 +52,9 @@ class WorkDone:
 
     def report(self, message: str, percentage: int | None = None) -> None:
         if self.token is not None:
-            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message, percentage=percentage))
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+            )
 
     @property
     def cancelled(self) -> bool:
@@ -102,7 +104,9 @@ def register(ls: TorchlintServer) -> None:
         changes, applied = await fix_all_changes(ls, key)
         if changes:
             result = await ls.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(edits.workspace_edit(changes, ls.versions(changes)), label="torchlint: fix all")
+                types.ApplyWorkspaceEditParams(
+                    edits.workspace_edit(changes, ls.versions(changes)), label="torchlint: fix all"
+                )
             )
             if not result.applied:
                 return {"applied": 0, "reason": result.failure_reason or "the editor refused the edit"}
@@ -136,7 +140,9 @@ def register(ls: TorchlintServer) -> None:
 
         c = ls.client
         try:
-            jobs = checker.plan([Path(r) for r in roots], ConfigResolver(known_codes()), "check", c.select, c.ignore or None)
+            jobs = checker.plan(
+                [Path(r) for r in roots], ConfigResolver(known_codes()), "check", c.select, c.ignore or None
+            )
         except (ConfigError, FileNotFoundError) as exc:
             raise invalid(f"cannot lint the workspace: {exc}") from None
         loop = asyncio.get_running_loop()
@@ -146,7 +152,7 @@ def register(ls: TorchlintServer) -> None:
             for start in range(0, len(jobs), CHUNK):
                 if progress.cancelled:
                     break
-                chunk = jobs[start:start + CHUNK]
+                chunk = jobs[start : start + CHUNK]
 
                 def done(i: int, _n: int, base: int = start) -> None:  # called on the worker thread
                     n = base + i
@@ -169,7 +175,9 @@ def register(ls: TorchlintServer) -> None:
         if not os.path.isfile(path):
             raise invalid(f"{path}: save the script before probing it")
         if ls.client.probe_enabled is False:
-            raise invalid("the runtime probe is disabled (torchlint.probe.enabled is off, or the workspace is untrusted)")
+            raise invalid(
+                "the runtime probe is disabled (torchlint.probe.enabled is off, or the workspace is untrusted)"
+            )
         python = ls.client.interpreter or sys.executable
         limits = []
         if ls.client.probe_seconds:
@@ -223,8 +231,20 @@ async def _probe(python: str, path: str, progress: WorkDone, limits: list[str]) 
         # installed) can run its probe too; never the working directory.
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))}
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "torchlint", "probe", path, "--output-format", "json", "--python", python, *limits,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=os.path.dirname(path), env=env,
+            sys.executable,
+            "-m",
+            "torchlint",
+            "probe",
+            path,
+            "--output-format",
+            "json",
+            "--python",
+            python,
+            *limits,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=os.path.dirname(path),
+            env=env,
         )
     except OSError as exc:
         raise invalid(f"cannot start the probe: {exc.strerror or exc}") from None

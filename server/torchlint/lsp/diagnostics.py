@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from torchlint.findings import Finding, Fix, Severity
 from torchlint.lsp.documents import Snapshot
 from torchlint.lsp.settings import Selection
-from torchlint.model import Finding, Fix, Severity
 
 SOURCE = "torchlint"
 MAX_CHARS = 1_000_000  # beyond this a file is not linted (a log message says so): minutes of CPU otherwise
@@ -35,7 +35,9 @@ def lint(snap: Snapshot, sel: Selection, parser=None) -> dict[str, list[types.Di
             types.Diagnostic(
                 types.Range(types.Position(0, 0), types.Position(0, 0)),
                 f"torchlint is not checking this file: {sel.config_error}",
-                severity=types.DiagnosticSeverity.Error, code="config", source=SOURCE,
+                severity=types.DiagnosticSeverity.Error,
+                code="config",
+                source=SOURCE,
             )
         )
         return out
@@ -66,12 +68,21 @@ def to_diagnostic(snap: Snapshot, f: Finding, severity: dict) -> tuple[str, type
         at = snap.place(line, 1)
         if at is not None and at[0] == uri and at[1] - 1 not in noqa:
             noqa.append(at[1] - 1)
-    data = {"key": snap.key, "generation": snap.generation, "fixes": fixes, "noqa": noqa,
-            "preferred": f.fix is not None}
+    data = {
+        "key": snap.key,
+        "generation": snap.generation,
+        "fixes": fixes,
+        "noqa": noqa,
+        "preferred": f.fix is not None,
+    }
     return uri, types.Diagnostic(
-        rng, f.message, severity=SEVERITY[Severity(level)], code=f.code,
+        rng,
+        f.message,
+        severity=SEVERITY[Severity(level)],
+        code=f.code,
         code_description=types.CodeDescription(href=f.url) if f.code != "TL000" else None,
-        source=SOURCE, data=data,
+        source=SOURCE,
+        data=data,
     )
 
 

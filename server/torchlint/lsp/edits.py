@@ -25,7 +25,9 @@ def from_data(edits: list) -> dict[str, list[types.TextEdit]]:
     return out
 
 
-def workspace_edit(changes: dict[str, list[types.TextEdit]], versions: dict[str, int | None] | None) -> types.WorkspaceEdit:
+def workspace_edit(
+    changes: dict[str, list[types.TextEdit]], versions: dict[str, int | None] | None
+) -> types.WorkspaceEdit:
     """`documentChanges` (version-checked) when the client takes them, else `changes`."""
     if versions is None:
         return types.WorkspaceEdit(changes=changes)
@@ -67,7 +69,7 @@ def noqa_edit(text: str, lines0: list[int], code: str, encoding: str) -> types.T
             codes = [c.strip().upper() for c in m.group("codes").split(",")]
             if code in codes:
                 return None
-            new = line[: m.end("codes")] + f", {code}" + line[m.end("codes"):]
+            new = line[: m.end("codes")] + f", {code}" + line[m.end("codes") :]
         else:
             body = line.rstrip()
             if body.endswith("\\") or _inside_string(text, n + 1):
@@ -98,7 +100,7 @@ def _trimmed(old: str, new: str, encoding: str) -> types.TextEdit:
         before = LineIndex(old[:offset]).lines
         return idx.to_lsp(len(before), len(before[-1]) + 1)
 
-    return types.TextEdit(types.Range(pos(p), pos(len(old) - s)), new[p: len(new) - s])
+    return types.TextEdit(types.Range(pos(p), pos(len(old) - s)), new[p : len(new) - s])
 
 
 def fix_all(snap: Snapshot, sel: Selection) -> tuple[dict[str, list[types.TextEdit]], int]:

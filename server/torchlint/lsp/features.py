@@ -12,7 +12,7 @@ from torchlint.lsp.hover import noqa_hover
 from torchlint.lsp.server import DEBOUNCE, FIX_ALL, TorchlintServer, cancelled, is_config
 
 
-def register(ls: TorchlintServer) -> None:  # noqa: C901 - one closure per LSP method
+def register(ls: TorchlintServer) -> None:
     @ls.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams):
         caps = params.capabilities.text_document
@@ -139,7 +139,8 @@ def register(ls: TorchlintServer) -> None:  # noqa: C901 - one closure per LSP m
         if published is None or ls.generations.get(key) != published.generation:
             raise cancelled("the document changed while it was being linted")
         return types.RelatedFullDocumentDiagnosticReport(
-            items=[*published.diagnostics.get(uri, []), *ls.probe.get(uri, [])], result_id=f"{key}@{published.generation}"
+            items=[*published.diagnostics.get(uri, []), *ls.probe.get(uri, [])],
+            result_id=f"{key}@{published.generation}",
         )
 
     # --- code actions -----------------------------------------------------------------
@@ -162,7 +163,8 @@ def register(ls: TorchlintServer) -> None:  # noqa: C901 - one closure per LSP m
             actions.extend(quick_fixes(uri, key, params))
         if _wants(only, FIX_ALL) and (only or _has_fixes(key)):
             action = types.CodeAction(
-                "torchlint: fix all auto-fixable problems", kind=FIX_ALL,
+                "torchlint: fix all auto-fixable problems",
+                kind=FIX_ALL,
                 data={"fixAll": key, "generation": ls.generations.get(key)},
             )
             if not _lazy_edits():
@@ -200,20 +202,26 @@ def register(ls: TorchlintServer) -> None:  # noqa: C901 - one closure per LSP m
                 changes = edits.from_data(fix["edits"])
                 actions.append(
                     types.CodeAction(
-                        f"{fix['title']} ({diag.code})", kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                        f"{fix['title']} ({diag.code})",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[diag],
                         is_preferred=bool(i == 0 and data.get("preferred")),
                         edit=edits.workspace_edit(changes, ls.versions(changes)),
                     )
                 )
             doc = ls.workspace.text_documents.get(uri)
             if doc is not None and diag.code != "TL000":
-                edit = edits.noqa_edit(doc.source, list(data.get("noqa") or []), diag.code, ls.workspace.position_encoding)
+                edit = edits.noqa_edit(
+                    doc.source, list(data.get("noqa") or []), diag.code, ls.workspace.position_encoding
+                )
                 if edit is not None:
                     changes = {uri: [edit]}
                     actions.append(
                         types.CodeAction(
-                            f"Disable {diag.code} for this line", kind=types.CodeActionKind.QuickFix,
-                            diagnostics=[diag], edit=edits.workspace_edit(changes, ls.versions(changes)),
+                            f"Disable {diag.code} for this line",
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[diag],
+                            edit=edits.workspace_edit(changes, ls.versions(changes)),
                         )
                     )
         return actions

@@ -47,7 +47,9 @@ class Published:
 class TorchlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
-            "torchlint", __version__, protocol_cls=Protocol,
+            "torchlint",
+            __version__,
+            protocol_cls=Protocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Full,
             notebook_document_sync=types.NotebookDocumentSyncOptions(
                 notebook_selector=[
@@ -83,7 +85,9 @@ class TorchlintServer(LanguageServer):
         return unquote(nb.uri) if nb is not None else unquote(uri)
 
     def is_open(self, key: str) -> bool:
-        return key in self.workspace.text_documents or self.workspace.get_notebook_document(notebook_uri=key) is not None
+        return (
+            key in self.workspace.text_documents or self.workspace.get_notebook_document(notebook_uri=key) is not None
+        )
 
     def touch(self, key: str) -> int:
         self.generations[key] = gen = next(self._counter)
@@ -97,7 +101,9 @@ class TorchlintServer(LanguageServer):
             cells = []
             for cell in nb.cells:
                 doc = self.workspace.text_documents.get(unquote(cell.document))
-                code = cell.kind == types.NotebookCellKind.Code and doc is not None and doc.language_id in (None, "python")
+                code = (
+                    cell.kind == types.NotebookCellKind.Code and doc is not None and doc.language_id in (None, "python")
+                )
                 cells.append((unquote(cell.document), doc.source if doc is not None else "", code))
             return notebook_snapshot(key, cells, gen, encoding)
         doc = self.workspace.text_documents.get(key)
@@ -185,7 +191,9 @@ class TorchlintServer(LanguageServer):
         if cached is not None and cached.generation == snap.generation:
             return cached
         if len(snap.text) > diagnostics.MAX_CHARS:
-            self.log_once(f"{snap.path}: not linted: larger than {diagnostics.MAX_CHARS} characters", types.MessageType.Info)
+            self.log_once(
+                f"{snap.path}: not linted: larger than {diagnostics.MAX_CHARS} characters", types.MessageType.Info
+            )
         loop = asyncio.get_running_loop()
         try:
             result, sel = await loop.run_in_executor(self.lint_pool, self._lint_sync, snap)
@@ -288,12 +296,15 @@ class TorchlintServer(LanguageServer):
             return
         watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
         self.client_register_capability(
-            types.RegistrationParams([
-                types.Registration(
-                    "torchlint-config-watch", types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                    types.DidChangeWatchedFilesRegistrationOptions(watchers),
-                )
-            ])
+            types.RegistrationParams(
+                [
+                    types.Registration(
+                        "torchlint-config-watch",
+                        types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        types.DidChangeWatchedFilesRegistrationOptions(watchers),
+                    )
+                ]
+            )
         )
 
     def lint_on_change(self) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchlint.config import ConfigError, ConfigResolver, check_code
-from torchlint.model import Severity
+from torchlint.findings import Severity
 
 RUN_MODES = ("onType", "onSave")
 
@@ -30,7 +30,7 @@ class ClientSettings:
     probe_steps: int | None = None
 
     @classmethod
-    def parse(cls, value) -> tuple["ClientSettings", list[str]]:
+    def parse(cls, value) -> tuple[ClientSettings, list[str]]:
         """Settings from the client's JSON, and a message for each value we ignored."""
         s, errors = cls(), []
         if value is None:
@@ -68,8 +68,11 @@ class ClientSettings:
                     check_code(str(code), known, "`torchlint.severity`")
                     s.severity[str(code)] = Severity(level)
                 except (ConfigError, ValueError):
-                    errors.append(f"`torchlint.severity`: {code!r}: {level!r} is not error, warning or info"
-                                  if str(code) in known else f"`torchlint.severity`: unknown rule code {code!r}")
+                    errors.append(
+                        f"`torchlint.severity`: {code!r}: {level!r} is not error, warning or info"
+                        if str(code) in known
+                        else f"`torchlint.severity`: unknown rule code {code!r}"
+                    )
         else:
             errors.append("`torchlint.severity` must be an object of code: level")
         run = value.get("run")
@@ -116,4 +119,6 @@ def select(resolver: ConfigResolver, client: ClientSettings, path: str) -> Selec
         rel = None
     catalogue = rules()
     codes = effective.enabled_codes(list(catalogue), rel)
-    return Selection(tuple(catalogue[c] for c in codes), {**settings.severity, **client.severity}, None, settings.source)
+    return Selection(
+        tuple(catalogue[c] for c in codes), {**settings.severity, **client.severity}, None, settings.source
+    )

@@ -45,8 +45,14 @@ def main(argv: list[str]) -> int:
     out_path = request["result"]
     started = time.monotonic()
     result = {
-        "steps": 0, "seconds": 0.0, "stopped_by": "end", "simulated_cuda": False,
-        "exception": None, "observations": [], "executed_lines": [], "error": None,
+        "steps": 0,
+        "seconds": 0.0,
+        "stopped_by": "end",
+        "simulated_cuda": False,
+        "exception": None,
+        "observations": [],
+        "executed_lines": [],
+        "error": None,
     }
     sys.argv = [script, *request["args"]]
     # Like `python script.py`: the script's directory first, not the working directory `-c` put there.
@@ -111,8 +117,10 @@ def main(argv: list[str]) -> int:
         stopped_by = "exception"
         where = _user_frame(exc.__traceback__, script)
         result["exception"] = {
-            "type": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else "",
-            "path": where[0] if where else None, "line": where[1] if where else None,
+            "type": type(exc).__name__,
+            "message": str(exc).splitlines()[0] if str(exc) else "",
+            "path": where[0] if where else None,
+            "line": where[1] if where else None,
         }
         traceback.print_exception(exc, file=sys.stderr)
     finally:

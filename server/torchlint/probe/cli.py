@@ -20,12 +20,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("script", help="the Python script to run")
     p.add_argument("script_args", nargs="*", metavar="ARG", help="arguments for the script (after --)")
     p.add_argument("--max-steps", type=_positive(int), default=20, help="stop after N optimizer steps (default 20)")
-    p.add_argument("--max-seconds", type=_positive(float), default=60.0,
-                   help="stop after S seconds of running the script (default 60)")
-    p.add_argument("--kill-after", type=_positive(float), default=30.0,
-                   help="kill the script's whole process tree this many seconds after --max-seconds (default 30)")
-    p.add_argument("--simulate-cuda", action=argparse.BooleanOptionalAction, default=None,
-                   help="pretend one CUDA device exists (default: only when none is available)")
+    p.add_argument(
+        "--max-seconds",
+        type=_positive(float),
+        default=60.0,
+        help="stop after S seconds of running the script (default 60)",
+    )
+    p.add_argument(
+        "--kill-after",
+        type=_positive(float),
+        default=30.0,
+        help="kill the script's whole process tree this many seconds after --max-seconds (default 30)",
+    )
+    p.add_argument(
+        "--simulate-cuda",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="pretend one CUDA device exists (default: only when none is available)",
+    )
     p.add_argument("--python", default=sys.executable, help="interpreter to run the script with (needs torch)")
     p.add_argument("--output-format", choices=["text", "json"], default="text")
     return p
@@ -51,8 +63,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"torchlint probe: error: {args.script}: no such file", file=sys.stderr)
         return EXIT_ERROR
     request = launch.Request(
-        script, list(args.script_args), args.max_steps, args.max_seconds, args.simulate_cuda,
-        python=args.python, kill_after=args.kill_after, cwd=os.getcwd(),
+        script,
+        list(args.script_args),
+        args.max_steps,
+        args.max_seconds,
+        args.simulate_cuda,
+        python=args.python,
+        kill_after=args.kill_after,
+        cwd=os.getcwd(),
     )
     # In JSON mode stdout carries only the report; the script's output goes to stderr.
     try:
@@ -61,19 +79,27 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     result = outcome.result
     if result is None:
-        print(f"torchlint probe: error: the script's process ended without a report (exit status "
-              f"{outcome.returncode})", file=sys.stderr)
+        print(
+            f"torchlint probe: error: the script's process ended without a report (exit status {outcome.returncode})",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     if result.get("error"):
-        print(f"torchlint probe: error: {result['error']}; install it with `pip install 'torchlint[probe]'`",
-              file=sys.stderr)
+        print(
+            f"torchlint probe: error: {result['error']}; install it with `pip install 'torchlint[probe]'`",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     if outcome.killed:
         result["stopped_by"] = "max-seconds"
     elif result.get("partial"):  # the child died between checkpoints (a crash, a signal, os._exit)
         result["stopped_by"] = "exception"
-        result["exception"] = {"type": "ProcessDied", "message": f"exit status {outcome.returncode}",
-                               "path": None, "line": None}
+        result["exception"] = {
+            "type": "ProcessDied",
+            "message": f"exit status {outcome.returncode}",
+            "path": None,
+            "line": None,
+        }
     report = build_report(script, result)
     sys.stdout.write(render.to_json(report) if args.output_format == "json" else render.to_text(report))
     return EXIT_OBSERVED if report["observations"] else EXIT_CLEAN
@@ -97,6 +123,7 @@ def build_report(script: str, result: dict) -> dict:
         "simulated_cuda": result["simulated_cuda"],
         "exception": result["exception"],
         "observations": result["observations"],
-        "findings": merge.merge(script, findings, result["observations"], set(result["executed_lines"]),
-                                set(catalogue)),
+        "findings": merge.merge(
+            script, findings, result["observations"], set(result["executed_lines"]), set(catalogue)
+        ),
     }

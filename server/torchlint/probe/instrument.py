@@ -87,14 +87,21 @@ class Probe:
             if "synchroniz" in text:
                 if state.busy:  # the probe's own checks (all-zero gradients) sync too
                     return
-                obs.add("host-sync", attributor.site(), f"host-device sync: {text.splitlines()[0]}",
-                        {"op": "cuda-sync-debug", "via": "torch.cuda.set_sync_debug_mode"}, key="debug")
+                obs.add(
+                    "host-sync",
+                    attributor.site(),
+                    f"host-device sync: {text.splitlines()[0]}",
+                    {"op": "cuda-sync-debug", "via": "torch.cuda.set_sync_debug_mode"},
+                    key="debug",
+                )
                 return
             shown(message, category, filename, lineno, file, line)
 
         warnings.showwarning = show
-        self._undo += [lambda: setattr(warnings, "showwarning", shown),
-                       lambda: torch.cuda.set_sync_debug_mode("default")]
+        self._undo += [
+            lambda: setattr(warnings, "showwarning", shown),
+            lambda: torch.cuda.set_sync_debug_mode("default"),
+        ]
 
     def result(self) -> dict:
         self.training.finish()

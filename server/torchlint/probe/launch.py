@@ -70,7 +70,7 @@ def _children(pid: int) -> list[int]:
                 stat = fh.read()
         except OSError:
             continue
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 1 and int(fields[1]) == pid:
             found.append(int(entry))
     return found
@@ -93,7 +93,7 @@ def kill_tree(proc: subprocess.Popen, reaper: bool) -> None:
         if not orphans:
             return
         for pid in orphans:
-            for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):  # noqa: B023
                 try:
                     kill()
                 except (ProcessLookupError, PermissionError):
@@ -112,13 +112,22 @@ def run(request: Request, stdout=None) -> Outcome:
     reaper = _become_subreaper()
     with tempfile.TemporaryDirectory(prefix="torchlint-probe-") as tmp:
         result_path = os.path.join(tmp, "result.json")
-        payload = json.dumps({
-            "script": request.script, "args": request.args, "max_steps": request.max_steps,
-            "max_seconds": request.max_seconds, "simulate": request.simulate, "result": result_path,
-        })
+        payload = json.dumps(
+            {
+                "script": request.script,
+                "args": request.args,
+                "max_steps": request.max_steps,
+                "max_seconds": request.max_seconds,
+                "simulate": request.simulate,
+                "result": result_path,
+            }
+        )
         proc = subprocess.Popen(
             [request.python, "-c", _BOOT, _PACKAGE_PARENT, payload],
-            cwd=request.cwd, stdin=subprocess.DEVNULL, stdout=stdout, start_new_session=True,
+            cwd=request.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            start_new_session=True,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},  # no __pycache__ in the user's tree
         )
         limit = (request.max_seconds or 0) + request.kill_after if request.max_seconds else None

@@ -21,8 +21,18 @@ Tensor = torch.Tensor
 aten = torch.ops.aten
 
 # PyTorch's own legal device mixes: copies between devices and CPU index tensors.
-_CROSS_DEVICE = {aten.copy_, aten._to_copy, aten._copy_from, aten._copy_from_and_resize, aten.set_, aten.to,
-                 aten.lift_fresh, aten.lift_fresh_copy, aten.detach, aten.alias}
+_CROSS_DEVICE = {
+    aten.copy_,
+    aten._to_copy,
+    aten._copy_from,
+    aten._copy_from_and_resize,
+    aten.set_,
+    aten.to,
+    aten.lift_fresh,
+    aten.lift_fresh_copy,
+    aten.detach,
+    aten.alias,
+}
 _CPU_INDEX_OK = {aten.index, aten.index_put_, aten.index_put, aten._index_put_impl_, aten._unsafe_index}
 _CONVS = {aten.convolution, aten._convolution, aten.convolution_backward}
 # Torch functions that copy a non-contiguous input behind the user's back.
@@ -49,8 +59,22 @@ IMPLICIT_COPY_MIN_BYTES = 64 * 1024
 _MOVES = {"to", "cuda", "cpu"}
 # Factories whose result lands on the default device unless told otherwise: their line is
 # remembered so that a mismatch can point at where its CPU input was made.
-_FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "arange", "linspace", "tensor", "randint",
-              "randperm", "eye", "as_tensor", "from_numpy"}
+_FACTORIES = {
+    "randn",
+    "rand",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "arange",
+    "linspace",
+    "tensor",
+    "randint",
+    "randperm",
+    "eye",
+    "as_tensor",
+    "from_numpy",
+}
 _BACKWARD = {"backward", "grad"}
 
 
@@ -245,15 +269,19 @@ class FunctionMode(TorchFunctionMode):
     def _bad_view(self, args, exc):
         t = args[0]
         s = self.s
-        size = [a for a in args[1:]] if len(args) > 1 else []
+        size = list(args[1:]) if len(args) > 1 else []
         s.obs.add(
             "non-contiguous-view",
             s.attributor.site(),
             f"`.view` on a non-contiguous tensor of shape {tuple(t.shape)} (strides {tuple(t.stride())}) raised: "
             "use `.reshape(...)` or `.contiguous().view(...)`",
-            {"op": "view", "shapes": [list(t.shape)], "strides": [list(t.stride())],
-             "size": [list(x) if isinstance(x, (tuple, list, torch.Size)) else x for x in size],
-             "error": str(exc).splitlines()[0]},
+            {
+                "op": "view",
+                "shapes": [list(t.shape)],
+                "strides": [list(t.stride())],
+                "size": [list(x) if isinstance(x, (tuple, list, torch.Size)) else x for x in size],
+                "error": str(exc).splitlines()[0],
+            },
         )
 
 
@@ -306,7 +334,8 @@ class DispatchMode(TorchDispatchMode):
                     return
             return
         relevant = [
-            (i, j, t, d) for i, j, t, d in devs
+            (i, j, t, d)
+            for i, j, t, d in devs
             if not (d == "cpu" and t.dim() == 0) and not (packet in _CPU_INDEX_OK and j is not None and d == "cpu")
         ]
         if len({d for *_, d in relevant}) > 1:
@@ -330,9 +359,14 @@ class DispatchMode(TorchDispatchMode):
             "device-mismatch",
             s.attributor.site(),
             f"`{fn}` mixes devices: {'; '.join(parts)}",
-            {"op": op, "function": fn, "inputs": [label(i, j) for i, j, _t, _d in devs],
-             "devices": [d for *_, d in devs], "shapes": [list(t.shape) for _i, _j, t, _d in devs],
-             "sites": s.origins.sites(t for _i, _j, t, _d in devs)},
+            {
+                "op": op,
+                "function": fn,
+                "inputs": [label(i, j) for i, j, _t, _d in devs],
+                "devices": [d for *_, d in devs],
+                "shapes": [list(t.shape) for _i, _j, t, _d in devs],
+                "sites": s.origins.sites(t for _i, _j, t, _d in devs),
+            },
         )
 
     def _tag(self, func, out, devs, kwargs, foreach):
@@ -398,6 +432,10 @@ class DispatchMode(TorchDispatchMode):
                 "memory-format-mismatch",
                 s.attributor.site(),
                 f"convolution input is {lx} but its weight is {lw}: PyTorch converts one of them on every call",
-                {"op": "convolution", "shapes": [list(x.shape), list(w.shape)],
-                 "strides": [list(x.stride()), list(w.stride())], "formats": [lx, lw]},
+                {
+                    "op": "convolution",
+                    "shapes": [list(x.shape), list(w.shape)],
+                    "strides": [list(x.stride()), list(w.stride())],
+                    "formats": [lx, lw],
+                },
             )

@@ -51,8 +51,9 @@ class Observations:
         self.summaries: dict[tuple, Observation] = {}  # end-of-run observations, recomputed as a whole
         self.step = 1
 
-    def add(self, kind: str, site: Site | None, message: str, facts: dict, key: object = None,
-            step: int | None = None) -> Observation | None:
+    def add(
+        self, kind: str, site: Site | None, message: str, facts: dict, key: object = None, step: int | None = None
+    ) -> Observation | None:
         if site is None:
             return None
         assert kind in KINDS, kind

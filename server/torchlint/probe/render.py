@@ -20,8 +20,12 @@ def _where(path: str, line: int | None) -> str:
 def to_text(report: dict) -> str:
     out = []
     sim = " (simulated CUDA)" if report["simulated_cuda"] else ""
-    stop = {"end": "the script ended", "max-steps": "--max-steps reached",
-            "max-seconds": "--max-seconds reached", "exception": "the script raised"}[report["stopped_by"]]
+    stop = {
+        "end": "the script ended",
+        "max-steps": "--max-steps reached",
+        "max-seconds": "--max-seconds reached",
+        "exception": "the script raised",
+    }[report["stopped_by"]]
     out.append(f"probe: {report['steps']} optimizer steps in {report['seconds']:.1f}s{sim}; {stop}")
     exc = report["exception"]
     if exc:

@@ -205,11 +205,13 @@ class TrainingChecks:
             "device-mismatch",
             self._site(),
             f"{what} on {dev(bad[0][1])}, {names} on {wdev} (`{type(module).__name__}`)",
-            {"op": f"{type(module).__name__}.forward",
-             "inputs": [f"input {i}" for i, _a in bad] + [n for n, _t in own],
-             "devices": [dev(a) for _i, a in bad] + [dev(t) for _n, t in own],
-             "shapes": [list(a.shape) for _i, a in bad] + [list(t.shape) for _n, t in own],
-             "sites": self.s.origins.sites(a for _i, a in bad)},
+            {
+                "op": f"{type(module).__name__}.forward",
+                "inputs": [f"input {i}" for i, _a in bad] + [n for n, _t in own],
+                "devices": [dev(a) for _i, a in bad] + [dev(t) for _n, t in own],
+                "shapes": [list(a.shape) for _i, a in bad] + [list(t.shape) for _n, t in own],
+                "sites": self.s.origins.sites(a for _i, a in bad),
+            },
         )
 
     def _device_split(self, root):
@@ -247,9 +249,13 @@ class TrainingChecks:
             "module-device-split",
             self._site(),
             f"`{type(root).__name__}`: {len(odd)} of {len(entries)} tensors are not on {majority}: {shown}",
-            {"module": type(root).__name__, "majority": majority,
-             "tensors": [{"name": n, "what": w, "device": d} for n, w, d, _s, _m in odd],
-             "devices": sorted(counts), "sites": [{"path": x.path, "line": x.line} for x in sites]},
+            {
+                "module": type(root).__name__,
+                "majority": majority,
+                "tensors": [{"name": n, "what": w, "device": d} for n, w, d, _s, _m in odd],
+                "devices": sorted(counts),
+                "sites": [{"path": x.path, "line": x.line} for x in sites],
+            },
         )
 
     # -- gradients ------------------------------------------------------------------------------
@@ -257,7 +263,12 @@ class TrainingChecks:
         rec = self.optimizers.get(id(opt))
         if rec is None:
             rec = self.optimizers[id(opt)] = {
-                "ref": weakref.ref(opt), "steps": 0, "accumulated": {}, "zero": [], "sites": {}, "eval": [],
+                "ref": weakref.ref(opt),
+                "steps": 0,
+                "accumulated": {},
+                "zero": [],
+                "sites": {},
+                "eval": [],
             }
             for p in self._opt_params(opt):
                 if id(p) not in self.params and p.requires_grad:
@@ -316,8 +327,11 @@ class TrainingChecks:
                     st.cleared, st.seen = True, None
                 if st.stepped and st.fresh and not st.cleared:
                     rec["accumulated"].setdefault(step, set()).add(id(p))
-            fresh = [p for p in params if (self.params[id(p)].fresh or not self.params[id(p)].stepped)
-                     and self.params[id(p)].got_grad]
+            fresh = [
+                p
+                for p in params
+                if (self.params[id(p)].fresh or not self.params[id(p)].stepped) and self.params[id(p)].got_grad
+            ]
             if fresh and all(p.grad is None or not bool(p.grad.any()) for p in fresh):
                 rec["zero"].append((rec["steps"] + 1, self.zero_grad_site))
             held = {id(p) for p in params}
@@ -355,7 +369,8 @@ class TrainingChecks:
     def _grad_output(self, t):
         site = self.s.attributor.site()
         if site is not None and site.path == self.script:
-            self.graph_live[id(t)] = (weakref.ref(t, lambda _r, k=id(t): self.graph_live.pop(k, None)), site)
+            key = id(t)
+            self.graph_live[key] = (weakref.ref(t, lambda _r: self.graph_live.pop(key, None)), site)
 
     def _measure_graphs(self):
         sizes: dict = {}
@@ -387,10 +402,14 @@ class TrainingChecks:
                 span = f"steps {steps[0]}–{steps[-1]}" if len(steps) > 1 else f"step {steps[0]}"
                 ran = sum(1 for st, where in rec["sites"].items() if where == site and st > 1)
                 obs.replace(
-                    "grads-not-cleared", site, name,
+                    "grads-not-cleared",
+                    site,
+                    name,
                     f"gradients of {n} parameters accumulated across {span}"
                     + (": never cleared" if len(steps) == ran else f" ({len(steps)} of {ran} steps)"),
-                    {"optimizer": name, "parameters": n, "steps": steps}, set(steps), steps[0],
+                    {"optimizer": name, "parameters": n, "steps": steps},
+                    set(steps),
+                    steps[0],
                 )
             if rec["zero"]:
                 steps = [st for st, _z in rec["zero"]]
@@ -398,25 +417,41 @@ class TrainingChecks:
                 zsite = next((z for _st, z in rec["zero"] if z is not None), None)
                 extra = [{"path": zsite.path, "line": zsite.line}] if zsite else []
                 obs.replace(
-                    "grads-zero-at-step", zsite or site, name,
+                    "grads-zero-at-step",
+                    zsite or site,
+                    name,
                     f"all gradients were zero at step {steps[0]}"
                     + (f" (and {len(steps) - 1} more steps)" if len(steps) > 1 else "")
                     + ": cleared between backward and step",
-                    {"optimizer": name, "steps": steps,
-                     "sites": extra + ([{"path": site.path, "line": site.line}] if site else [])},
-                    set(steps), steps[0],
+                    {
+                        "optimizer": name,
+                        "steps": steps,
+                        "sites": extra + ([{"path": site.path, "line": site.line}] if site else []),
+                    },
+                    set(steps),
+                    steps[0],
                 )
             by_site: dict = {}
             for st, m, esite in rec["eval"]:
                 by_site.setdefault((esite, type(m).__name__), []).append(st)
             for (esite, cls), steps in by_site.items():
                 obs.replace(
-                    "eval-mode-in-training", esite, cls,
+                    "eval-mode-in-training",
+                    esite,
+                    cls,
                     f"`{cls}` was in eval mode while {name} stepped its parameters (step {steps[0]}"
-                    + (f" and {len(steps) - 1} more" if len(steps) > 1 else "") + ")",
-                    {"module": cls, "optimizer": name, "steps": steps,
-                     "sites": [{"path": w.path, "line": w.line} for w in {rec["sites"].get(st) for st in steps} if w]},
-                    set(steps), steps[0],
+                    + (f" and {len(steps) - 1} more" if len(steps) > 1 else "")
+                    + ")",
+                    {
+                        "module": cls,
+                        "optimizer": name,
+                        "steps": steps,
+                        "sites": [
+                            {"path": w.path, "line": w.line} for w in {rec["sites"].get(st) for st in steps} if w
+                        ],
+                    },
+                    set(steps),
+                    steps[0],
                 )
         self._finish_graphs()
         self._finish_params()
@@ -427,10 +462,14 @@ class TrainingChecks:
             if len(sizes) >= 3 and all(b > a for a, b in zip(sizes[-3:], sizes[-2:])) and sizes[-1] > 2 * sizes[0]:
                 steps = {st for st, _n in history}
                 self.s.obs.replace(
-                    "graph-retained", site, None,
+                    "graph-retained",
+                    site,
+                    None,
                     f"an autograd graph created here grows every step ({sizes[0]} -> {sizes[-1]} nodes): "
                     "it keeps every previous step's graph alive; use `.item()` or `.detach()`",
-                    {"graph_nodes": sizes, "steps": sorted(steps)}, steps, history[0][0] + 1,
+                    {"graph_nodes": sizes, "steps": sorted(steps)},
+                    steps,
+                    history[0][0] + 1,
                 )
 
     def _finish_params(self):
@@ -450,17 +489,25 @@ class TrainingChecks:
                 never.setdefault(site, []).append(f"{cls}.{name}")
         for site, names in unheld.items():
             self.s.obs.replace(
-                "param-never-updated", site, "no-optimizer",
+                "param-never-updated",
+                site,
+                "no-optimizer",
                 f"{len(names)} parameters ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}) get gradients "
                 "but no optimizer holds them: they never train",
-                {"parameters": names, "reason": "no-optimizer"}, set(range(1, total + 1)), 1,
+                {"parameters": names, "reason": "no-optimizer"},
+                set(range(1, total + 1)),
+                1,
             )
         for site, names in never.items():
             self.s.obs.replace(
-                "param-never-updated", site, "no-gradient",
+                "param-never-updated",
+                site,
+                "no-gradient",
                 f"{len(names)} parameters ({', '.join(names[:3])}{' ...' if len(names) > 3 else ''}) never received "
                 f"a gradient in {total} steps",
-                {"parameters": names, "reason": "no-gradient"}, set(range(1, total + 1)), 1,
+                {"parameters": names, "reason": "no-gradient"},
+                set(range(1, total + 1)),
+                1,
             )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchlint.model import Finding, Severity
+from torchlint.findings import Finding, Severity
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

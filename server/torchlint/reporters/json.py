@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as _json
 
-from torchlint.model import Finding
+from torchlint.findings import Finding
 
 
 def render(findings: list[Finding], **_) -> str:

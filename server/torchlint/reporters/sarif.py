@@ -11,7 +11,7 @@ from collections import Counter
 from torchlint import __version__
 from torchlint.docs import rule_markdown
 from torchlint.engine.source import split_lines
-from torchlint.model import Finding, Severity
+from torchlint.findings import Finding, Severity
 from torchlint.registry import rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -54,25 +54,33 @@ def render(findings: list[Finding], **_) -> str:
     for code in used:
         cls = catalogue.get(code)
         if cls is None:  # TL000
-            descriptors.append({
-                "id": code, "name": "parse-error",
-                "shortDescription": {"text": "File could not be read or parsed"},
-                "fullDescription": {"text": "torchlint could not decode or parse this file, so no rule ran on it."},
-                "help": {"text": "Fix the syntax or encoding error.", "markdown": "Fix the syntax or encoding error."},
-                "defaultConfiguration": {"level": "error"},
-            })
+            descriptors.append(
+                {
+                    "id": code,
+                    "name": "parse-error",
+                    "shortDescription": {"text": "File could not be read or parsed"},
+                    "fullDescription": {"text": "torchlint could not decode or parse this file, so no rule ran on it."},
+                    "help": {
+                        "text": "Fix the syntax or encoding error.",
+                        "markdown": "Fix the syntax or encoding error.",
+                    },
+                    "defaultConfiguration": {"level": "error"},
+                }
+            )
             continue
         md = rule_markdown(cls)
-        descriptors.append({
-            "id": code,
-            "name": cls.name,
-            "shortDescription": {"text": cls.summary},
-            "fullDescription": {"text": cls.what},
-            "help": {"text": cls.why, "markdown": md},
-            "helpUri": f"https://github.com/torchlint/torchlint/blob/main/docs/rules/{code}.md",
-            "defaultConfiguration": {"level": _LEVEL[cls.severity]},
-            "properties": {"tags": ["pytorch", "correctness"]},
-        })
+        descriptors.append(
+            {
+                "id": code,
+                "name": cls.name,
+                "shortDescription": {"text": cls.summary},
+                "fullDescription": {"text": cls.what},
+                "help": {"text": cls.why, "markdown": md},
+                "helpUri": f"https://github.com/torchlint/torchlint/blob/main/docs/rules/{code}.md",
+                "defaultConfiguration": {"level": _LEVEL[cls.severity]},
+                "properties": {"tags": ["pytorch", "correctness"]},
+            }
+        )
     root = _repo_root()
     cache: dict = {}
     seen: Counter = Counter()
@@ -83,32 +91,45 @@ def render(findings: list[Finding], **_) -> str:
         base = f"{f.code}:{uri}:{text}"
         seen[base] += 1
         fingerprint = hashlib.sha256(f"{base}:{seen[base]}".encode()).hexdigest()[:32]
-        results.append({
-            "ruleId": f.code,
-            "ruleIndex": index[f.code],
-            "level": _LEVEL[f.severity],
-            "message": {"text": f.message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
-                    "region": {
-                        "startLine": f.line, "startColumn": f.column,
-                        "endLine": f.end_line, "endColumn": max(f.end_column, f.column),
-                    },
-                }
-            }],
-            "partialFingerprints": {"primaryLocationLineHash": fingerprint},
-        })
+        results.append(
+            {
+                "ruleId": f.code,
+                "ruleIndex": index[f.code],
+                "level": _LEVEL[f.severity],
+                "message": {"text": f.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                            "region": {
+                                "startLine": f.line,
+                                "startColumn": f.column,
+                                "endLine": f.end_line,
+                                "endColumn": max(f.end_column, f.column),
+                            },
+                        }
+                    }
+                ],
+                "partialFingerprints": {"primaryLocationLineHash": fingerprint},
+            }
+        )
     doc = {
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "torchlint", "version": __version__, "semanticVersion": __version__,
-                "informationUri": "https://github.com/torchlint/torchlint", "rules": descriptors,
-            }},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.replace(os.sep, "/").rstrip("/") + "/"}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "torchlint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://github.com/torchlint/torchlint",
+                        "rules": descriptors,
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.replace(os.sep, "/").rstrip("/") + "/"}},
+                "results": results,
+            }
+        ],
     }
     return json.dumps(doc, indent=2) + "\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from torchlint.model import Finding, Severity
+from torchlint.findings import Finding, Severity
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 

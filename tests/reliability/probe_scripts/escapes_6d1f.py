@@ -1,4 +1,5 @@
 """Hides from the kill: a setsid double-fork daemon and a child in its own group, all ignoring signals."""
+
 import os
 import signal
 import sys

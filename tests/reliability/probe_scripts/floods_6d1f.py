@@ -1,4 +1,5 @@
 """Floods stdout and stderr (120 MB), then loops without ever stepping."""
+
 import sys
 
 import torch

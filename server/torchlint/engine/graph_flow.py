@@ -18,13 +18,15 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, is_name, truthy
-from torchlint.engine.flow import autograd_backward, backward_call
 from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
+from torchlint.engine.loop_events import autograd_backward, backward_call
 from torchlint.engine.names import dotted
 from torchlint.engine.semantics import is_factory_name
 from torchlint.engine.walk import block_statements, children, iter_nodes
 
-NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
+NO_GRAD = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+)
 GRAD_MODE = NO_GRAD | {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
 
 # Calls whose result never carries the graph of their receiver.
@@ -41,8 +43,16 @@ TENSOR_OPS = frozenset(
 
 
 _NOT_TENSORS = (
-    Kind.MODEL | Kind.WRAPPED | Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Kind.CRITERION
-    | Kind.SCALER | Kind.ACCELERATOR | Kind.DEVICE | Kind.SAMPLER
+    Kind.MODEL
+    | Kind.WRAPPED
+    | Kind.OPTIMIZER
+    | Kind.SCHEDULER
+    | Kind.DATALOADER
+    | Kind.CRITERION
+    | Kind.SCALER
+    | Kind.ACCELERATOR
+    | Kind.DEVICE
+    | Kind.SAMPLER
 )
 
 
@@ -121,7 +131,11 @@ class Body:
             inner = loops + (stmt,)
             if isinstance(stmt, cst.For):
                 # `for loss in (loss_a, loss_b):` — the target is one of the listed values
-                listed = stmt.iter if isinstance(stmt.iter, (cst.List, cst.Tuple)) and isinstance(stmt.target, cst.Name) else None
+                listed = (
+                    stmt.iter
+                    if isinstance(stmt.iter, (cst.List, cst.Tuple)) and isinstance(stmt.target, cst.Name)
+                    else None
+                )
                 for name in _names(stmt.target):
                     self._def(name, listed, index, stmt, inner, no_grad)
             self._block(block_statements(stmt.body), inner, no_grad, path + ((stmt, "body"),))
@@ -317,7 +331,9 @@ class Body:
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
             return Grad.NONE
         if isinstance(expr, cst.BinaryOperation):
-            return _combine([self.grad_status(expr.left, index, depth + 1), self.grad_status(expr.right, index, depth + 1)])
+            return _combine(
+                [self.grad_status(expr.left, index, depth + 1), self.grad_status(expr.right, index, depth + 1)]
+            )
         if isinstance(expr, cst.UnaryOperation):
             return _combine([self.grad_status(expr.expression, index, depth + 1)])
         if isinstance(expr, cst.Subscript):
@@ -417,9 +433,9 @@ def _uncut(expr, cut: bool = True):
 
 def _names(expr, deep: bool = True) -> list[str]:
     """Dotted names (`x`, `self.total`, `logits.pow`) used in `expr`; not deep: stop at cuts."""
-    return [name for n in _uncut(expr, cut=not deep) if isinstance(n, (cst.Name, cst.Attribute)) and (name := dotted(n))]
-
-
+    return [
+        name for n in _uncut(expr, cut=not deep) if isinstance(n, (cst.Name, cst.Attribute)) and (name := dotted(n))
+    ]
 
 
 def body_of(ctx) -> Body:

@@ -33,7 +33,9 @@ class Move:
     function: cst.FunctionDef | None  # the function it is written in (None: module level)
 
 
-def move_call(call: cst.BaseExpression, imports: Imports) -> tuple[cst.BaseExpression, cst.BaseExpression | None] | None:
+def move_call(
+    call: cst.BaseExpression, imports: Imports
+) -> tuple[cst.BaseExpression, cst.BaseExpression | None] | None:
     """(receiver, device) if `call` moves its receiver to a device, else None.
 
     `.to(torch.float16)` and `.to(dtype=...)` change the dtype only and are not moves.

@@ -4,9 +4,9 @@ A loop body is flattened into events in source order — backward, optimizer
 step, gradient clearing, scheduler step, mode switches — each marked with the
 branch path that leads to it (which `if`/`try` arm, which nested loop), so
 rules can ask "does A always run before B?" and "can A and B both run?".
-Rules about ordering (TL101-TL104, TL107, TL111, TL114) read these events
-instead of walking the loop themselves. Calls to functions defined in the same
-file are followed one level deep.
+The ordering rules of the TL1xx family read these events instead of walking
+the loop themselves. Calls to functions defined in the same file are followed
+one level deep.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from torchlint.engine.walk import block_statements, children, iter_statements, s
 LOOPS = (cst.For, cst.While)
 
 
-class Ev(enum.Enum):
+class EventKind(enum.Enum):
     BACKWARD = "backward"
     STEP = "step"  # optimizer step (also scaler.step(opt))
     ZERO_GRAD = "zero_grad"
@@ -36,10 +36,9 @@ class Ev(enum.Enum):
 
 @dataclass(frozen=True)
 class Event:
-    kind: Ev
+    kind: EventKind
     node: cst.CSTNode  # the call (or assignment) that is the event
     target: cst.BaseExpression | None  # the optimizer / model / loss involved
-    conditional: bool  # under an if/try/while-else branch inside the loop
     depth: int  # 0: directly in this loop; 1+: inside nested loops
     via: cst.FunctionDef | None = None  # reached through a call to this local function
     # (node, arm) pairs from the loop body down to the event: if-arms, except
@@ -49,12 +48,13 @@ class Event:
     stmt: cst.BaseStatement | None = None  # the simple statement line holding the event
     top: cst.BaseStatement | None = None  # the statement directly in the loop body holding it
     alone: bool = False  # `stmt` holds just this call and is the only statement of its block
-    retain: bool = False  # backward(retain_graph=True / create_graph=True)
 
     @property
     def movable(self) -> bool:
         """A one-call statement directly in the loop body: a fix may move or delete it."""
-        return self.via is None and self.stmt is not None and self.stmt is self.top and _single_call(self.stmt, self.node)
+        return (
+            self.via is None and self.stmt is not None and self.stmt is self.top and _single_call(self.stmt, self.node)
+        )
 
     @property
     def in_handler(self) -> bool:
@@ -131,7 +131,7 @@ class _Walk:
     top: cst.BaseStatement | None
     scope: object
 
-    def but(self, **kw) -> "_Walk":
+    def replaced(self, **kw) -> _Walk:
         return _Walk(**{**self.__dict__, **kw})
 
 
@@ -149,11 +149,11 @@ class LoopAnalysis:
             w = _Walk(events, 0, None, set(), (), None, self.ctx.scope)
             body = block_statements(loop.body)
             for stmt in body:
-                self._walk_block([stmt], w.but(top=stmt), alone=len(body) == 1)
+                self._walk_block([stmt], w.replaced(top=stmt), alone=len(body) == 1)
         return events
 
     def is_training_loop(self, loop: cst.CSTNode) -> bool:
-        return any(e.kind is Ev.BACKWARD for e in self.events(loop))
+        return any(e.kind is EventKind.BACKWARD for e in self.events(loop))
 
     # -- walking ----------------------------------------------------------
     def _walk_block(self, stmts, w: _Walk, alone: bool | None = None) -> None:
@@ -171,17 +171,17 @@ class LoopAnalysis:
         if isinstance(stmt, LOOPS):
             header = stmt.iter if isinstance(stmt, cst.For) else stmt.test
             self._walk_expr(header, w, None, False)
-            inner = w.but(depth=w.depth + 1, path=w.path + ((stmt, "body"),))
+            inner = w.replaced(depth=w.depth + 1, path=w.path + ((stmt, "body"),))
             self._walk_block(block_statements(stmt.body), inner)
             if stmt.orelse is not None:
-                self._walk_block(block_statements(stmt.orelse.body), w.but(path=w.path + ((stmt, "else"),)))
+                self._walk_block(block_statements(stmt.orelse.body), w.replaced(path=w.path + ((stmt, "else"),)))
             return
         if isinstance(stmt, cst.If):
             self._walk_expr(stmt.test, w, None, False)
-            self._walk_block(block_statements(stmt.body), w.but(path=w.path + ((stmt, "if"),)))
+            self._walk_block(block_statements(stmt.body), w.replaced(path=w.path + ((stmt, "if"),)))
             if stmt.orelse is not None:
                 branch = [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block_statements(stmt.orelse.body)
-                self._walk_block(branch, w.but(path=w.path + ((stmt, "else"),)))
+                self._walk_block(branch, w.replaced(path=w.path + ((stmt, "else"),)))
             return
         if isinstance(stmt, cst.With):
             for item in stmt.items:
@@ -191,15 +191,15 @@ class LoopAnalysis:
         if isinstance(stmt, cst.Try):
             self._walk_block(block_statements(stmt.body), w)
             for h in stmt.handlers:
-                self._walk_block(block_statements(h.body), w.but(path=w.path + ((stmt, "except"),)))
+                self._walk_block(block_statements(h.body), w.replaced(path=w.path + ((stmt, "except"),)))
             if stmt.orelse is not None:
-                self._walk_block(block_statements(stmt.orelse.body), w.but(path=w.path + ((stmt, "else"),)))
+                self._walk_block(block_statements(stmt.orelse.body), w.replaced(path=w.path + ((stmt, "else"),)))
             if stmt.finalbody is not None:
                 self._walk_block(block_statements(stmt.finalbody.body), w)
             return
         if isinstance(stmt, cst.Match):
             for i, case in enumerate(stmt.cases):
-                self._walk_block(block_statements(case.body), w.but(path=w.path + ((stmt, i),)))
+                self._walk_block(block_statements(case.body), w.replaced(path=w.path + ((stmt, i),)))
 
     def _walk_expr(self, node, w: _Walk, stmt, alone: bool) -> None:
         # Post-order, so `scaler.scale(loss).backward()` sees scale() before backward().
@@ -218,11 +218,10 @@ class LoopAnalysis:
                 for t in n.targets:
                     if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
                         if isinstance(n.value, cst.Name) and n.value.value == "None":
-                            self._add(w, Ev.ZERO_GRAD, n, t.target.value, stmt, False)
+                            self._add(w, EventKind.ZERO_GRAD, n, t.target.value, stmt, False)
 
-    def _add(self, w: _Walk, kind: Ev, node, target, stmt, alone, retain=False) -> None:
-        conditional = any(arm != "body" for _, arm in w.path)
-        w.out.append(Event(kind, node, target, conditional, w.depth, w.via, w.path, stmt, w.top, alone, retain))
+    def _add(self, w: _Walk, kind: EventKind, node, target, stmt, alone) -> None:
+        w.out.append(Event(kind, node, target, w.depth, w.via, w.path, stmt, w.top, alone))
 
     def _kind(self, expr, w: _Walk) -> Kind:
         return self.ctx.semantics.infer(expr, w.scope) if w.scope is not None else Kind.NONE
@@ -231,49 +230,54 @@ class LoopAnalysis:
         func = call.func
         q = self.ctx.qualname(func)
         if q == "torch.autograd.backward":
-            tensors, retain = autograd_backward(call)
-            self._add(w, Ev.BACKWARD, call, tensors, stmt, alone, retain)
+            tensors, _ = autograd_backward(call)
+            self._add(w, EventKind.BACKWARD, call, tensors, stmt, alone)
             return
         if q == "torch.cuda.empty_cache":
-            self._add(w, Ev.EMPTY_CACHE, call, None, stmt, alone)
+            self._add(w, EventKind.EMPTY_CACHE, call, None, stmt, alone)
             return
         if isinstance(func, cst.Attribute):
             method, receiver = func.attr.value, func.value
             back = backward_call(call, lambda e: self._kind(e, w))
             if back is not None:
-                self._add(w, Ev.BACKWARD, call, back[0], stmt, alone, back[1])
+                self._add(w, EventKind.BACKWARD, call, back[0], stmt, alone)
                 return
             if method == "zero_grad":
-                self._add(w, Ev.ZERO_GRAD, call, receiver, stmt, alone)
+                self._add(w, EventKind.ZERO_GRAD, call, receiver, stmt, alone)
                 return
-            if method in _GRAD_CLEARING_METHODS and isinstance(receiver, cst.Attribute) and (
-                receiver.attr.value == "grad"
-                or isinstance(receiver.value, cst.Attribute) and receiver.value.attr.value == "grad"
+            if (
+                method in _GRAD_CLEARING_METHODS
+                and isinstance(receiver, cst.Attribute)
+                and (
+                    receiver.attr.value == "grad"
+                    or isinstance(receiver.value, cst.Attribute)
+                    and receiver.value.attr.value == "grad"
+                )
             ):
-                self._add(w, Ev.ZERO_GRAD, call, receiver, stmt, alone)
+                self._add(w, EventKind.ZERO_GRAD, call, receiver, stmt, alone)
                 return
             if method == "step":
                 kind = self._kind(receiver, w)
                 if kind & Kind.SCALER:
                     target = call.args[0].value if call.args else receiver
-                    self._add(w, Ev.STEP, call, target, stmt, alone)
+                    self._add(w, EventKind.STEP, call, target, stmt, alone)
                 elif kind & Kind.SCHEDULER:
-                    self._add(w, Ev.SCHED_STEP, call, receiver, stmt, alone)
+                    self._add(w, EventKind.SCHED_STEP, call, receiver, stmt, alone)
                 elif kind & Kind.OPTIMIZER:
-                    self._add(w, Ev.STEP, call, receiver, stmt, alone)
+                    self._add(w, EventKind.STEP, call, receiver, stmt, alone)
                 return
             if method in ("eval", "train"):
                 if self._kind(receiver, w) & Kind.MODEL:
                     # train(False) is eval(); train(mode) with an unknown mode counts as a restore
                     off = method == "eval" or bool(call.args) and is_name(call.args[0].value, "False")
                     if method == "train" or not call.args:
-                        self._add(w, Ev.EVAL if off else Ev.TRAIN, call, receiver, stmt, alone)
+                        self._add(w, EventKind.EVAL if off else EventKind.TRAIN, call, receiver, stmt, alone)
                 return
         # one level into functions defined in this file
         target = self._local_function(func)
         if target is not None and w.via is None and target not in w.seen:
             w.seen.add(target)
-            inner = w.but(via=target, scope=self._scope_of(target))
+            inner = w.replaced(via=target, scope=self._scope_of(target))
             self._walk_block(block_statements(target.body), inner, alone=False)
 
     def _local_function(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
