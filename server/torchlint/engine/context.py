@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from functools import cached_property
+from pathlib import Path
 
 import libcst as cst
 
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import LoopAnalysis
 from torchlint.engine.names import Imports
+from torchlint.engine.project import Project, project_for, summarize
 from torchlint.engine.semantics import Scope, Semantics
 from torchlint.engine.walk import iter_statements
 
@@ -30,12 +32,53 @@ class FileContext:
 
     # -- shared analyses (lazy) ---------------------------------------------
     @cached_property
+    def project(self) -> Project | None:
+        """The project this file belongs to (None for a snippet or an unsaved buffer)."""
+        return project_for(self.path)
+
+    @cached_property
+    def is_program(self) -> bool:
+        """A script or notebook that runs (not a module others import): judged as a whole program."""
+        if self.path.endswith(".ipynb") or ".ipynb:" in self.path:
+            return True
+        for stmt in self.module.body:
+            if isinstance(stmt, (cst.For, cst.While)):
+                return True
+            if isinstance(stmt, cst.If) and _is_main_guard(stmt.test):
+                return True
+        return False
+
+    def program_calls(self, *names: str) -> bool:
+        """Whether the program this file belongs to calls a function or method named one of `names`.
+
+        A program: this file and the project modules it imports. A library module: also every
+        project file, since its callers are where setup (a process group, `set_epoch`) lives.
+        """
+        if not any(n in self.text for n in names):
+            own: set[str] = set()
+        else:
+            summary = summarize(Path(self.path), "", "", self.text)
+            own = summary.called if summary is not None else set(names)
+        if own.intersection(names):
+            return True
+        project = self.project
+        if project is None:
+            return not self.is_program  # a library snippet: nothing proves the setup is missing
+        modules = project.imported_by(Path(self.path).resolve(), self.imports.table)
+        if any(m.called.intersection(names) for m in modules):
+            return True
+        return not self.is_program and any(project.calling(n) for n in names)
+
+    @cached_property
     def imports(self) -> Imports:
-        return Imports(self.module)
+        project = self.project
+        package = project.package_of(Path(self.path).resolve()) if project is not None else None
+        return Imports(self.module, package)
 
     @cached_property
     def semantics(self) -> Semantics:
-        return Semantics(self.module, self.imports, self.text)
+        folder = Path(self.path).resolve().parent if self.project is not None else None
+        return Semantics(self.module, self.imports, self.text, self.project, folder)
 
     @cached_property
     def loop_analysis(self) -> LoopAnalysis:
@@ -103,3 +146,16 @@ class FileContext:
                 if self.qualname(expr) in qualnames:
                     return True
         return False
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    """`if __name__ == "__main__":`"""
+    return (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value == "__name__"
+        and any(
+            isinstance(c.comparator, cst.SimpleString) and c.comparator.evaluated_value == "__main__"
+            for c in test.comparisons
+        )
+    )

@@ -21,7 +21,6 @@ from torchlint.engine.callargs import get_arg, is_name, truthy
 from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
 from torchlint.engine.loop_events import autograd_backward, backward_call
 from torchlint.engine.names import dotted
-from torchlint.engine.semantics import is_factory_name
 from torchlint.engine.walk import block_statements, children, iter_nodes
 
 NO_GRAD = frozenset(
@@ -253,13 +252,7 @@ class Body:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "forward":
             func = func.value
-        name = dotted(func)
-        if name is None:
-            return False
-        last = name.rpartition(".")[2]
-        if last[:1].isupper() or is_factory_name(last):
-            return False
-        return bool(self.kind(func) & Kind.MODEL)
+        return dotted(func) is not None and bool(self.kind(func) & Kind.MODEL)
 
     def index(self, node: cst.CSTNode) -> int | None:
         return self.order.get(node)

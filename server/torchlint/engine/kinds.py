@@ -1,20 +1,22 @@
-"""What a value is: the vocabulary of the shared binding analysis.
+"""What a value is: the vocabulary of the shared binding analysis, and what library APIs return.
 
-Knowledge about torch APIs (which constructors make optimizers, which functions
-return losses, ...) lives here so every rule reads the same facts.
+A kind is only ever assigned from evidence: a constructor or library call whose
+result is known (the tables below), an annotation, an assignment, a project class
+or function (see `project.py`), or a use that only one kind allows (`x.backward()`).
+Never from what a variable is called: `optim_state` may be a dict and
+`query_model` a function. Unknown is `Kind.NONE`, and rules stay silent on it.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 
 
 class Kind(enum.Flag):
     NONE = 0
     MODEL = enum.auto()  # an nn.Module instance
-    WRAPPED = enum.auto()  # a DataParallel / DistributedDataParallel wrapper
-    OPTIMIZER = enum.auto()
+    WRAPPED = enum.auto()  # a DataParallel / DistributedDataParallel / FSDP wrapper
+    OPTIMIZER = enum.auto()  # a torch.optim.Optimizer (has zero_grad, step(closure=None))
     SCHEDULER = enum.auto()
     DATALOADER = enum.auto()
     SAMPLER = enum.auto()
@@ -23,9 +25,10 @@ class Kind(enum.Flag):
     LOSS = enum.auto()  # a grad-carrying scalar tensor
     TENSOR = enum.auto()
     SCALER = enum.auto()  # AMP GradScaler
-    ACCELERATOR = enum.auto()  # Hugging Face Accelerate
+    ACCELERATOR = enum.auto()  # Hugging Face Accelerate / Lightning Fabric: has backward(loss)
     NUMBER = enum.auto()  # a Python float/int, e.g. `loss.item()`
     BATCH = enum.auto()  # an element drawn from a DataLoader
+    CONTAINER = enum.auto()  # a Python dict / list / tuple (never a module or tensor)
 
 
 TENSOR_FACTORIES = frozenset(
@@ -42,40 +45,9 @@ LOSS_FUNCTIONS = frozenset(
     "poisson_nll_loss gaussian_nll_loss soft_margin_loss triplet_margin_loss".split()
 )
 
-MODEL_FACTORIES = re.compile(
-    r"^(torchvision\.models\.[a-z_0-9]+|timm\.create_model|"
-    r"transformers\.\w*Model\w*\.from_pretrained|transformers\.\w+For\w+\.from_pretrained)$"
-)
-
-# Name conventions used only when no assignment tells us more.
-_NAME_HINTS = [
-    (re.compile(r"(^|_)(sched|scheduler|lr_scheduler|lr_sched)s?($|_)"), Kind.SCHEDULER),
-    (re.compile(r"(^|_)(opt|optim|optimizer|optimiser)s?($|_|\d)"), Kind.OPTIMIZER),
-    (
-        re.compile(
-            r"(^|_)(model|net|network|module|ddp_model|generator|discriminator|encoder|decoder|backbone|head|classifier|critic|teacher|student)($|_|\d)"
-        ),
-        Kind.MODEL,
-    ),
-    (re.compile(r"(^|_)(loader|dataloader|data_loader)($|_)|_loader$|_dl$"), Kind.DATALOADER),
-    (re.compile(r"(^|_)sampler($|_)"), Kind.SAMPLER),
-    (re.compile(r"^(device|dev)$"), Kind.DEVICE),
-    (re.compile(r"(^|_)(criterion|loss_fn|loss_func|loss_function|lossfn)($|_)"), Kind.CRITERION),
-    (re.compile(r"^(loss|losses?_?\w*|\w+_loss)$"), Kind.LOSS),
-    (re.compile(r"(^|_)scaler($|_)"), Kind.SCALER),
-    (re.compile(r"^accelerator$"), Kind.ACCELERATOR),
-]
-
-
-def kind_from_name(name: str) -> Kind:
-    low = name.lower()
-    for pattern, kind in _NAME_HINTS:
-        if pattern.search(low):
-            return kind
-    return Kind.NONE
-
-
-_TYPE_KINDS = {
+# -- what a call to a library API returns -------------------------------------------------
+# Exact qualified names (after names.CANONICAL folding).
+RETURNS: dict[str, Kind] = {
     "torch.nn.Module": Kind.MODEL,
     "torch.optim.Optimizer": Kind.OPTIMIZER,
     "torch.optim.optimizer.Optimizer": Kind.OPTIMIZER,
@@ -88,34 +60,101 @@ _TYPE_KINDS = {
     "torch.nn.parameter.Parameter": Kind.TENSOR,
     "torch.amp.GradScaler": Kind.SCALER,
     "accelerate.Accelerator": Kind.ACCELERATOR,
+    "lightning.fabric.Fabric": Kind.ACCELERATOR,
+    "lightning.Fabric": Kind.ACCELERATOR,
+    "torch.nn.parallel.DistributedDataParallel": Kind.MODEL | Kind.WRAPPED,
+    "torch.nn.DataParallel": Kind.MODEL | Kind.WRAPPED,
+    "torch.distributed.fsdp.FullyShardedDataParallel": Kind.MODEL | Kind.WRAPPED,
+    # Composable parallelism returns the (sharded) module itself, not a tensor.
+    "torch.distributed.tensor.parallel.parallelize_module": Kind.MODEL,
+    "torch.distributed.fsdp.fully_shard": Kind.MODEL,
+    "torch.distributed._composable.fsdp.fully_shard": Kind.MODEL,
+    "torch.distributed._composable.fully_shard": Kind.MODEL,
+    "torch.distributed._composable.replicate": Kind.MODEL,
+    "torch.compile": Kind.NONE,  # the kind of its argument: see PASS_THROUGH
+    "torch.jit.script": Kind.NONE,
+    "torch.jit.trace": Kind.NONE,
+    "timm.create_model": Kind.MODEL,
+    "torch.hub.load": Kind.MODEL,
+    "torch.load": Kind.NONE,  # a module, a state dict or anything pickled: unknown
+    "torch.Generator": Kind.NONE,
+    "torch.no_grad": Kind.NONE,
+    # A DistributedOptimizer steps with a distributed-autograd context and has no zero_grad;
+    # an RPC RemoteModule's documented API is `forward`. Neither is the local kind its name suggests.
+    "torch.distributed.optim.DistributedOptimizer": Kind.NONE,
+    "torch.distributed.nn.RemoteModule": Kind.NONE,
+    "torch.distributed.nn.api.remote_module.RemoteModule": Kind.NONE,
+    "dict": Kind.CONTAINER,
+    "list": Kind.CONTAINER,
+    "tuple": Kind.CONTAINER,
+    "collections.OrderedDict": Kind.CONTAINER,
+    "float": Kind.NUMBER,
+    "int": Kind.NUMBER,
+    "len": Kind.NUMBER,
 }
+
+# Calls whose result is their first argument (same kind): wrappers that keep the object's API.
+PASS_THROUGH = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace", "copy.deepcopy"})
+
+# Classes a project class may derive from and be an nn.Module (besides torch.nn.* containers).
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "lightning.pytorch.LightningModule",
+        "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel",
+    }
+)
+
+_NOT_MODULES = frozenset({"Parameter", "ParameterList", "ParameterDict"})
+
+
+def is_module_base(q: str) -> bool:
+    """A library class whose subclasses are nn.Modules."""
+    if q in MODULE_BASES:
+        return True
+    head, _, last = q.rpartition(".")
+    if head in ("torch.nn", "torch.nn.modules") and last[:1].isupper() and last not in _NOT_MODULES:
+        return True
+    return head.startswith("transformers") and last.endswith("PreTrainedModel")
 
 
 def kind_from_qualname(q: str) -> Kind:
-    """Kind of the value a call to the qualified name `q` returns."""
-    if q in _TYPE_KINDS:
-        return _TYPE_KINDS[q]
-    if q in ("torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel") or q.startswith(
-        "torch.distributed.fsdp.FullyShardedDataParallel"
-    ):
-        return Kind.MODEL | Kind.WRAPPED
+    """Kind of the value a call to the library API `q` returns (NONE: unknown)."""
+    if q in RETURNS:
+        return RETURNS[q]
     head, _, last = q.rpartition(".")
-    if head == "torch.optim.lr_scheduler" or q.startswith("transformers.get_") and "schedule" in q:
+    if head in RETURNS and last[:1].islower():  # a static method such as FSDP.full_optim_state_dict
+        return Kind.CONTAINER if "state_dict" in last else Kind.NONE
+    if head == "torch.optim.lr_scheduler" or (q.startswith("transformers.get_") and "schedule" in q):
         return Kind.SCHEDULER
     if head == "torch.optim" and last[:1].isupper():
         return Kind.OPTIMIZER
     if head.startswith("torch.utils.data") and last.endswith("Sampler"):
         return Kind.SAMPLER
     if head in ("torch.nn", "torch.nn.modules") and last[:1].isupper():
+        if last in _NOT_MODULES:
+            return Kind.TENSOR if last == "Parameter" else Kind.NONE
         return Kind.CRITERION if last.endswith("Loss") else Kind.MODEL
     if head == "torch.nn.functional" and last in LOSS_FUNCTIONS:
         return Kind.LOSS
     if head == "torch" and last in TENSOR_FACTORIES:
         return Kind.TENSOR
-    if MODEL_FACTORIES.match(q):
-        return Kind.MODEL
+    if head.startswith("torchvision.models") and last[:1].islower() and not last.startswith("get_"):
+        return Kind.MODEL  # resnet18(), vit_b_16(), detection.fasterrcnn_resnet50_fpn()
+    if head.startswith("transformers") and last == "from_pretrained":
+        cls = head.rpartition(".")[2]
+        if "Model" in cls or "For" in cls:
+            return Kind.MODEL  # AutoModelForCausalLM.from_pretrained, BertModel.from_pretrained
     return Kind.NONE
 
 
 def kind_from_annotation(q: str | None) -> Kind:
-    return _TYPE_KINDS.get(q or "", Kind.NONE)
+    if not q:
+        return Kind.NONE
+    if q in ("dict", "list", "tuple", "typing.Dict", "typing.List", "typing.Tuple"):
+        return Kind.CONTAINER
+    if q in RETURNS and q not in ("float", "int", "len") and "." in q:
+        kind = RETURNS[q]
+        return kind & ~Kind.WRAPPED if q == "torch.nn.Module" else kind
+    return Kind.MODEL if is_module_base(q) else Kind.NONE

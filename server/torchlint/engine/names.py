@@ -47,11 +47,29 @@ def _module_name(node: cst.BaseExpression | None) -> str | None:
     return dotted(node) if node is not None else None
 
 
-class Imports:
-    """Local name -> qualified dotted name, for every import in the file."""
+def relative_module(package: str | None, level: int, name: str | None) -> str | None:
+    """`from ..a import b` inside `package` -> the absolute module `a` names (None if unknown)."""
+    if package is None:
+        return None
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    if name:
+        base.append(name)
+    return ".".join(base) or None
 
-    def __init__(self, module: cst.Module) -> None:
+
+class Imports:
+    """Local name -> qualified dotted name, for every import in the file.
+
+    `package` is the dotted package the file belongs to (from the project index), so
+    relative imports resolve to project names; without it they are left out.
+    """
+
+    def __init__(self, module: cst.Module, package: str | None = None) -> None:
         self.table: dict[str, str] = {}
+        self.package = package
         self._collect(module.body)
 
     def _collect(self, body) -> None:
@@ -74,9 +92,11 @@ class Imports:
                 self.table[head] = head
 
     def _import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
         base = _module_name(node.module)
+        if node.relative:
+            base = relative_module(self.package, len(node.relative), base)
         if base is None:
             return
         for alias in node.names:

@@ -3,22 +3,34 @@
 Flow-insensitive and deliberately light: for each scope we read its assignments
 once (lazily, on first question) and infer a `Kind` for each target from the
 assigned expression. Rules ask `ctx.kind(expr)`; none of them re-derives this.
+
+Kinds come from evidence only (see kinds.py): constructors and library calls,
+annotations, assignments, the project's classes and functions, and for a
+parameter the arguments every call site in the file passes. A name is never
+evidence: `def train(model, opt)` with no caller leaves both unknown.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from torchlint.engine.kinds import (
+    PASS_THROUGH,
+    RETURNS,
     Kind,
+    is_module_base,
     kind_from_annotation,
-    kind_from_name,
     kind_from_qualname,
 )
 from torchlint.engine.names import Imports, dotted
 from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
 
-_MODULE_BASES = ("torch.nn.", "lightning.pytorch.LightningModule")
+if TYPE_CHECKING:
+    from torchlint.engine.project import Project
+
 _RETURNS_SELF = frozenset(
     {"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_"}
 )
@@ -57,23 +69,13 @@ _TENSOR_METHODS_KEEP = frozenset(
 _NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
 
 
-_FACTORY_VERBS = frozenset(
-    "get build create make load compute init initialize setup prepare wrap convert find infer count estimate "
-    "calculate calc check apply parse read configure instantiate new default".split()
-)
-_FACTORY_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Kind.CRITERION
-
-
-def is_factory_name(name: str) -> bool:
-    """`get_model`, `build_optimizer`, `compute_module_sizes`: a function named by a verb, not a module."""
-    head = name.lstrip("_").split("_", 1)[0].lower()
-    return head in _FACTORY_VERBS and "_" in name.lstrip("_")
+_BUILTIN_CONTAINERS = frozenset({"dict", "list", "tuple", "set"})
 
 
 class ModuleClasses:
-    """Which classes in the file are nn.Module subclasses."""
+    """Which classes in the file are nn.Module subclasses (bases resolved through the project)."""
 
-    def __init__(self, module: cst.Module, imports: Imports) -> None:
+    def __init__(self, module: cst.Module, imports: Imports, project: Project | None, folder: Path | None) -> None:
         self.by_name: dict[str, cst.ClassDef] = {}
         classes = [n for n in iter_statements(module.body, into_functions=True) if isinstance(n, cst.ClassDef)]
         for c in classes:
@@ -83,18 +85,17 @@ class ModuleClasses:
         while changed:  # fixpoint: subclasses of in-file module classes
             changed = False
             for c in classes:
-                if c not in self.modules and self._is_module(c, imports):
+                if c not in self.modules and self._is_module(c, imports, project, folder):
                     self.modules.add(c)
                     changed = True
 
-    def _is_module(self, c: cst.ClassDef, imports: Imports) -> bool:
+    def _is_module(self, c: cst.ClassDef, imports: Imports, project: Project | None, folder: Path | None) -> bool:
         for base in c.bases:
             q = imports.qualname(base.value)
             if q is not None:
-                if q.startswith(_MODULE_BASES) and q.rsplit(".", 1)[-1][:1].isupper():
+                if is_module_base(q):
                     return True
-                # Imported from elsewhere (project code): a module if it has forward().
-                if not q.startswith("torch.") and _defines(c, "forward"):
+                if project is not None and folder is not None and project.is_module_class(q, folder):
                     return True
                 continue
             name = dotted(base.value)
@@ -104,14 +105,6 @@ class ModuleClasses:
 
     def __contains__(self, c: cst.ClassDef) -> bool:
         return c in self.modules
-
-
-def _defines(c: cst.ClassDef, method: str) -> bool:
-    return (
-        any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in c.body.body)
-        if isinstance(c.body, cst.IndentedBlock)
-        else False
-    )
 
 
 def _targets(target: cst.BaseExpression):
@@ -132,6 +125,8 @@ class Scope:
         self.parent = parent
         self.sem = sem
         self._bindings: dict[str, Kind] | None = None
+        # parameters whose kind only their call sites can tell: resolved on first lookup
+        self._pending: dict[str, cst.Param] = {}
 
     # -- lookup -----------------------------------------------------------
     @property
@@ -142,10 +137,15 @@ class Scope:
         return self._bindings
 
     def lookup(self, name: str) -> Kind | None:
+        """Kind of `name` in the innermost scope that binds it (NONE: bound, kind unknown)."""
         scope: Scope | None = self
         while scope is not None:
             if not isinstance(scope.node, cst.ClassDef) or scope is self:
-                kind = scope.bindings.get(name)
+                bindings = scope.bindings
+                param = scope._pending.pop(name, None)
+                if param is not None:
+                    scope._bind(name, self.sem.param_kind(scope, param))
+                kind = bindings.get(name)
                 if kind is not None:
                     return kind
             scope = scope.parent
@@ -165,8 +165,8 @@ class Scope:
         return node.body.body if isinstance(node.body, cst.IndentedBlock) else [cst.SimpleStatementLine(node.body.body)]
 
     def _bind(self, name: str, kind: Kind) -> None:
-        if kind:
-            self._bindings[name] = self._bindings.get(name, Kind.NONE) | kind
+        """Record `name` as bound here (a NONE kind still shadows outer scopes)."""
+        self._bindings[name] = self._bindings.get(name, Kind.NONE) | kind
 
     def _build(self) -> None:
         if isinstance(self.node, cst.FunctionDef):
@@ -207,7 +207,7 @@ class Scope:
                 and (
                     node.func.attr.value == "manual_backward"
                     or node.func.attr.value == "backward"
-                    and dotted(node.func.value) in ("accelerator", "self.accelerator", "fabric", "self.fabric")
+                    and self.sem.infer(node.func.value, self) & Kind.ACCELERATOR
                 )
                 and node.args
                 and isinstance(node.args[0].value, cst.Name)
@@ -232,6 +232,9 @@ class Scope:
     def _assign(self, target: cst.BaseExpression, kind: Kind) -> None:
         if isinstance(target, cst.Name):
             self._bind(target.value, kind)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for t, _ in _targets(target):
+                self._assign(t, Kind.NONE)
 
     def _bind_for(self, stmt: cst.For) -> None:
         it = self.sem.infer(stmt.iter, self)
@@ -246,9 +249,15 @@ class Scope:
             kind = Kind.NONE
             if p.annotation is not None:
                 kind = kind_from_annotation(self.sem.imports.qualname(p.annotation.annotation))
-            if not kind:
-                kind = kind_from_name(p.name.value) & ~(Kind.LOSS | Kind.DEVICE)
-            self._bind(p.name.value, kind)
+            if not kind and p.default is not None:
+                kind = self.sem.infer(p.default, self.parent or self)
+            if kind:
+                self._bind(p.name.value, kind)
+            else:
+                self._pending[p.name.value] = p
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self._bind(star.name.value, Kind.CONTAINER)
 
     def _build_class_attributes(self) -> None:
         """`self.x = ...` in any method binds `self.x` in the class scope."""
@@ -279,12 +288,24 @@ def _iterates_loader(expr: cst.BaseExpression, scope: Scope) -> bool:
 
 
 class Semantics:
-    def __init__(self, module: cst.Module, imports: Imports, text: str = "backward") -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        imports: Imports,
+        text: str = "backward",
+        project: Project | None = None,
+        folder: Path | None = None,
+    ) -> None:
         self.module = module
         self.imports = imports
+        self.project = project
+        self.folder = folder  # the checked file's folder: where its sibling imports resolve
         self.mentions_backward = "backward" in text
-        self.classes = ModuleClasses(module, imports)
+        self.classes = ModuleClasses(module, imports, project, folder)
         self._scopes: dict[cst.CSTNode, Scope] = {}
+        self._calls: dict[tuple[str, str], list[tuple[cst.Call, tuple[cst.CSTNode, ...]]]] | None = None
+        self._functions: dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]] | None = None
+        self._resolving: set[cst.CSTNode] = set()
 
     def scope_for(self, node: cst.CSTNode, parent: Scope | None) -> Scope:
         scope = self._scopes.get(node)
@@ -298,14 +319,17 @@ class Semantics:
             kind = scope.lookup(expr.value)
             if kind is not None:
                 return kind
-            return kind_from_name(expr.value) & ~Kind.LOSS
+            q = self.imports.qualname(expr)
+            if q is not None and self.project is not None and self.folder is not None:
+                return self.project.global_kind(q, self.folder)  # `from config import device`
+            return Kind.NONE
         if isinstance(expr, cst.Attribute):
             name = dotted(expr)
             if name and name.startswith("self.") and name.count(".") == 1:
                 cls = scope.class_scope()
                 if cls is not None and name in cls.bindings:
                     return cls.bindings[name]
-                return kind_from_name(expr.attr.value) & ~Kind.LOSS
+                return Kind.NONE
             if expr.attr.value == "module":  # ddp_model.module -> the bare model
                 return self.infer(expr.value, scope) & Kind.MODEL
             if expr.attr.value == "loss" and self.infer(expr.value, scope) & Kind.TENSOR:
@@ -323,6 +347,10 @@ class Semantics:
             return Kind.NUMBER if (left | right) & Kind.NUMBER else Kind.NONE
         if isinstance(expr, (cst.Integer, cst.Float)):
             return Kind.NUMBER
+        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp, cst.Set, cst.SetComp)):
+            return Kind.CONTAINER
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return Kind.NONE
         if isinstance(expr, cst.Subscript):
             inner = self.infer(expr.value, scope)
             return inner & (Kind.TENSOR | Kind.BATCH)
@@ -380,16 +408,26 @@ class Semantics:
         return _common(kinds)
 
     def _infer_call(self, call: cst.Call, scope: Scope) -> Kind:
-        q = self.imports.qualname(call.func)
-        if q is not None:
-            kind = kind_from_qualname(q)
-            if kind:
-                return kind
         func = call.func
-        if isinstance(func, cst.Name) and func.value in self.classes.by_name:
-            return Kind.MODEL if self.classes.by_name[func.value] in self.classes else Kind.NONE
-        if isinstance(func, cst.Name) and func.value in ("float", "int"):
-            return Kind.NUMBER
+        q = self.imports.qualname(func)
+        if q is not None:
+            if q in PASS_THROUGH and call.args:
+                return self.infer(call.args[0].value, scope)
+            kind = kind_from_qualname(q)
+            if kind or q in RETURNS:  # a table entry of NONE: deliberately unknown
+                return kind
+            if self.project is not None and self.folder is not None:
+                kind = self.project.call_kind(q, self.folder)
+                if kind:
+                    return kind
+        if isinstance(func, cst.Name):
+            local = self._local_callable(func.value, scope)
+            if local is not None:
+                return local
+            if func.value in ("float", "int", "len"):
+                return Kind.NUMBER
+            if func.value in _BUILTIN_CONTAINERS:
+                return Kind.CONTAINER
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = self.infer(func.value, scope)
@@ -401,18 +439,152 @@ class Semantics:
                 return receiver
             if receiver & (Kind.TENSOR | Kind.LOSS) and method in _TENSOR_METHODS_KEEP:
                 return receiver & (Kind.TENSOR | Kind.LOSS)
-            if method == "prepare" and call.args and receiver & Kind.ACCELERATOR:
+            if method in ("prepare", "setup") and call.args and receiver & Kind.ACCELERATOR:
                 return self.infer(call.args[0].value, scope)
-        name = dotted(func)
-        if name is not None and is_factory_name(name.rpartition(".")[2]):
-            # build_model(cfg) returns a model; compute_module_sizes(m) is not a forward pass
-            return kind_from_name(name.rpartition("_")[2]) & _FACTORY_KINDS
+            if method in ("state_dict", "named_parameters", "items") and receiver & Kind.MODEL:
+                return Kind.CONTAINER
+            if method == "state_dict" and receiver & (Kind.OPTIMIZER | Kind.SCHEDULER | Kind.SCALER):
+                return Kind.CONTAINER
+            if isinstance(func.value, cst.Name) and func.value.value == "self":
+                method_kind = self._method_returns(method, scope)
+                if method_kind is not None:
+                    return method_kind
         callee = self.infer(func, scope)
         if callee & Kind.CRITERION:
             return Kind.LOSS
         if callee & Kind.MODEL:
             return Kind.TENSOR
         return Kind.NONE
+
+    # -- functions of this file -------------------------------------------------------
+    def _local_callable(self, name: str, scope: Scope) -> Kind | None:
+        """`Net(...)` / `build_model(...)` for a class or function defined in this file."""
+        if scope.lookup(name) is not None:
+            return None  # a variable holding something callable
+        cls = self.classes.by_name.get(name)
+        if cls is not None:
+            return Kind.MODEL if cls in self.classes else Kind.NONE
+        defs = self.functions().get(name)
+        if defs and len(defs) == 1:
+            return self.returns(*defs[0])
+        return None
+
+    def _method_returns(self, method: str, scope: Scope) -> Kind | None:
+        cls_scope = scope.class_scope()
+        if cls_scope is None:
+            return None
+        for fn, chain in self.functions().get(method, ()):
+            if chain and chain[-1] is cls_scope.node:
+                return self.returns(fn, chain)
+        return None
+
+    def functions(self) -> dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]]:
+        """Every function and method of the file by name, with its enclosing scopes."""
+        if self._functions is None:
+            self._index_calls()
+        assert self._functions is not None
+        return self._functions
+
+    def scope_of_chain(self, chain: tuple[cst.CSTNode, ...]) -> Scope:
+        scope = self.scope_for(self.module, None)
+        for node in chain:
+            scope = self.scope_for(node, scope)
+        return scope
+
+    def returns(self, fn: cst.FunctionDef, chain: tuple[cst.CSTNode, ...]) -> Kind:
+        """The kind every `return` of `fn` agrees on (NONE when they differ or none returns a value)."""
+        if fn in self._resolving:
+            return Kind.NONE
+        self._resolving.add(fn)
+        try:
+            scope = self.scope_of_chain((*chain, fn))
+            kinds = [
+                self.infer(n.value, scope)
+                for n in iter_nodes(fn.body, into_functions=False)
+                if isinstance(n, cst.Return) and n.value is not None
+            ]
+        finally:
+            self._resolving.discard(fn)
+        return _agree(kinds)
+
+    def param_kind(self, scope: Scope, param: cst.Param) -> Kind:
+        """What every call site in the file passes for `param` (NONE without a call site)."""
+        fn = scope.node
+        if not isinstance(fn, cst.FunctionDef) or fn in self._resolving:
+            return Kind.NONE
+        self._resolving.add(fn)
+        try:
+            return _agree([self.infer(arg, caller) for arg, caller in self._arguments(fn, scope, param)])
+        finally:
+            self._resolving.discard(fn)
+
+    def _arguments(self, fn: cst.FunctionDef, scope: Scope, param: cst.Param):
+        """(argument expression, caller scope) for `param` at each call of `fn` in this file."""
+        method = scope.parent is not None and isinstance(scope.parent.node, cst.ClassDef)
+        positional = [*fn.params.posonly_params, *fn.params.params]
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        if method and index is not None:
+            index -= 1  # `self` is bound by the call
+        key = ("self" if method else "name", fn.name.value)
+        if self._calls is None:
+            self._index_calls()
+        assert self._calls is not None
+        for call, chain in self._calls.get(key, ()):
+            if method and (scope.parent is None or scope.parent.node not in chain):
+                continue
+            if any(a.star for a in call.args):
+                yield cst.Name("__unknown__"), self.scope_of_chain(chain)
+                continue
+            arg = _argument(call, param.name.value, index)
+            caller = self.scope_of_chain(chain)
+            if arg is not None:
+                yield arg, caller
+            elif param.default is None:
+                yield cst.Name("__unknown__"), caller
+
+    def _index_calls(self) -> None:
+        calls: dict[tuple[str, str], list[tuple[cst.Call, tuple[cst.CSTNode, ...]]]] = {}
+        functions: dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]] = {}
+
+        def walk(node: cst.CSTNode, chain: tuple[cst.CSTNode, ...]) -> None:
+            for child in node.children:
+                if isinstance(child, cst.FunctionDef):
+                    functions.setdefault(child.name.value, []).append((child, chain))
+                    walk(child, (*chain, child))
+                    continue
+                if isinstance(child, cst.ClassDef):
+                    walk(child, (*chain, child))
+                    continue
+                if isinstance(child, cst.Call):
+                    f = child.func
+                    if isinstance(f, cst.Name):
+                        calls.setdefault(("name", f.value), []).append((child, chain))
+                    elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+                        calls.setdefault(("self", f.attr.value), []).append((child, chain))
+                walk(child, chain)
+
+        walk(self.module, ())
+        self._calls, self._functions = calls, functions
+
+
+def _argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    positional = [a for a in call.args if a.keyword is None]
+    if index is not None and 0 <= index < len(positional):
+        return positional[index].value
+    return None
+
+
+def _agree(kinds: list[Kind]) -> Kind:
+    """The kind all of `kinds` share (NONE for an empty list)."""
+    if not kinds:
+        return Kind.NONE
+    common = kinds[0]
+    for k in kinds[1:]:
+        common &= k
+    return common
 
 
 def _common(kinds: list[Kind]) -> Kind:

@@ -1,0 +1,407 @@
+"""The project a file belongs to: its modules, classes and functions, read lazily across files.
+
+A file is judged with the rest of its project: `class Net(BaseModel)` where
+`BaseModel` derives from `nn.Module` two files away, `model = build_model(cfg)`
+with `build_model` in `utils.py`, a library module that wraps DDP while the entry
+point calls `init_process_group`. Other files are read with CPython's `ast`
+(about a tenth of a libcst parse) and only when a question reaches them; each
+summary is kept while the file's size and mtime (or the editor's text) are
+unchanged, so the language server and `-j` workers pay for a file once.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchlint.engine.kinds import PASS_THROUGH, Kind, is_module_base, kind_from_qualname
+from torchlint.engine.names import CANONICAL, relative_module
+
+ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
+_SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", "build", "dist", ".tox", ".ipynb_checkpoints"})
+_MAX_FILES = 5000  # a scan for callers stops here: a monorepo is not one project
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16"})
+
+
+@dataclass
+class ModuleSummary:
+    """What other files may ask about one module: its imports, classes, functions and globals."""
+
+    path: Path
+    name: str  # dotted module name ("pkg.models.net"); a script's own stem when outside any package
+    package: str  # the package relative imports start from
+    text: str
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
+    classes: dict[str, list[ast.expr]] = field(default_factory=dict)  # class -> base expressions
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    globals: dict[str, ast.expr] = field(default_factory=dict)  # module-level name -> last value
+    is_program: bool = False  # has an `if __name__ == "__main__":` guard
+    called: set[str] = field(default_factory=set)  # the last name of every function or method called
+
+
+def find_root(path: Path) -> Path:
+    """The nearest folder above `path` holding a project marker, else the file's own folder."""
+    for folder in path.parents:
+        if any((folder / m).exists() for m in ROOT_MARKERS):
+            return folder
+    return path.parent
+
+
+def _qualify(summary: ModuleSummary, expr: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    head = expr.id
+    if head in summary.imports:
+        base = summary.imports[head]
+    elif head in summary.classes or head in summary.functions or head in summary.globals:
+        base = f"{summary.name}.{head}"
+    else:
+        base = head  # a builtin (dict, list) or unknown
+    full = ".".join([base, *reversed(parts)])
+    return CANONICAL.get(full, full)
+
+
+def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, str(path))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    s = ModuleSummary(path, name, package, text)
+    for node in ast.walk(tree):  # imports anywhere (inside functions too), as the checked file's table
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                s.called.add(func.attr)
+            elif isinstance(func, ast.Name):
+                s.called.add(func.id)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    s.imports[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    s.imports[head] = head
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module if not node.level else relative_module(package, node.level, node.module)
+            if base is None:
+                continue
+            for alias in node.names:
+                if alias.name != "*":
+                    s.imports[alias.asname or alias.name] = f"{base}.{alias.name}"
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            s.classes[stmt.name] = list(stmt.bases)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            s.functions[stmt.name] = stmt
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            s.globals[stmt.targets[0].id] = stmt.value
+        elif isinstance(stmt, ast.If) and _is_main_guard(stmt.test):
+            s.is_program = True
+    return s
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
+    )
+
+
+class Project:
+    """The modules under one root, summarised on demand."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._summaries: dict[Path, tuple[object, ModuleSummary | None]] = {}
+        self._overlays: dict[Path, str] = {}  # unsaved editor text, by path
+        self._kinds: dict[tuple[Path, str], Kind] = {}
+        self._resolving: set[tuple[Path, str]] = set()
+        self._files: list[Path] | None = None
+
+    # -- files and module names ---------------------------------------------------------
+    def set_overlay(self, path: Path, text: str | None) -> None:
+        """The editor's text of `path` (None: back to the file on disk)."""
+        if text is None:
+            self._overlays.pop(path, None)
+        else:
+            self._overlays[path] = text
+        self._kinds.clear()
+
+    def module_name(self, path: Path) -> tuple[str, str]:
+        """(dotted module name, package) of a file under the root; `src/` layouts included."""
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            return path.stem, ""
+        parts = list(rel.with_suffix("").parts)
+        if parts and parts[0] == "src" and len(parts) > 1:
+            parts = parts[1:]
+        # Folders without __init__.py above the file are not packages: a script's sibling imports
+        # (`from model import Net`) start at its own folder.
+        first_package = len(parts) - 1
+        folder = path.parent
+        while first_package > 0 and (folder / "__init__.py").exists():
+            first_package -= 1
+            folder = folder.parent
+        parts = parts[first_package:]
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+            return ".".join(parts), ".".join(parts)
+        return ".".join(parts), ".".join(parts[:-1])
+
+    def package_of(self, path: Path) -> str:
+        return self.module_name(path)[1]
+
+    def find_module(self, name: str, from_dir: Path) -> Path | None:
+        rel = Path(*name.split("."))
+        for base in (from_dir, self.root, self.root / "src"):
+            for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
+                if candidate in self._overlays or candidate.is_file():
+                    return candidate
+        return None
+
+    def summary(self, path: Path) -> ModuleSummary | None:
+        text = self._overlays.get(path)
+        try:
+            key: object = ("overlay", hash(text)) if text is not None else _stat_key(path)
+        except OSError:
+            return None
+        cached = self._summaries.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        if text is None:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return None
+        name, package = self.module_name(path)
+        summary = summarize(path, name, package, text)
+        self._summaries[path] = (key, summary)
+        self._kinds.clear()
+        return summary
+
+    def forget_files(self) -> None:
+        """Files were created or deleted (the editor's watcher says so): list them again."""
+        self._files = None
+
+    def files(self) -> list[Path]:
+        """Every Python file under the root (virtual environments and build output skipped)."""
+        if self._files is None:
+            found: list[Path] = []
+            for folder, dirs, names in os.walk(self.root):
+                dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".venv") and d != "venv"]
+                found.extend(Path(folder, n) for n in names if n.endswith(".py"))
+                if len(found) > _MAX_FILES:
+                    break
+            self._files = sorted(found)
+        return self._files
+
+    def calling(self, token: str) -> list[ModuleSummary]:
+        """Summaries of the project files that call a function or method named `token`."""
+        return [s for s in self._containing(token) if token in s.called]
+
+    def _containing(self, token: str) -> list[ModuleSummary]:
+        """Summaries of the project files whose text contains `token` (a cheap byte scan first)."""
+        out = []
+        for path in self.files():
+            text = self._overlays.get(path)
+            if text is None:
+                try:
+                    with open(path, "rb") as f:
+                        raw = f.read()
+                except OSError:
+                    continue
+                if token.encode() not in raw:
+                    continue
+            elif token not in text:
+                continue
+            summary = self.summary(path)
+            if summary is not None:
+                out.append(summary)
+        return out
+
+    def imported_by(self, path: Path, imports: dict[str, str]) -> list[ModuleSummary]:
+        """The project modules a file imports, directly or through each other."""
+        seen: dict[Path, ModuleSummary] = {}
+        todo = [(q, path.parent) for q in imports.values()]
+        while todo:
+            q, folder = todo.pop()
+            parts = q.split(".")
+            for cut in range(len(parts), 0, -1):
+                found = self.find_module(".".join(parts[:cut]), folder)
+                if found is None:
+                    continue
+                if found not in seen and found != path:
+                    summary = self.summary(found)
+                    if summary is not None:
+                        seen[found] = summary
+                        todo.extend((iq, found.parent) for iq in summary.imports.values())
+                break
+        return list(seen.values())
+
+    # -- symbols ------------------------------------------------------------------------
+    def resolve(self, qualname: str, from_dir: Path, depth: int = 0) -> tuple[ModuleSummary, str] | None:
+        """The project module and top-level name `qualname` refers to (following re-exports)."""
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            path = self.find_module(".".join(parts[:cut]), from_dir)
+            if path is None:
+                continue
+            summary = self.summary(path)
+            if summary is None or cut != len(parts) - 1:
+                return None
+            attr = parts[cut]
+            if attr in summary.classes or attr in summary.functions or attr in summary.globals:
+                return summary, attr
+            if attr in summary.imports and depth < 8:  # `from .net import Net` in a package __init__
+                return self.resolve(summary.imports[attr], path.parent, depth + 1)
+            return None
+        return None
+
+    def is_module_class(self, qualname: str, from_dir: Path) -> bool:
+        return bool(self.call_kind(qualname, from_dir) & Kind.MODEL) and self._is_class(qualname, from_dir)
+
+    def _is_class(self, qualname: str, from_dir: Path) -> bool:
+        found = self.resolve(qualname, from_dir)
+        return found is not None and found[1] in found[0].classes
+
+    def call_kind(self, qualname: str, from_dir: Path) -> Kind:
+        """Kind of `qualname(...)`: a project class's instance or a project function's result."""
+        found = self.resolve(qualname, from_dir)
+        if found is None:
+            return Kind.NONE
+        summary, name = found
+        key = (summary.path, name)
+        if key in self._kinds:
+            return self._kinds[key]
+        if key in self._resolving:
+            return Kind.NONE
+        self._resolving.add(key)
+        try:
+            if name in summary.classes:
+                kind = self._class_kind(summary, name)
+            elif name in summary.functions:
+                kind = self._returns(summary, summary.functions[name])
+            else:
+                kind = Kind.NONE
+        finally:
+            self._resolving.discard(key)
+        self._kinds[key] = kind
+        return kind
+
+    def global_kind(self, qualname: str, from_dir: Path) -> Kind:
+        """Kind of a module-level variable of a project module (`from config import device`)."""
+        found = self.resolve(qualname, from_dir)
+        if found is None or found[1] not in found[0].globals:
+            return Kind.NONE
+        return self.expr_kind(found[0], found[0].globals[found[1]], {})
+
+    def _class_kind(self, summary: ModuleSummary, name: str) -> Kind:
+        for base in summary.classes[name]:
+            q = _qualify(summary, base)
+            if q is None:
+                continue
+            if is_module_base(q):
+                return Kind.MODEL
+            lib = kind_from_qualname(q)
+            if lib & (Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Kind.SAMPLER):
+                return lib
+            if self.call_kind(q, summary.path.parent) & Kind.MODEL and self._is_class(q, summary.path.parent):
+                return Kind.MODEL
+        return Kind.NONE
+
+    def _returns(self, summary: ModuleSummary, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind:
+        local: dict[str, ast.expr] = {}
+        returns: list[ast.expr] = []
+        for node in _body_nodes(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                local[node.targets[0].id] = node.value
+            elif isinstance(node, ast.Return) and node.value is not None:
+                returns.append(node.value)
+        kinds = [self.expr_kind(summary, r, local) for r in returns]
+        if not kinds:
+            return Kind.NONE
+        common = kinds[0]
+        for k in kinds[1:]:
+            common &= k
+        return common
+
+    def expr_kind(self, summary: ModuleSummary, expr: ast.expr, local: dict[str, ast.expr], depth: int = 0) -> Kind:
+        """A small evaluator for other files: constructors, project calls, local names, `.to()`."""
+        if depth > 12:
+            return Kind.NONE
+        if isinstance(expr, (ast.Dict, ast.List, ast.Tuple, ast.DictComp, ast.ListComp)):
+            return Kind.CONTAINER
+        if isinstance(expr, ast.Name):
+            if expr.id in local:
+                value = local.pop(expr.id)  # no cycles through `x = f(x)`
+                try:
+                    return self.expr_kind(summary, value, local, depth + 1)
+                finally:
+                    local[expr.id] = value
+            if expr.id in summary.globals:
+                return self.expr_kind(summary, summary.globals[expr.id], {}, depth + 1)
+            return Kind.NONE
+        if not isinstance(expr, ast.Call):
+            return Kind.NONE
+        func = expr.func
+        if isinstance(func, ast.Attribute) and func.attr in _RETURNS_SELF:
+            inner = self.expr_kind(summary, func.value, local, depth + 1)
+            if inner & Kind.MODEL:
+                return inner
+        q = _qualify(summary, func)
+        if q is None:
+            return Kind.NONE
+        if q in PASS_THROUGH and expr.args:
+            return self.expr_kind(summary, expr.args[0], local, depth + 1)
+        lib = kind_from_qualname(q)
+        if lib:
+            return lib
+        return self.call_kind(q, summary.path.parent)
+
+
+def _body_nodes(fn: ast.AST):
+    """Nodes of a function body, not descending into nested functions or classes."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop(0)
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _stat_key(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
+
+
+_PROJECTS: dict[Path, Project] = {}
+
+
+def project_for(path: str) -> Project | None:
+    """The project of a file on disk (None for virtual paths such as an unsaved buffer or a test snippet)."""
+    p = Path(path)
+    if p.suffix == ".ipynb" or ":" in p.name:
+        p = Path(str(p).split(":cell_")[0])
+    try:
+        p = p.resolve()
+        if not p.is_file():
+            return None
+    except OSError:
+        return None
+    root = find_root(p)
+    project = _PROJECTS.get(root)
+    if project is None:
+        project = _PROJECTS[root] = Project(root)
+    return project

@@ -1,0 +1,149 @@
+"""The torch version a project targets, as Ruff has a target Python version.
+
+Rules whose verdict depends on the version (`torch.load` defaults to
+`weights_only=True` from 2.6; an API deprecated in 2.x) ask for it. In order:
+`torch-version` in `[tool.torchlint]`; the lowest version the project's declared
+dependencies allow (pyproject, requirements*.txt, setup.cfg, setup.py,
+environment.yml); the torch installed in the project's virtual environment or
+torchlint's own (its metadata, never an import); else the newest release we know.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+NEWEST = (2, 13)
+_TORCH_NAMES = ("torch", "pytorch")
+_VENVS = (".venv", "venv", "env")
+# `torch>=2.1`, "torch==2.4.*", pytorch=2.3 (conda), inside any requirements-like text
+_REQUIREMENT = re.compile(
+    r"""(?<![\w.-])(?:torch|pytorch)\s*(?:\[[^\]]*\])?\s*(?:(?:[<>=!~]=?|===?)\s*[\w.*+!-]+\s*,?\s*)*"""
+)
+
+
+@dataclass(frozen=True)
+class TorchVersion:
+    major: int
+    minor: int
+    source: str  # where it came from, for `--show-settings`
+
+    @property
+    def pair(self) -> tuple[int, int]:
+        return self.major, self.minor
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+def parse_version(text: str) -> tuple[int, int] | None:
+    try:
+        v = Version(text.strip())
+    except InvalidVersion:
+        return None
+    return v.major, v.minor
+
+
+def lowest_allowed(requirement: str) -> tuple[int, int] | None:
+    """The lowest torch `requirement` admits (`torch>=2.1,<3` -> 2.1); None when it sets no floor."""
+    text = requirement.strip().replace("pytorch", "torch", 1)
+    if re.match(r"^torch\s*=\s*\d", text):  # conda's single `=`
+        text = text.replace("=", "==", 1)
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return None
+    if req.name.lower() != "torch":
+        return None
+    floors = []
+    for spec in req.specifier:
+        if spec.operator in (">=", "==", "~=", "===", ">"):
+            found = parse_version(spec.version.replace(".*", ""))
+            if found is not None:
+                floors.append(found)
+    return max(floors) if floors else None
+
+
+def _from_text(text: str, source: str) -> TorchVersion | None:
+    best = None
+    for m in _REQUIREMENT.finditer(text):
+        found = lowest_allowed(m.group(0).strip().rstrip(","))
+        if found is not None and (best is None or found > best):
+            best = found
+    return TorchVersion(*best, source) if best is not None else None
+
+
+def _from_pyproject(path: Path) -> TorchVersion | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    project = data.get("project", {})
+    deps = list(project.get("dependencies", []))
+    for extra in project.get("optional-dependencies", {}).values():
+        deps.extend(extra)
+    poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
+    if isinstance(poetry.get("torch"), str):
+        deps.append("torch" + poetry["torch"].replace("^", ">="))
+    floors = [f for f in (lowest_allowed(d) for d in deps if isinstance(d, str)) if f is not None]
+    if not floors:
+        return None
+    return TorchVersion(*max(floors), f"{path.name} dependencies")
+
+
+def declared(root: Path) -> TorchVersion | None:
+    """The floor the project's dependency files put on torch."""
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        found = _from_pyproject(pyproject)
+        if found is not None:
+            return found
+    candidates = [*sorted(root.glob("requirements*.txt")), *sorted(root.glob("requirements/*.txt"))]
+    candidates += [root / n for n in ("setup.cfg", "setup.py", "environment.yml", "environment.yaml")]
+    for path in candidates:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        found = _from_text(text, path.name)
+        if found is not None:
+            return found
+    return None
+
+
+def installed(root: Path) -> TorchVersion | None:
+    """The torch in the project's virtual environment, else in torchlint's own (metadata only)."""
+    for venv in _VENVS:
+        for dist in sorted((root / venv).glob("lib/python3*/site-packages/torch-*.dist-info")):
+            found = parse_version(dist.name[len("torch-") : -len(".dist-info")])
+            if found is not None:
+                return TorchVersion(*found, f"installed in {venv}/")
+    try:
+        found = parse_version(metadata.version("torch"))
+    except metadata.PackageNotFoundError:
+        return None
+    return TorchVersion(*found, "installed with torchlint") if found is not None else None
+
+
+def resolve(root: Path | None, configured: str | None = None) -> TorchVersion:
+    if configured:
+        found = parse_version(configured)
+        if found is not None:
+            return TorchVersion(*found, "torch-version setting")
+    if root is not None:
+        for source in (declared, installed):
+            found_version = source(root)
+            if found_version is not None:
+                return found_version
+    return TorchVersion(*NEWEST, "newest known release")
