@@ -1,4 +1,4 @@
-"""The rule catalogue: one module per family; importing this package registers them all."""
+"""The rule catalogue: one package per code prefix, one module per rule; importing this package registers them all."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from torchlint.engine.rule import Rule
 
 def all_rules() -> dict[str, type[Rule]]:
     """Every rule class by code, in code order."""
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+    for family in pkgutil.iter_modules(__path__, f"{__name__}."):
+        package = importlib.import_module(family.name)
+        for info in pkgutil.iter_modules(package.__path__, f"{family.name}."):
+            importlib.import_module(info.name)
     return dict(sorted(Rule.registry.items()))
