@@ -92,7 +92,7 @@ class Rule:
     INVALID: ClassVar[list[Invalid]] = []
     # Substrings without which the rule cannot fire (e.g. "backward"): a file containing
     # none of them skips the rule, and a file no rule applies to is not even parsed.
-    # Empty: always run. tests/test_prefilter.py checks no finding is ever lost.
+    # Empty: always run. tests/engine/test_prefilter.py checks no finding is ever lost.
     requires: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs) -> None:

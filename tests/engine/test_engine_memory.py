@@ -10,7 +10,7 @@ import gc
 
 import libcst as cst
 
-from tl_paths import FIXTURES
+from fixture_expectations import FIXTURES
 from torchlint.engine import lint_text
 from torchlint.registry import rules
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from tl_paths import FIXTURES
+from fixture_expectations import FIXTURES
 from torchlint.engine import lint_text
 from torchlint.engine.incremental import ChunkParser
 from torchlint.registry import rules

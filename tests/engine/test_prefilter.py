@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tl_paths import FIXTURES
+from fixture_expectations import FIXTURES
 from torchlint.engine import lint_text
 from torchlint.engine.runner import applicable
 from torchlint.registry import rules

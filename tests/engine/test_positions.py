@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tl_paths import FIXTURES
+from fixture_expectations import FIXTURES
 from torchlint.engine.node_positions import positions
 
 SOURCES = sorted(FIXTURES.rglob("*.py"))[:40] + [None]
