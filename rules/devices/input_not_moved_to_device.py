@@ -5,14 +5,13 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.device_moves import contains_move, device_moves, move_call
-from torchlint.engine.kinds import LOSS_FUNCTIONS, Kind
+from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOSS_FUNCTIONS, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertBefore, Invalid, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.devices._helpers import target_names
 
-_LAUNCHERS = ("accelerate", "lightning", "pytorch_lightning", "ignite", "deepspeed")
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "islice", "tqdm.tqdm", "tqdm.auto.tqdm"})
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU
 _SAME_DEVICE = frozenset(
@@ -146,13 +145,17 @@ for x, y in loader:
     INVALID = [
         Invalid(
             """\
-model = Net().to(device)
+import torch
+model = torch.nn.Linear(4, 2).to(device)
+loader = torch.utils.data.DataLoader(dataset)
 for x, y in loader:
     out = model(x)
 """,
-            line=3,
+            line=5,
             fixed="""\
-model = Net().to(device)
+import torch
+model = torch.nn.Linear(4, 2).to(device)
+loader = torch.utils.data.DataLoader(dataset)
 for x, y in loader:
     x = x.to(device)
     out = model(x)
@@ -160,29 +163,35 @@ for x, y in loader:
         ),
         Invalid(
             """\
+import torch
 class Trainer:
-    def __init__(self, net, device):
+    def __init__(self, net: torch.nn.Module, device):
         self.model = net.to(self.device)
-    def fit(self, train_loader):
+        self.criterion = torch.nn.CrossEntropyLoss()
+    def fit(self, train_loader: torch.utils.data.DataLoader):
         for step, batch in enumerate(train_loader):
             inputs, labels = batch
             logits = self.model(inputs.to(self.device))
             loss = self.criterion(logits, labels)
 """,
-            line=8,
+            line=10,
         ),
         Invalid(
             """\
+import torch
+import transformers
+model = transformers.AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+loader = torch.utils.data.DataLoader(dataset)
 model.cuda()
 for batch in loader:
     loss = model(**batch).loss
 """,
-            line=3,
+            line=7,
         ),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.skip = any(self.ctx.imports.imports_module(m) for m in _LAUNCHERS)
+        self.skip = any(self.ctx.imports.imports_module(m) for m in LAUNCHER_LIBRARIES)
 
     def visit_For(self, node: cst.For) -> None:
         if self.skip:

@@ -30,11 +30,29 @@ class ModulePartiallyMoved(Rule):
         "mixes devices and fails, or — if the moved part is unused — the model silently trains on the CPU."
     )
     example = """\
+import torch
+
+
+class Seq2Seq(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder, self.decoder = torch.nn.GRU(8, 8), torch.nn.GRU(8, 8)
+
+
 model = Seq2Seq()
 model.encoder.to("cuda")
 out = model(src)
 """
     fix_example = """\
+import torch
+
+
+class Seq2Seq(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder, self.decoder = torch.nn.GRU(8, 8), torch.nn.GRU(8, 8)
+
+
 model = Seq2Seq()
 model.to("cuda")
 out = model(src)
@@ -50,9 +68,9 @@ out = model(src)
     ]
     INVALID = [
         Invalid(
-            "net = build()\nnet.backbone.cuda()\nlogits = net(images)\n",
-            line=2,
-            fixed="net = build()\nnet.cuda()\nlogits = net(images)\n",
+            "from torchvision.models import resnet18\nnet = resnet18()\nnet.fc.cuda()\nlogits = net(images)\n",
+            line=3,
+            fixed="from torchvision.models import resnet18\nnet = resnet18()\nnet.cuda()\nlogits = net(images)\n",
         ),
     ]
 

@@ -2,38 +2,35 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg
+from torchlint.engine.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_SETUP
 from torchlint.engine.rule import Invalid, Rule
+from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DDP, DIST_SAMPLER
 
-_LAUNCHERS = (
-    "accelerate",
-    "lightning",
-    "pytorch_lightning",
-    "deepspeed",
-    "horovod",
-    "ignite",
-    "colossalai",
-    "fairscale",
-)
+
+def _set_up_elsewhere(ctx) -> bool:
+    """A launcher library sets the process group up, or the program (or a caller of this library) does."""
+    if any(ctx.imports.imports_module(m) for m in LAUNCHER_LIBRARIES):
+        return True
+    return ctx.program_calls(*PROCESS_GROUP_SETUP) or _unknown_setup_call(ctx)
 
 
-def _launcher_initialises(ctx) -> bool:
-    """The program initialises the process group itself, or hands that to a launcher library."""
-    text = ctx.text
-    if any(
-        k in text for k in ("init_process_group", "is_initialized", "init_distributed", "initialize_model_parallel")
-    ):
-        return True
-    if any(ctx.imports.imports_module(m) for m in _LAUNCHERS):
-        return True
-    # a helper imported from project code: `from utils import setup_ddp; setup_ddp(rank)`
-    for local, q in ctx.imports.table.items():
-        if not q.startswith("torch") and any(k in local.lower() for k in ("dist", "setup", "ddp", "init")):
-            return True
+def _unknown_setup_call(ctx) -> bool:
+    """`setup()` run for its effect, imported from code we cannot read: it may set the group up."""
+    for node in iter_nodes(ctx.module):
+        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            q = ctx.qualname(node.value.func)
+            if q is None or q.split(".")[0] in ("torch", *sys.stdlib_module_names):
+                continue
+            if ctx.project is None or ctx.project.resolve(q, Path(ctx.path).resolve().parent) is None:
+                return True
     return False
 
 
@@ -48,9 +45,10 @@ class DdpWithoutProcessGroup(Rule):
     severity = Severity.ERROR
     summary = "DDP / DistributedSampler without init_process_group"
     what = (
-        "Flags `DistributedDataParallel(...)` and `DistributedSampler(...)` in a file that never calls "
-        "`init_process_group` and shows no launcher library (Accelerate, Lightning, DeepSpeed, ...) or "
-        "imported setup helper that would."
+        "Flags `DistributedDataParallel(...)` and `DistributedSampler(...)` in a program that never calls "
+        "`init_process_group` — neither the file nor the project modules it imports — and uses no launcher "
+        "library (Accelerate, Lightning, DeepSpeed, ...) that would. A library module is judged with its "
+        "callers: it is flagged only when no file of the project sets the process group up."
     )
     why = (
         "Both query the default process group at construction (`DistributedSampler` for the world size and "
@@ -90,7 +88,7 @@ model = DDP(net)
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.done = "Distributed" not in self.ctx.text or _launcher_initialises(self.ctx)
+        self.done = "Distributed" not in self.ctx.text or _set_up_elsewhere(self.ctx)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.done:

@@ -30,6 +30,12 @@ class BackwardThroughFreedGraph(Rule):
         "better fix (one traversal); `retain_graph=True` keeps the buffers alive until the last pass."
     )
     example = """\
+import torch
+
+backbone = torch.nn.Linear(16, 8)
+cls_head, box_head = torch.nn.Linear(8, 3), torch.nn.Linear(8, 4)
+criterion, box_loss = torch.nn.CrossEntropyLoss(), torch.nn.SmoothL1Loss()
+
 features = backbone(images)
 loss_cls = criterion(cls_head(features), labels)
 loss_box = box_loss(box_head(features), boxes)
@@ -37,6 +43,12 @@ loss_cls.backward()
 loss_box.backward()
 """
     fix_example = """\
+import torch
+
+backbone = torch.nn.Linear(16, 8)
+cls_head, box_head = torch.nn.Linear(8, 3), torch.nn.Linear(8, 4)
+criterion, box_loss = torch.nn.CrossEntropyLoss(), torch.nn.SmoothL1Loss()
+
 features = backbone(images)
 loss_cls = criterion(cls_head(features), labels)
 loss_box = box_loss(box_head(features), boxes)
@@ -86,14 +98,18 @@ else:
         Invalid(
             """\
 import torch
+model = torch.nn.Linear(4, 2)
+criterion = torch.nn.MSELoss()
 out = model(x)
 for target in targets:
     loss = criterion(out, target)
     loss.backward()
 """,
-            line=5,
+            line=7,
             fixed="""\
 import torch
+model = torch.nn.Linear(4, 2)
+criterion = torch.nn.MSELoss()
 out = model(x)
 for target in targets:
     loss = criterion(out, target)
@@ -102,14 +118,16 @@ for target in targets:
         ),
         Invalid(
             """\
-def train_step(model, x, y):
+import torch
+criterion = torch.nn.CrossEntropyLoss()
+def train_step(model: torch.nn.Module, x, y):
     logits = model(x)
     ce = criterion(logits, y)
     reg = logits.pow(2).mean()
     ce.backward()
     reg.backward()
 """,
-            line=5,
+            line=7,
         ),
     ]
 

@@ -103,12 +103,14 @@ w -= 0.1 * w.grad
         ),
         Invalid(
             """\
-def saliency(model, image, label):
+import torch
+criterion = torch.nn.CrossEntropyLoss()
+def saliency(model: torch.nn.Module, image, label):
     logits = model(image)
     criterion(logits, label).backward()
     return logits.grad.abs()
 """,
-            line=4,
+            line=6,
         ),
     ]
 

@@ -60,7 +60,7 @@ class InferenceWithoutNoGrad(Rule):
     example = """\
 import torch
 
-def evaluate(model, loader):
+def evaluate(model: torch.nn.Module, loader):
     model.eval()
     correct = 0
     for x, y in loader:
@@ -70,7 +70,7 @@ def evaluate(model, loader):
     fix_example = """\
 import torch
 
-def evaluate(model, loader):
+def evaluate(model: torch.nn.Module, loader):
     model.eval()
     correct = 0
     with torch.no_grad():
@@ -123,14 +123,16 @@ for x, y in loader:
         Invalid(
             """\
 import torch
+model = torch.nn.Linear(4, 2)
 model.eval()
 preds = []
 for x in loader:
     preds.append(model(x).argmax(1))
 """,
-            line=4,
+            line=5,
             fixed="""\
 import torch
+model = torch.nn.Linear(4, 2)
 model.eval()
 preds = []
 with torch.no_grad():
@@ -143,13 +145,17 @@ with torch.no_grad():
 import torch
 
 class Trainer:
+    def __init__(self, model: torch.nn.Module, val_loader: torch.utils.data.DataLoader):
+        self.model = model
+        self.val_loader = val_loader
+        self.criterion = torch.nn.CrossEntropyLoss()
     def validate(self):
         total = 0.0
         for x, y in self.val_loader:
             total += self.criterion(self.model(x), y).item()
         return total
 """,
-            line=6,
+            line=10,
         ),
     ]
 

@@ -30,12 +30,24 @@ class MissingZeroGrad(LoopRule):
         "and training diverges or stalls — silently, with no error."
     )
     example = """\
+import torch
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+
 for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward()
     optimizer.step()
 """
     fix_example = """\
+import torch
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+
 for x, y in loader:
     optimizer.zero_grad()
     loss = criterion(model(x), y)
@@ -137,18 +149,25 @@ for x, y in loader:
         ),
         Invalid(
             """\
+import torch
 class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.AdamW(model.parameters())
     def fit(self):
         for epoch in range(10):
             for batch in self.loader:
                 self.model(batch).sum().backward()
                 self.opt.step()
 """,
-            line=4,
+            line=8,
         ),
         # two optimizers, only one of them cleared
         Invalid(
             """\
+import torch
+opt_d = torch.optim.Adam(disc.parameters())
+opt_g = torch.optim.Adam(gen.parameters())
 for real in loader:
     opt_d.zero_grad()
     d_loss(real).backward()
@@ -156,7 +175,7 @@ for real in loader:
     g_loss().backward()
     opt_g.step()
 """,
-            line=1,
+            line=4,
         ),
     ]
 

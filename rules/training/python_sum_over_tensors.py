@@ -28,12 +28,16 @@ class PythonSumOverTensors(Rule):
     example = """\
 import torch
 
+heads = [torch.nn.Linear(8, 2) for _ in range(3)]
+criterion = torch.nn.CrossEntropyLoss()
 losses = [criterion(head(x), y) for head in heads]
 loss = sum(losses)
 """
     fix_example = """\
 import torch
 
+heads = [torch.nn.Linear(8, 2) for _ in range(3)]
+criterion = torch.nn.CrossEntropyLoss()
 losses = [criterion(head(x), y) for head in heads]
 loss = torch.stack(losses).sum()
 """
@@ -66,22 +70,27 @@ print(sum(scores))
         Invalid(
             """\
 import torch
+model = torch.nn.Linear(4, 2)
 reg = sum(p.pow(2).sum() for p in model.parameters())
 """,
-            line=2,
+            line=3,
             fixed="""\
 import torch
+model = torch.nn.Linear(4, 2)
 reg = torch.stack([p.pow(2).sum() for p in model.parameters()]).sum()
 """,
         ),
         Invalid(
             """\
+import torch
+model = torch.nn.Linear(4, 2)
+criterion = torch.nn.MSELoss()
 losses = []
 for x, y in batches:
     losses.append(criterion(model(x), y))
 total = sum(losses)
 """,
-            line=4,
+            line=7,
         ),
     ]
 

@@ -26,6 +26,13 @@ class SchedulerStepBeforeOptimizerStep(LoopRule):
         "optimizer.step()`."
     )
     example = """\
+import torch
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30)
+
 for epoch in range(epochs):
     scheduler.step()
     for x, y in loader:
@@ -34,6 +41,13 @@ for epoch in range(epochs):
         optimizer.step()
 """
     fix_example = """\
+import torch
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30)
+
 for epoch in range(epochs):
     for x, y in loader:
         optimizer.zero_grad()

@@ -29,6 +29,12 @@ class StepBeforeBackward(LoopRule):
         "every update is one step stale or empty."
     )
     example = """\
+import torch
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+
 for x, y in loader:
     optimizer.zero_grad()
     loss = criterion(model(x), y)
@@ -36,6 +42,12 @@ for x, y in loader:
     loss.backward()
 """
     fix_example = """\
+import torch
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+
 for x, y in loader:
     optimizer.zero_grad()
     loss = criterion(model(x), y)

@@ -26,6 +26,12 @@ class TrainModeNotRestored(LoopRule):
         "raised. `model.train()` at the start of each epoch prevents it."
     )
     example = """\
+import torch
+
+model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.1), torch.nn.Linear(8, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+
 model.train()
 for epoch in range(epochs):
     for x, y in train_loader:
@@ -37,6 +43,12 @@ for epoch in range(epochs):
         accuracy = evaluate(model, val_loader)
 """
     fix_example = """\
+import torch
+
+model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.1), torch.nn.Linear(8, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+
 for epoch in range(epochs):
     model.train()
     for x, y in train_loader:

@@ -28,6 +28,12 @@ class ZeroGradBetweenBackwardAndStep(LoopRule):
         "or weight decay they drift). Nothing raises."
     )
     example = """\
+import torch
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+
 for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward()
@@ -35,6 +41,12 @@ for x, y in loader:
     optimizer.step()
 """
     fix_example = """\
+import torch
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+criterion = torch.nn.CrossEntropyLoss()
+
 for x, y in loader:
     optimizer.zero_grad()
     loss = criterion(model(x), y)
@@ -106,7 +118,13 @@ for x, y in loader:
         ),
         Invalid(
             """\
+import torch
 class Trainer:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 2)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.loss_fn = torch.nn.MSELoss()
     def train_step(self, batch):
         for x, y in batch:
             self.loss_fn(self.model(x), y).backward()
@@ -114,7 +132,7 @@ class Trainer:
             self.scaler.step(self.optimizer)
             self.scaler.update()
 """,
-            line=5,
+            line=11,
         ),
     ]
 

@@ -35,6 +35,7 @@ def test_events_in_order_with_branches_and_nested_loops():
     events = _events(
         """\
 import torch
+model = torch.nn.Linear(4, 2)
 opt = torch.optim.SGD(params, lr=0.1)
 sched = torch.optim.lr_scheduler.StepLR(opt, 3)
 for epoch in range(3):
@@ -96,10 +97,13 @@ def test_backward_events(call, retain, target):
 def test_events_follow_local_helpers_in_their_own_scope():
     events = _events(
         """\
+import torch
 def update(net, optimiser):
     optimiser.step()
     net.eval()
 
+model = torch.nn.Linear(4, 2)
+opt = torch.optim.Adam(model.parameters())
 for x in xs:
     model(x).sum().backward()
     update(model, opt)
@@ -148,14 +152,15 @@ def _is_last(module, node, name) -> bool:
 )
 def test_grad_status(lines, expected):
     body = "\n".join("    " + line for line in lines)
-    src = f"import torch\ndef f(model, x):\n{body}\n    print(w)\n"
+    src = f"import torch\ndef f(model: torch.nn.Module, x):\n{body}\n    print(w)\n"
     assert _status(src, "f", "w") is expected
 
 
 def test_graph_sharing_and_cuts():
     src = """\
 import torch
-def f(model, x, y):
+crit = torch.nn.MSELoss()
+def f(model: torch.nn.Module, x, y):
     out = model(x)
     a = crit(out, y)
     b = crit(out.detach(), y)

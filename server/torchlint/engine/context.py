@@ -12,7 +12,10 @@ from torchlint.engine.loop_events import LoopAnalysis
 from torchlint.engine.names import Imports
 from torchlint.engine.project import Project, project_for, summarize
 from torchlint.engine.semantics import Scope, Semantics
-from torchlint.engine.walk import iter_statements
+from torchlint.engine.walk import iter_nodes, iter_statements
+
+# What a script builds at top level (a library module builds none of these on import).
+_PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
 
 
 class FileContext:
@@ -41,12 +44,23 @@ class FileContext:
         """A script or notebook that runs (not a module others import): judged as a whole program."""
         if self.path.endswith(".ipynb") or ".ipynb:" in self.path:
             return True
+        scope = self.semantics.scope_for(self.module, None)
         for stmt in self.module.body:
-            if isinstance(stmt, (cst.For, cst.While)):
+            if isinstance(stmt, (cst.For, cst.While, cst.With)):
                 return True
             if isinstance(stmt, cst.If) and _is_main_guard(stmt.test):
                 return True
+            if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(n, cst.Call) and self._runs_training(n, scope) for n in iter_nodes(stmt)
+            ):
+                return True
         return False
+
+    def _runs_training(self, call: cst.Call, scope: Scope) -> bool:
+        """A top-level call that builds training objects or runs this file's own functions (`main()`)."""
+        if self.semantics.infer(call, scope) & _PROGRAM_KINDS:
+            return True
+        return isinstance(call.func, cst.Name) and call.func.value in self.semantics.functions()
 
     def program_calls(self, *names: str) -> bool:
         """Whether the program this file belongs to calls a function or method named one of `names`.

@@ -64,7 +64,8 @@ RETURNS: dict[str, Kind] = {
     "lightning.Fabric": Kind.ACCELERATOR,
     "torch.nn.parallel.DistributedDataParallel": Kind.MODEL | Kind.WRAPPED,
     "torch.nn.DataParallel": Kind.MODEL | Kind.WRAPPED,
-    "torch.distributed.fsdp.FullyShardedDataParallel": Kind.MODEL | Kind.WRAPPED,
+    # FSDP names its state-dict keys as the bare model does: a module, not a `module.`-prefixing wrapper.
+    "torch.distributed.fsdp.FullyShardedDataParallel": Kind.MODEL,
     # Composable parallelism returns the (sharded) module itself, not a tensor.
     "torch.distributed.tensor.parallel.parallelize_module": Kind.MODEL,
     "torch.distributed.fsdp.fully_shard": Kind.MODEL,
@@ -158,3 +159,26 @@ def kind_from_annotation(q: str | None) -> Kind:
         kind = RETURNS[q]
         return kind & ~Kind.WRAPPED if q == "torch.nn.Module" else kind
     return Kind.MODEL if is_module_base(q) else Kind.NONE
+
+
+# -- program-level facts ------------------------------------------------------------------
+# Libraries that set up distributed training and move batches themselves: a program built on
+# one of them has neither an `init_process_group` nor a `.to(device)` of its own to show.
+LAUNCHER_LIBRARIES = (
+    "accelerate",
+    "lightning",
+    "pytorch_lightning",
+    "deepspeed",
+    "horovod",
+    "ignite",
+    "colossalai",
+    "fairscale",
+)
+# Calls that create (or check for) the default process group.
+PROCESS_GROUP_SETUP = (
+    "init_process_group",
+    "is_initialized",
+    "init_distributed",
+    "initialize_model_parallel",
+    "init_device_mesh",
+)

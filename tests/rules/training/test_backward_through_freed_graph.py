@@ -24,25 +24,28 @@ CASES = [
         "same-loss-twice",
         "a.py",
         """
-        def step(model, x):
+        import torch
+        def step(model: torch.nn.Module, x):
             loss = model(x).sum()
             loss.backward()
             loss.backward()
     """,
-        [3],
+        [4],
     ),
     (
         "backward-in-a-loop-over-listed-losses",
         "a.py",
         """
-        def step(model, x, y, z):
+        import torch
+        crit = torch.nn.MSELoss()
+        def step(model: torch.nn.Module, x, y, z):
             out = model(x)
             loss_a = crit(out, y)
             loss_b = crit(out, z)
             for loss in (loss_a, loss_b):
                 loss.backward()
     """,
-        [6],
+        [8],
     ),
     (
         "loop-over-losses-from-separate-forwards",

@@ -24,14 +24,15 @@ CASES = [
         "test-function-of-a-training-script",
         "train.py",
         """
-        def test(model, loader):
+        import torch
+        def test(model: torch.nn.Module, loader):
             model.eval()
             correct = 0
             for x, y in loader:
                 correct += (model(x).argmax(1) == y).sum().item()
             return correct
     """,
-        [4],
+        [5],
     ),
     (
         "saliency-loop-needs-gradients",
@@ -51,12 +52,14 @@ CASES = [
         "nested-eval-loops-report-the-outer",
         "a.py",
         """
+        import torch
+        model = torch.nn.Linear(4, 2)
         model.eval()
         for split in splits:
             for x in split:
                 model(x)
     """,
-        [2],
+        [4],
     ),
 ]
 

@@ -49,12 +49,16 @@ CASES = [
         "zero-grad-before-the-loop-only",
         "a.py",
         """
+        import torch
+        model = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        criterion = torch.nn.MSELoss()
         optimizer.zero_grad()
         for x, y in loader:
             criterion(model(x), y).backward()
             optimizer.step()
     """,
-        [2],
+        [6],
     ),
     (
         "while-loop-over-steps",

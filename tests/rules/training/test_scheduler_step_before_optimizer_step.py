@@ -13,13 +13,18 @@ CASES = [
         "scheduler-per-batch-at-start",
         "a.py",
         """
+        import torch
+        model = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        criterion = torch.nn.MSELoss()
+        lr_scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, 0.1, total_steps=100)
         for x, y in loader:
             lr_scheduler.step()
             optimizer.zero_grad()
             criterion(model(x), y).backward()
             optimizer.step()
     """,
-        [2],
+        [7],
     ),
     (
         "timm-style-scheduler-with-epoch-argument",

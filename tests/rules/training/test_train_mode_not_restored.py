@@ -13,6 +13,10 @@ CASES = [
         "validation-helper-never-restores",
         "a.py",
         """
+        import torch
+        model = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        criterion = torch.nn.MSELoss()
         def validate(model, loader):
             model.eval()
             return [model(x) for x in loader]
@@ -24,7 +28,7 @@ CASES = [
                 optimizer.step()
             validate(model, val_loader)
     """,
-        [2],
+        [6],
     ),
     (
         "train-at-epoch-start-inside-helper",

@@ -14,6 +14,11 @@ CASES = [
         "a.py",
         """
         import torch
+        model = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        criterion = torch.nn.MSELoss()
+        scaler = torch.amp.GradScaler("cuda")
+        import torch
         for x, y in loader:
             with torch.autocast("cuda"):
                 loss = criterion(model(x), y)
@@ -23,7 +28,7 @@ CASES = [
                 scaler.step(optimizer)
             scaler.update()
     """,
-        [7],
+        [12],
     ),
 ]
 
