@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.engine.callargs import get_arg, is_name
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertBefore, Invalid, Rule, fix
+from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DIST_SAMPLER
 
@@ -151,7 +152,7 @@ for epoch in range(3):
     def visit_For(self, node: cst.For) -> None:
         if not self.active or self.reported:
             return
-        if isinstance(node.target, cst.Name) and "epoch" in node.target.value.lower():
+        if not self.ctx.loops[:-1]:  # an outermost loop: it may be the epoch loop around a helper
             self.epoch_loops.append(node)
         loader = dotted(_unwrap_iter(node.iter))
         if loader not in self.loaders or len(self.ctx.loops) < 2:
@@ -160,11 +161,29 @@ for epoch in range(3):
 
     def leave_Module(self, node: cst.Module) -> None:
         # the loader loop lives in a helper called from the epoch loop
-        if self.active and not self.reported and self.loaders and self.epoch_loops:
-            self._report(self.epoch_loops[0], next(iter(self.loaders)))
+        if not self.active or self.reported or not self.loaders:
+            return
+        helpers = {
+            name
+            for name, fn in self.ctx.local_functions().items()
+            if any(
+                isinstance(n, cst.For) and dotted(_unwrap_iter(n.iter)) in self.loaders
+                for n in iter_nodes(fn, into_functions=False)
+            )
+        }
+        for loop in self.epoch_loops:
+            if any(
+                isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in helpers
+                for n in iter_nodes(loop.body, into_functions=False)
+            ):
+                self._report(loop, next(iter(self.loaders)))
+                return
 
     def _report(self, loop, loader: str) -> None:
         self.reported = True
+        local = "." not in loader and self.ctx.current_function is not None
+        if not local and self.ctx.program_calls("set_epoch"):
+            return  # the sampler escapes this function: the program may give it the epoch elsewhere
         sampler = self.loaders[loader]
         if sampler is None or self.samplers.get(sampler) is not self.ctx.current_function:
             sampler = f"{loader}.sampler"

@@ -9,8 +9,6 @@ from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
-_DDP_NAMES = ("ddp", "dp_model", "parallel")
-
 
 class WrappedStateDictSaved(Rule):
     code = "TL407"
@@ -73,7 +71,7 @@ torch.save({"epoch": 3, "model": model.module.state_dict()}, "ckpt.pt")
 """,
         ),
         Invalid(
-            "import torch\ndef save(ddp_model, path):\n    torch.save(ddp_model.state_dict(), path)\n",
+            "import torch\ndef save(ddp_model: torch.nn.parallel.DistributedDataParallel, path):\n    torch.save(ddp_model.state_dict(), path)\n",
             line=3,
         ),
     ]
@@ -89,8 +87,7 @@ torch.save({"epoch": 3, "model": model.module.state_dict()}, "ckpt.pt")
         name = dotted(recv)
         if not name:
             return
-        wrapped = bool(self.ctx.kind(recv) & Kind.WRAPPED) or any(k in name.split(".")[-1].lower() for k in _DDP_NAMES)
-        if wrapped:
+        if self.ctx.kind(recv) & Kind.WRAPPED:
             self.report(
                 node,
                 self.message.format(model=name),

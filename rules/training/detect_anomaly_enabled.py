@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid, RemoveStatement, Rule, fix
+from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import is_test_file
 
@@ -111,12 +110,13 @@ def train_step(model, x):
             return
         if self._guards or is_test_file(self.ctx.path):
             return
-        if any(_DEBUG_NAME.search(fn.name.value) for fn in self.ctx.functions):
-            return  # a debugging / checking tool turns anomaly mode on deliberately
         if q in self._SET:
             arg = node.args[0] if node.args else None
             if arg is None or not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
                 return
+        block_of = next((w for w in reversed(self.ctx.withs) if any(i.item is node for i in w.items)), None)
+        if block_of is not None and not self._runs_backward(block_of.body):
+            return  # anomaly mode instruments backward passes only: a forward-only block costs nothing
         edit = None
         line = self._line
         block = self._blocks[-1] if self._blocks else self.ctx.module.body
@@ -132,8 +132,22 @@ def train_step(model, x):
             edit = fix("Remove the call", RemoveStatement(line))
         self.report(node, fix=edit)
 
-
-_DEBUG_NAME = re.compile(r"debug|check|anomal|diagnos", re.I)
+    def _runs_backward(self, body: cst.BaseSuite) -> bool:
+        """The block, or a function of this file it calls, runs a backward pass."""
+        local = self.ctx.local_functions()
+        for n in iter_nodes(body):
+            if not isinstance(n, cst.Call):
+                continue
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("backward", "manual_backward"):
+                return True
+            if isinstance(n.func, cst.Name) and n.func.value in local:
+                inner = local[n.func.value]
+                if any(
+                    isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"
+                    for c in iter_nodes(inner)
+                ):
+                    return True
+        return False
 
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from torchlint.engine.graph_flow import GRAD_MODE, body_of
-from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import EventKind
-from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes, iter_statements
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import is_test_file
-
-_EVAL_NAME = re.compile(
-    r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|infer|inference)(_|$)", re.I
-)
-
-
-_DATA_WORDS = ("loader", "batch", "dataset", "data", "samples", "images", "inputs", "dl")
 
 
 class InferenceWithoutNoGrad(Rule):
@@ -150,12 +139,13 @@ class Trainer:
         self.val_loader = val_loader
         self.criterion = torch.nn.CrossEntropyLoss()
     def validate(self):
+        self.model.eval()
         total = 0.0
         for x, y in self.val_loader:
             total += self.criterion(self.model(x), y).item()
         return total
 """,
-            line=10,
+            line=11,
         ),
     ]
 
@@ -169,9 +159,7 @@ class Trainer:
         ctx = self.ctx
         if ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):  # tests: memory is not the point
             return
-        fn = ctx.current_function
-        named = fn is not None and bool(_EVAL_NAME.search(fn.name.value))
-        if not named and ".eval(" not in ctx.text and "train(False)" not in ctx.text:
+        if ".eval(" not in ctx.text and "train(False)" not in ctx.text:
             return  # cheap exit: no evaluation context anywhere in the file
         body = body_of(ctx)
         if body.index(loop) is None or not self._evaluates(loop, body):
@@ -193,28 +181,9 @@ class Trainer:
         modes = [m for m in body.modes if m[0] < start]
         if modes and modes[-1][1]:
             return True
-        if any(e.kind is EventKind.EVAL and e.depth == 0 for e in events) and not any(
+        return any(e.kind is EventKind.EVAL and e.depth == 0 for e in events) and not any(
             e.kind is EventKind.TRAIN for e in events
-        ):
-            return True
-        fn = self.ctx.current_function
-        return (
-            fn is not None and bool(_EVAL_NAME.search(fn.name.value)) and not body.backwards and self._over_data(loop)
         )
-
-    def _over_data(self, loop) -> bool:
-        """`for batch in loader` / `enumerate(tqdm(val_dataloader))` / `for x in batches`."""
-        if not isinstance(loop, cst.For):
-            return False
-        it = loop.iter
-        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.args:
-            if it.func.value == "range":
-                return False
-            it = it.args[0].value  # enumerate(...), tqdm(...), zip(...), iter(...)
-        if self.ctx.kind(it) & Kind.DATALOADER:
-            return True
-        name = dotted(it)
-        return name is not None and any(w in name.rpartition(".")[2].lower() for w in _DATA_WORDS)
 
     def _wrap(self, loop):
         ctx = self.ctx
