@@ -1,15 +1,19 @@
-"""The rule catalogue: one module per family; importing this package registers them all."""
+"""The rule catalogue: a package per code prefix, a module per rule. Read it through `torchlint.registry.rules()`.
+
+Importing this package loads no rule: the result cache hashes these files without paying for libcst.
+"""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterator
+from types import ModuleType
 
-from torchlint.engine.rule import Rule
 
-
-def all_rules() -> dict[str, type[Rule]]:
-    """Every rule class by code, in code order."""
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
-    return dict(sorted(Rule.registry.items()))
+def modules() -> Iterator[ModuleType]:
+    """Import every module of every rule package, for `torchlint.registry` to collect the rules they define."""
+    for family in pkgutil.iter_modules(__path__, f"{__name__}."):
+        package = importlib.import_module(family.name)
+        for info in pkgutil.iter_modules(package.__path__, f"{family.name}."):
+            yield importlib.import_module(info.name)

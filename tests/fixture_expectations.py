@@ -1,10 +1,11 @@
-"""Reading the `# expect: TL101,TL105` annotations that fixtures carry."""
+"""The fixture programs (fixtures/) and the `# expect: TL101,TL105` annotations they carry."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*(TL\d{3}(?:\s*,\s*TL\d{3})*)")
 
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from fixture_expectations import expected, fixture_files
-from tl_paths import FIXTURES
+from fixture_expectations import FIXTURES, expected, fixture_files
 
 FILES = fixture_files(FIXTURES)
 

@@ -6,17 +6,14 @@ and --fix on the whole tree; here we check coverage and each rule's fix alone.)
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import libcst as cst
 import pytest
 
-from fixture_expectations import expected
+from fixture_expectations import FIXTURES, expected
 from torchlint.engine import fix_text, lint_text
 from torchlint.registry import rules
 
-ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "training"
-FILES = sorted(ROOT.glob("*.py"))
+FILES = sorted((FIXTURES / "training").glob("*.py"))
 CODES = [c for c in rules() if c.startswith("TL1")]
 BUGGY = [(p, code) for p in FILES for code in sorted({c for _, c in expected(p)}) if code in CODES]
 

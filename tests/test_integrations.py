@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from test_cli import BUGGY
-from tl_paths import ROOT
 
 BIN = Path(sys.executable).parent
 
@@ -50,12 +49,12 @@ def _git(cwd, *args):
 
 
 @pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory):
+def hook_repo(tmp_path_factory, pytestconfig):
     """A committed snapshot of this checkout (pre-commit clones hooks by path) and a shared hook cache."""
     base = tmp_path_factory.mktemp("pre-commit")
     src = base / "torchlint-src"
     shutil.copytree(
-        ROOT,
+        pytestconfig.rootpath,
         src,
         ignore=shutil.ignore_patterns(
             ".git", ".venv*", "node_modules", "*.egg-info", "build", "__pycache__", ".pytest_cache", "extension"

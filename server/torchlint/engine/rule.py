@@ -92,21 +92,14 @@ class Rule:
     INVALID: ClassVar[list[Invalid]] = []
     # Substrings without which the rule cannot fire (e.g. "backward"): a file containing
     # none of them skips the rule, and a file no rule applies to is not even parsed.
-    # Empty: always run. tests/test_prefilter.py checks no finding is ever lost.
+    # Empty: always run. tests/engine/test_prefilter.py checks no finding is ever lost.
     requires: ClassVar[tuple[str, ...]] = ()
-
-    registry: ClassVar[dict[str, type[Rule]]] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         code = cls.__dict__.get("code")
-        if code is None:
-            return
-        if not CODE_RE.match(code):
+        if code is not None and not CODE_RE.match(code):
             raise TypeError(f"{cls.__name__}: bad rule code {code!r}")
-        if code in Rule.registry:
-            raise TypeError(f"duplicate rule code {code}")
-        Rule.registry[code] = cls
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx

@@ -1,0 +1,1 @@
+"""Checkpoint rules (TL6xx): saving and loading model state safely."""

@@ -1,0 +1,70 @@
+"""TL603 whole-model-saved: torch.save(model) instead of torch.save(model.state_dict())"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.callargs import get_arg
+from torchlint.engine.kinds import Kind
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.findings import Severity
+
+
+class WholeModelSaved(Rule):
+    code = "TL603"
+    requires = ("save",)
+    name = "whole-model-saved"
+    message = (
+        "`torch.save({model}, ...)` pickles the module object — its class, by import path — so the file "
+        "breaks when the code is refactored and needs `weights_only=False` (unsafe) to load; save `{model}.state_dict()`"
+    )
+    severity = Severity.INFO
+    summary = "torch.save(model) instead of torch.save(model.state_dict())"
+    what = "Flags `torch.save(m, ...)` where `m` is an `nn.Module`."
+    why = (
+        "Pickling a module stores a reference to its class and the module path it lives in; renaming or "
+        "moving that class, or changing its attributes, makes old checkpoints unloadable. Loading it also "
+        "requires `weights_only=False`, i.e. trusting the file with code execution."
+    )
+    example = """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+torch.save(model, "model.pt")
+"""
+    fix_example = """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+torch.save(model.state_dict(), "model.pt")
+"""
+    fix_safety = (
+        "Changes what the file contains: code that loads it must now build the model and call "
+        "`model.load_state_dict(torch.load(path, weights_only=True))`."
+    )
+    VALID = [
+        'import torch\ntorch.save(model.state_dict(), "m.pt")\n',
+        'import torch\ntorch.save({"model": model.state_dict(), "epoch": 3}, "m.pt")\n',
+        'import torch\ntorch.jit.save(torch.jit.script(model), "m.pt")\n',
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nnet = torch.nn.Sequential()\ntorch.save(net, path)\n",
+            line=3,
+            fixed="import torch\nnet = torch.nn.Sequential()\ntorch.save(net.state_dict(), path)\n",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.qualname(node.func) != "torch.save" or not node.args:
+            return
+        obj = get_arg(node, "obj", 0)
+        if obj is None or not dotted(obj.value) or not self.ctx.kind(obj.value) & Kind.MODEL:
+            return
+        name = dotted(obj.value)
+        self.report(
+            obj.value,
+            self.message.format(model=name),
+            fix=fix("Save the state_dict", Replace(obj.value, f"{name}.state_dict()")),
+        )

@@ -1,0 +1,1 @@
+"""Data-loading rules (TL5xx): DataLoader argument combinations that raise at run time."""

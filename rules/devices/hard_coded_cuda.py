@@ -1,0 +1,148 @@
+"""TL303 hard-coded-cuda: `.cuda()` / `.to("cuda")` / `device="cuda"` without an availability guard"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.callargs import get_arg, int_value, string_value
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, Rule
+from torchlint.engine.walk import block_statements, iter_nodes, small_statements
+from torchlint.findings import Severity
+
+
+def _mentions_accelerator(expr: cst.CSTNode) -> bool:
+    """A test that looks at CUDA availability or a device choice: `torch.cuda.is_available()`, `args.cuda`, `device.type == "cuda"`."""
+    for n in (expr, *iter_nodes(expr)):
+        text = None
+        if isinstance(n, cst.Name):
+            text = n.value
+        elif isinstance(n, cst.SimpleString):
+            text = string_value(n)
+        if text and any(k in text.lower() for k in ("cuda", "gpu", "is_available", "device_count", "device")):
+            return True
+    return False
+
+
+def _exits(stmts) -> bool:
+    """The block leaves the function/program: raise, return, sys.exit(), pytest.skip(...)."""
+    for s in stmts:
+        for small in small_statements(s):
+            if isinstance(small, (cst.Raise, cst.Return)):
+                return True
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                name = dotted(small.value.func) or ""
+                if name.rpartition(".")[2] in ("exit", "skip", "skipTest", "quit"):
+                    return True
+    return False
+
+
+def _guarded_block(body) -> bool:
+    """`assert torch.cuda.is_available()` or `if not ...: raise` among these statements."""
+    for s in body:
+        for small in small_statements(s):
+            if isinstance(small, cst.Assert) and _mentions_accelerator(small.test):
+                return True
+        if isinstance(s, cst.If) and _mentions_accelerator(s.test) and _exits(block_statements(s.body)):
+            return True
+    return False
+
+
+class HardCodedCuda(Rule):
+    code = "TL303"
+    requires = ("cuda",)
+    name = "hard-coded-cuda"
+    message = (
+        "hard-coded CUDA device `{what}` with no availability check: crashes on CPU-only and Apple "
+        'machines; use a `device` variable (`torch.device("cuda" if torch.cuda.is_available() else "cpu")`)'
+    )
+    severity = Severity.WARNING
+    summary = '`.cuda()` / `.to("cuda")` / `device="cuda"` without an availability guard'
+    what = (
+        'Flags `.cuda()`, `.to("cuda")` and `device="cuda"` on tensors and modules that are not under an '
+        "`if` (or conditional expression, or function/file-level guard) that checks CUDA availability or "
+        'a device choice. A device variable (`.to(device)`, even `device = torch.device("cuda")`) is not '
+        "flagged: the choice is made once, in one place. Methods that implement `.cuda()`/`.to()` for a "
+        "container type are skipped (their caller chose the device)."
+    )
+    why = (
+        "`.cuda()` raises `AssertionError: Torch not compiled with CUDA enabled` on CPU-only machines and on "
+        "Apple silicon, so the program cannot even be smoke-tested on a laptop or a CPU CI runner. A single "
+        "`device` variable chosen once makes the same code run everywhere."
+    )
+    example = "import torch\n\nmodel = torch.nn.Linear(8, 2).cuda()\n"
+    fix_example = (
+        'import torch\n\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+        "model = torch.nn.Linear(8, 2).to(device)\n"
+    )
+    VALID = [
+        "import torch\nif torch.cuda.is_available():\n    model = model.cuda()\n",
+        'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nx = x.to(device)\n',
+        'import torch\nwith torch.autocast(device_type="cuda"):\n    y = model(x)\n',
+        "import torch\nx = x.cuda() if args.cuda else x\n",
+        'import torch\nassert torch.cuda.is_available()\nx = torch.zeros(3, device="cuda")\n',
+        "import torch\ndef run():\n    if not torch.cuda.is_available():\n        return\n    model.cuda()\n",
+        "import torch\nx = x.to(torch.float16)\n",
+        "import torch\nclass Rigid:\n    def cuda(self):\n        return Rigid(self.rots.cuda(), self.trans.cuda())\n",
+    ]
+    INVALID = [
+        Invalid('import torch\nx = torch.randn(4, 4, device="cuda")\n', line=2),
+        Invalid('import torch\nbatch = batch.to("cuda:0")\n', line=2),
+        Invalid("import torch\ndef train(model):\n    model.cuda()\n", line=3),
+    ]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.guards: list = []
+        self.file_guarded = "cuda" not in self.ctx.text or _guarded_block(node.body)
+
+    def _enter(self, test) -> None:
+        self.guards.append(test)  # judged only when a hard-coded device is found under it
+
+    def _leave(self, _node) -> None:
+        self.guards.pop()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._enter(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._enter(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter(node.test)
+
+    leave_If = leave_IfExp = leave_While = _leave
+
+    def _guarded(self) -> bool:
+        if self.file_guarded or any(_mentions_accelerator(test) for test in self.guards):
+            return True
+        for fn in self.ctx.functions:
+            if fn.name.value in ("cuda", "to", "_apply"):
+                return True  # implementing `.cuda()` for a container type: the caller chose CUDA
+            if any(_mentions_accelerator(d.decorator) for d in fn.decorators):
+                return True
+            if isinstance(fn.body, cst.IndentedBlock) and _guarded_block(fn.body.body):
+                return True
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        what = self._hard_coded(node)
+        if what is not None and not self._guarded():
+            self.report(node, self.message.format(what=what))
+
+    def _hard_coded(self, node: cst.Call) -> str | None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+            if not node.args or int_value(node.args[0].value) is not None:
+                if (dotted(func.value) or "").startswith("torch"):
+                    return None
+                return ".cuda()"
+            return None
+        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+            arg = get_arg(node, "device", 0)
+            text = string_value(arg.value) if arg else None
+            return f'.to("{text}")' if text and text.startswith("cuda") else None
+        arg = get_arg(node, "device")
+        text = string_value(arg.value) if arg else None
+        if text and text.startswith("cuda") and (self.ctx.qualname(func) or "").startswith("torch."):
+            return f'device="{text}"'
+        return None

@@ -1,0 +1,360 @@
+"""TL301 input-not-moved-to-device: Batch from a DataLoader reaches a moved model without being moved"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.device_moves import contains_move, device_moves, move_call
+from torchlint.engine.kinds import LOSS_FUNCTIONS, Kind
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import InsertBefore, Invalid, Rule, fix
+from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.findings import Severity
+from torchlint.rules.devices._helpers import target_names
+
+_LAUNCHERS = ("accelerate", "lightning", "pytorch_lightning", "ignite", "deepspeed")
+_ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "islice", "tqdm.tqdm", "tqdm.auto.tqdm"})
+# methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU
+_SAME_DEVICE = frozenset(
+    {
+        "float",
+        "half",
+        "double",
+        "long",
+        "int",
+        "bool",
+        "view",
+        "reshape",
+        "squeeze",
+        "unsqueeze",
+        "permute",
+        "transpose",
+        "contiguous",
+        "flatten",
+        "clone",
+        "detach",
+        "type",
+        "get",
+        "__getitem__",
+    }
+)
+
+
+def _loader_iter(ctx, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
+    """(loader expression, through enumerate) if a for-loop over `expr` draws DataLoader batches."""
+    if ctx.kind(expr) & Kind.DATALOADER:
+        return expr, False
+    if isinstance(expr, cst.Call) and expr.args and not expr.args[0].star:
+        name = dotted(expr.func)
+        if name in _ITER_WRAPPERS or (ctx.qualname(expr.func) or "").endswith("tqdm"):
+            inner = _loader_iter(ctx, expr.args[0].value)
+            if inner is not None:
+                return inner[0], inner[1] or name == "enumerate"
+    return None
+
+
+class InputNotMovedToDevice(Rule):
+    code = "TL301"
+    requires = (".to", ".cuda")
+    name = "input-not-moved-to-device"
+    message = (
+        "`{name}` comes from the DataLoader on the CPU, but `{model}` was moved with `{suffix}`: "
+        "the call fails with a device-mismatch error; move the batch too (`{name} = {name}{suffix}`)"
+    )
+    severity = Severity.ERROR
+    summary = "Batch from a DataLoader reaches a moved model without being moved"
+    what = (
+        "Flags a batch drawn from a DataLoader inside a loop that is passed to a model (or to the loss "
+        "next to it) without `.to(device)` / `.cuda()`, when that model was moved with `.to(...)` or "
+        "`.cuda()`."
+    )
+    why = (
+        "A DataLoader yields CPU tensors. Once the model's parameters are on the GPU, feeding it a CPU "
+        "batch raises `RuntimeError: Expected all tensors to be on the same device` at the first step — "
+        "or, for the loss target, only after the forward pass has already run."
+    )
+    example = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(10, 2).to(device)
+criterion = torch.nn.CrossEntropyLoss()
+loader = torch.utils.data.DataLoader(dataset, batch_size=32)
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y.to(device))
+"""
+    fix_example = """\
+import torch
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(10, 2).to(device)
+criterion = torch.nn.CrossEntropyLoss()
+loader = torch.utils.data.DataLoader(dataset, batch_size=32)
+for x, y in loader:
+    x = x.to(device)
+    out = model(x)
+    loss = criterion(out, y.to(device))
+"""
+    fix_safety = (
+        "Safe: inserts `x = x.to(<the model's device expression>)` just before the use. Offered only "
+        "when that device expression is visible at the loop (same function, module level, or `self.`)."
+    )
+    VALID = [
+        """\
+import torch
+model = torch.nn.Linear(10, 2).to(device)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    loss = criterion(model(x), y)
+""",
+        """\
+import torch
+model = Net().cuda()
+for batch in train_loader:
+    batch = {k: v.cuda() for k, v in batch.items()}
+    out = model(**batch)
+""",
+        # the model is never moved: CPU training is consistent
+        """\
+model = Net()
+for x, y in loader:
+    loss = criterion(model(x), y)
+""",
+        """\
+model.to(device)
+for i, (images, labels) in enumerate(loader):
+    out = model(images.to(device, non_blocking=True))
+    loss = criterion(out, labels.to(device))
+""",
+        """\
+from accelerate import Accelerator
+model.to(device)
+for x, y in loader:
+    out = model(x)
+""",
+        # the dataset already lives on the device
+        """\
+import torch
+model = Net().to(device)
+data = torch.utils.data.TensorDataset(X.to(device), Y.to(device))
+loader = torch.utils.data.DataLoader(data, batch_size=64)
+for x, y in loader:
+    loss = criterion(model(x), y)
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+model = Net().to(device)
+for x, y in loader:
+    out = model(x)
+""",
+            line=3,
+            fixed="""\
+model = Net().to(device)
+for x, y in loader:
+    x = x.to(device)
+    out = model(x)
+""",
+        ),
+        Invalid(
+            """\
+class Trainer:
+    def __init__(self, net, device):
+        self.model = net.to(self.device)
+    def fit(self, train_loader):
+        for step, batch in enumerate(train_loader):
+            inputs, labels = batch
+            logits = self.model(inputs.to(self.device))
+            loss = self.criterion(logits, labels)
+""",
+            line=8,
+        ),
+        Invalid(
+            """\
+model.cuda()
+for batch in loader:
+    loss = model(**batch).loss
+""",
+            line=3,
+        ),
+    ]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.skip = any(self.ctx.imports.imports_module(m) for m in _LAUNCHERS)
+
+    def visit_For(self, node: cst.For) -> None:
+        if self.skip:
+            return
+        found = _loader_iter(self.ctx, node.iter)
+        if found is None:
+            return
+        target = node.target
+        if found[1]:  # enumerate(loader): the first element is the index
+            if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+                return
+            target = target.elements[1].value
+        unmoved = dict.fromkeys(target_names(target))
+        if unmoved and not _built_on_device(self.ctx, found[0]):
+            _LoopCheck(self, node, unmoved).run()
+
+
+def _assigned_value(ctx, name: str | None) -> cst.BaseExpression | None:
+    """The value last assigned to `name` anywhere in the file (flow-insensitive)."""
+    value = None
+    if name:
+        for stmt in iter_statements(ctx.module.body, into_functions=True):
+            for small in small_statements(stmt):
+                if isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets):
+                    value = small.value
+    return value
+
+
+def _built_on_device(ctx, loader: cst.BaseExpression) -> bool:
+    """`DataLoader(TensorDataset(x.to(device), ...))`: the batches are already on the device."""
+    value = _assigned_value(ctx, dotted(loader))
+    if not isinstance(value, cst.Call):
+        return False
+    if contains_move(value, ctx.imports):
+        return True
+    dataset = value.args[0].value if value.args else None
+    inner = _assigned_value(ctx, dotted(dataset)) if dataset is not None else None
+    return inner is not None and contains_move(inner, ctx.imports)
+
+
+class _LoopCheck:
+    """Walks one loader loop in source order, tracking which names still hold CPU batch data."""
+
+    def __init__(self, rule: InputNotMovedToDevice, loop: cst.For, unmoved: dict) -> None:
+        self.rule = rule
+        self.ctx = rule.ctx
+        self.moves = device_moves(rule.ctx)
+        self.loop = loop
+        self.unmoved = unmoved
+        self.model_move = None  # the move of the model called so far in this iteration
+        self.reported: set[str] = set()
+
+    def run(self) -> None:
+        for stmt in iter_statements(block_statements(self.loop.body)):
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if isinstance(stmt, cst.For) and _loader_iter(self.ctx, stmt.iter) is not None:
+                return  # a nested loader loop is checked on its own
+            for small in small_statements(stmt):
+                self._check_calls(small, stmt)
+                self._update(small)
+
+    # -- which expressions still carry CPU batch data ---------------------
+    def _carrier(self, expr: cst.BaseExpression) -> str | None:
+        while True:
+            if isinstance(expr, cst.Name):
+                return expr.value if expr.value in self.unmoved else None
+            if isinstance(expr, (cst.Subscript, cst.Attribute)):
+                expr = expr.value
+            elif (
+                isinstance(expr, cst.Call)
+                and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _SAME_DEVICE
+            ):
+                expr = expr.func.value
+            else:
+                return None
+
+    def _update(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            for t in small.targets:
+                self._assign(t.target, small.value)
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call = small.value
+            found = move_call(call, self.ctx.imports)
+            if found is not None:  # `batch.to(device)`: in place for BatchEncoding / PyG Data
+                self.unmoved.pop(self._carrier(found[0]) or "", None)
+            elif not self._is_model_call(call) and dotted(call.func) != "print":
+                for a in call.args:  # a helper that may move a dict in place: `to_device(batch)`
+                    if isinstance(a.value, cst.Name):
+                        self.unmoved.pop(a.value.value, None)
+
+    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            if len(target.elements) == len(value.elements):
+                for t, v in zip(target.elements, value.elements):
+                    self._assign(t.value, v.value)
+                return
+        if isinstance(target, cst.Subscript):  # batch[k] = batch[k].to(device)
+            base = self._carrier(target)
+            if base and contains_move(value, self.ctx.imports):
+                self.unmoved.pop(base, None)
+            return
+        origin = None if contains_move(value, self.ctx.imports) else self._carrier(value)
+        for name in target_names(target):
+            if origin is not None:
+                self.unmoved[name] = None
+            else:
+                self.unmoved.pop(name, None)
+
+    # -- calls ------------------------------------------------------------
+    def _moved_model(self, call: cst.Call):
+        moves = self.moves.of(dotted(call.func))
+        return moves[0] if moves else None
+
+    def _is_model_call(self, call: cst.Call) -> bool:
+        return self._moved_model(call) is not None
+
+    def _is_loss_call(self, call: cst.Call) -> bool:
+        q = self.ctx.qualname(call.func)
+        if q is not None and q.startswith("torch.nn.functional.") and q.rpartition(".")[2] in LOSS_FUNCTIONS:
+            return True
+        return bool(self.ctx.kind(call.func) & Kind.CRITERION)
+
+    def _check_calls(self, small: cst.BaseSmallStatement, stmt: cst.BaseStatement) -> None:
+        calls = [n for n in iter_nodes(small, into_functions=False) if isinstance(n, cst.Call)]
+        for call in reversed(calls):  # innermost first: `criterion(model(x), y)`
+            move = self._moved_model(call)
+            if move is not None:
+                self.model_move = move
+                self._check_args(call, move, stmt)
+            elif self.model_move is not None and self._is_loss_call(call):
+                self._check_args(call, self.model_move, stmt)
+
+    def _check_args(self, call: cst.Call, move, stmt: cst.BaseStatement) -> None:
+        for arg in call.args:
+            name = self._carrier(arg.value)
+            if name is None or name in self.reported:
+                continue
+            self.reported.add(name)
+            model = dotted(call.func) if self._moved_model(call) else move.target
+            message = self.rule.message.format(name=name, model=model, suffix=move.suffix)
+            edit = None
+            if (
+                isinstance(arg.value, cst.Name)
+                and not arg.star
+                and isinstance(stmt, cst.SimpleStatementLine)
+                and self._visible(move)
+            ):
+                edit = fix(
+                    f"Insert `{name} = {name}{move.suffix}`", InsertBefore(stmt, f"{name} = {name}{move.suffix}")
+                )
+            self.rule.report(arg.value, message, fix=edit)
+
+    def _visible(self, move) -> bool:
+        """Can the device expression the model was moved with be written at this loop?"""
+        fn = self.ctx.current_function
+        if move.device is None or fn is move.function:
+            return True
+        text = dotted(move.device) or ""
+        if move.function is None or text.startswith("self."):
+            return True
+        # `def train(model, loader, device)`: the same name is bound here too
+        needed = {n.value for n in (move.device, *iter_nodes(move.device)) if isinstance(n, cst.Name)}
+        return fn is not None and needed <= _bound_names(fn)
+
+
+def _bound_names(fn: cst.FunctionDef) -> set[str]:
+    """Parameters of `fn` and names it assigns."""
+    names = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    for stmt in iter_statements(block_statements(fn.body)):
+        for small in small_statements(stmt):
+            if isinstance(small, cst.Assign):
+                names.update(n for t in small.targets for n in target_names(t.target))
+    return names

@@ -1,0 +1,258 @@
+"""TL304 tensor-created-on-default-device-in-forward: New tensor in forward() without device="""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.callargs import get_arg, has_star, with_keyword
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.walk import iter_nodes
+from torchlint.findings import Severity
+
+_CREATE_ON_CPU = frozenset(
+    "zeros ones empty full rand randn randint randperm arange linspace logspace eye tensor "
+    "FloatTensor LongTensor DoubleTensor HalfTensor BoolTensor IntTensor ByteTensor Tensor".split()
+)
+_LEGACY = frozenset(n for n in _CREATE_ON_CPU if n.endswith("Tensor"))
+_RELOCATE = frozenset({"to", "cuda", "type_as", "to_device"})
+
+
+class TensorCreatedOnDefaultDevice(Rule):
+    code = "TL304"
+    requires = ("forward",)
+    name = "tensor-created-on-default-device-in-forward"
+    message = (
+        "`torch.{fn}(...)` in `forward` creates a CPU tensor whatever device the module is on; it meets "
+        "CUDA activations with a device-mismatch error — pass `device={inp}.device`"
+    )
+    severity = Severity.WARNING
+    summary = "New tensor in forward() without device="
+    what = (
+        "Flags tensor factories (`torch.zeros`, `ones`, `arange`, `randn`, `tensor`, ...) called inside an "
+        "`nn.Module`'s `forward` without `device=`, that are not moved afterwards (`.to(...)`, "
+        "`.type_as(...)`) and are not indices."
+    )
+    why = (
+        "Factories allocate on the default device (the CPU) regardless of where the module lives. The "
+        "model works in CPU tests and fails as soon as it is moved to a GPU. `torch.zeros_like(x)` or "
+        "`device=x.device` follows the input."
+    )
+    example = """\
+import torch
+from torch import nn
+
+class Mask(nn.Module):
+    def forward(self, x):
+        mask = torch.ones(x.shape[0], x.shape[1])
+        return x * mask
+"""
+    fix_example = """\
+import torch
+from torch import nn
+
+class Mask(nn.Module):
+    def forward(self, x):
+        mask = torch.ones(x.shape[0], x.shape[1], device=x.device)
+        return x * mask
+"""
+    fix_safety = (
+        "Safe when the first argument of `forward` is a tensor (the usual case): the new tensor follows "
+        "it. Not offered when the first argument is optional, variadic or annotated as a non-tensor."
+    )
+    VALID = [
+        """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("pos", torch.arange(128))
+    def forward(self, x):
+        a = torch.zeros(x.shape, device=x.device)
+        b = torch.zeros_like(x)
+        c = torch.arange(x.size(1)).to(x.device)
+        d = x[torch.arange(x.size(0))]
+        e = torch.tensor(0.5)
+        f = torch.ones(3, dtype=x.dtype).type_as(x)
+        return a + b + c + d * e + f
+""",
+        """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def forward(self, x):
+        steps = torch.arange(x.size(1))
+        steps = steps.to(x.device)
+        return x + steps
+""",
+        """\
+import torch
+class NotAModule:
+    def forward(self, x):
+        return torch.zeros(3)
+""",
+        """\
+import torch
+from torch import nn
+class DropPath(nn.Module):
+    def forward(self, x):
+        if self.training and torch.rand(1) < self.p:
+            return x
+        keep = torch.randperm(x.size(1))
+        return x[:, keep] * torch.randint(2, (1,)).item()
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+import torch
+from torch import nn
+class Attn(nn.Module):
+    def forward(self, q, k):
+        causal = torch.tril(torch.ones(q.size(1), q.size(1)))
+        return causal
+""",
+            line=5,
+            fixed="""\
+import torch
+from torch import nn
+class Attn(nn.Module):
+    def forward(self, q, k):
+        causal = torch.tril(torch.ones(q.size(1), q.size(1), device=q.device))
+        return causal
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from torch import nn
+class Pos(nn.Module):
+    def forward(self, x):
+        return x + torch.FloatTensor(x.size(-1)).uniform_()
+""",
+            line=5,
+        ),
+    ]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node.name.value == "forward" and self.ctx.in_module_class:
+            self.pending: list = []
+            self.exempt: set = set()
+            self.bound: dict = {}  # factory call -> the name its result is bound to
+            self.assigning: list[str] = []  # targets of the assignments being visited
+            self.moved_names: set[str] = set()  # later `.to(...)`'d, or used as an index
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node.name.value != "forward" or not self.ctx.in_module_class:
+            return
+        inp = _first_tensor_param(node)
+        for call, fn in self.pending:
+            if call in self.exempt or self.bound.get(call, "") in self.moved_names:
+                continue
+            edit = None
+            if inp is not None and fn not in _LEGACY:
+                edit = fix(f"Add `device={inp}.device`", Replace(call, with_keyword(call, "device", f"{inp}.device")))
+            self.report(call, self.message.format(fn=fn, inp=inp or "x"), fix=edit)
+
+    def _in_forward(self) -> bool:
+        fn = self.ctx.current_function
+        return fn is not None and fn.name.value == "forward" and self.ctx.in_module_class
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._in_forward():
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _RELOCATE | _TO_PYTHON:
+            self.exempt.add(_factory_of(func.value))
+            if isinstance(func.value, cst.Name):
+                self.moved_names.add(func.value.value)
+        if dotted(func) in ("self.register_buffer", "int", "float", "bool", "len"):
+            self.exempt.update(_factory_of(a.value) for a in node.args)
+        q = self.ctx.qualname(func)
+        if q is None or q.rpartition(".")[0] != "torch" or q[6:] not in _CREATE_ON_CPU:
+            return
+        if get_arg(node, "device") is not None or has_star(node):
+            return
+        fn = q[6:]
+        if fn == "tensor" and (
+            not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple, cst.ListComp))
+        ):
+            return  # a scalar (0-dim CPU tensors mix freely with CUDA tensors) or an existing tensor
+        if _zero_dim(node):
+            return
+        if self.assigning:
+            self.bound[node] = self.assigning[-1]
+        self.pending.append((node, fn))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if self._in_forward():  # `if torch.rand(1) < self.p:`
+            self.exempt.add(_factory_of(node.left))
+            self.exempt.update(_factory_of(c.comparator) for c in node.comparisons)
+
+    def visit_For(self, node: cst.For) -> None:
+        if self._in_forward():  # `for i in torch.randperm(n):` yields Python-usable indices
+            self.exempt.add(_factory_of(node.iter))
+
+    def visit_If(self, node: cst.If) -> None:
+        if self._in_forward():  # `if signed and torch.randint(2, (1,)):` is a Python truth test
+            test = node.test
+            parts = [test.left, test.right] if isinstance(test, cst.BooleanOperation) else [test]
+            self.exempt.update(_factory_of(p) for p in parts)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if self._in_forward():
+            for el in node.slice:
+                if isinstance(el.slice, cst.Index):
+                    self.exempt.add(_factory_of(el.slice.value))
+                    base = el.slice.value  # `x[rows]`, `x[rows.squeeze(-1)]`: an index may stay on the CPU
+                    while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute):
+                        base = base.func.value
+                    if isinstance(base, cst.Name):
+                        self.moved_names.add(base.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self._in_forward() or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Name):  # `n = torch.ones(b) * k + 1`: factories below are bound to `n`
+            self.assigning.append(target.value)
+        elif isinstance(target, cst.Subscript):  # `dst[:k] = src[:k]` copies across devices
+            self.moved_names.update(n.value for n in (node.value, *iter_nodes(node.value)) if isinstance(n, cst.Name))
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        if self._in_forward() and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.assigning.pop()
+
+
+_TO_PYTHON = frozenset({"item", "tolist", "numpy"})
+
+
+def _factory_of(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The innermost receiver of a method chain: `torch.arange(n).unsqueeze(-1)` -> `torch.arange(n)`."""
+    while (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and isinstance(expr.func.value, cst.Call)
+        and not isinstance(expr.func.value.func, cst.Name)
+    ):
+        expr = expr.func.value
+    return expr
+
+
+def _zero_dim(call: cst.Call) -> bool:
+    """`torch.rand([])`, `torch.zeros(())`: a 0-dim tensor, which mixes freely with CUDA tensors."""
+    sizes = [a.value for a in call.args if a.keyword is None or a.keyword.value == "size"]
+    return bool(sizes) and all(isinstance(s, (cst.Tuple, cst.List)) and not s.elements for s in sizes)
+
+
+def _first_tensor_param(fn: cst.FunctionDef) -> str | None:
+    params = fn.params.params
+    if len(params) < 2:
+        return None
+    p = params[1]
+    if p.default is not None:
+        return None
+    if p.annotation is not None and "Tensor" not in cst.Module([]).code_for_node(p.annotation.annotation):
+        return None
+    return p.name.value

@@ -1,0 +1,155 @@
+"""TL305 view-on-non-contiguous: `.view()` right after transpose/permute/expand"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.callargs import int_value
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.findings import Severity
+from torchlint.rules.devices._helpers import target_names
+
+_NON_CONTIGUOUS_METHODS = frozenset(
+    {"transpose", "permute", "t", "expand", "swapaxes", "swapdims", "movedim", "moveaxis"}
+)
+_NON_CONTIGUOUS_ATTRS = frozenset({"T", "mT", "H", "mH"})
+
+
+class ViewOnNonContiguous(Rule):
+    code = "TL305"
+    requires = ("view",)
+    name = "view-on-non-contiguous"
+    message = (
+        "`.view(...)` merges dimensions that `.{op}` left non-contiguous: it raises "
+        "`RuntimeError: view size is not compatible with input tensor's size and stride`; use `.reshape(...)`"
+    )
+    severity = Severity.ERROR
+    summary = "`.view()` right after transpose/permute/expand"
+    what = (
+        "Flags `.view(shape)` applied to the result of `.transpose`, `.permute`, `.t()`, `.mT`, `.expand` "
+        "and similar (directly, or through a variable) with no `.contiguous()` in between, when the view "
+        "must merge dimensions the operation made non-adjacent (flattening; fewer dimensions than "
+        "`permute`/`expand` produced; a transpose's dimensions merged). Splitting views are valid and not flagged."
+    )
+    why = (
+        "These operations return strided views whose memory is not laid out in row-major order; `.view` "
+        "needs compatible strides and raises at run time. `.reshape` copies only when it must."
+    )
+    example = "y = x.transpose(1, 2).view(b, t, h * d)\n"
+    fix_example = "y = x.transpose(1, 2).reshape(b, t, h * d)\n"
+    fix_safety = (
+        "Safe: `.reshape` returns a view whenever `.view` would have succeeded, and a copy otherwise — "
+        "where the copy shares no memory with the input (in-place writes to it no longer reach `x`)."
+    )
+    VALID = [
+        "y = x.transpose(1, 2).contiguous().view(b, t, -1)\n",
+        "y = x.permute(0, 2, 1).reshape(b, -1)\n",
+        "import torch\ny = x.transpose(0, 1).view(torch.int16)\n",
+        "y = x.view(b, -1).transpose(0, 1)\n",
+        "h = x.transpose(1, 2)\nh = h.contiguous()\nout = h.view(b, -1)\n",
+        # splitting a dimension is always a valid view
+        "feat = tokens.transpose(1, 2).view(B, C, H, W)\n",
+        # merging dims 2 and 3 of the input, which stay adjacent
+        "emb = pos.permute(0, 2, 3, 1).view(1, -1, dim)\n",
+        "q = q.view(B, N, H, D).transpose(1, 2)\nk = k.view(B, N, H, D).transpose(1, 2)\n",
+    ]
+    INVALID = [
+        Invalid(
+            "out = attn.permute(0, 2, 1, 3).view(b, n, -1)\n",
+            line=1,
+            fixed="out = attn.permute(0, 2, 1, 3).reshape(b, n, -1)\n",
+        ),
+        Invalid("def f(x):\n    h = x.transpose(1, 2)\n    return h.view(h.size(0), -1)\n", line=3),
+        Invalid("y = w.mT.view(-1)\n", line=1),
+    ]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.strided: dict[tuple, cst.BaseExpression] = {}  # (function, name) -> the op that made it strided
+
+    def _op(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in _NON_CONTIGUOUS_METHODS:
+                return expr
+        if isinstance(expr, cst.Attribute) and expr.attr.value in _NON_CONTIGUOUS_ATTRS:
+            return expr
+        if isinstance(expr, cst.Name):
+            return self.strided.get((self.ctx.current_function, expr.value))
+        return None
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        # after the value: `q = q.view(...).transpose(1, 2)` views `q` before it becomes strided
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                key = (self.ctx.current_function, t.target.value)
+                op = self._op(node.value) if not isinstance(node.value, cst.Name) else None
+                if op is not None:
+                    self.strided[key] = op
+                else:
+                    self.strided.pop(key, None)
+            else:  # `k, v = qkv.split(...)`: rebound, whatever they were
+                for name in target_names(t.target):
+                    self.strided.pop((self.ctx.current_function, name), None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "view" or not node.args:
+            return
+        if any(a.star or a.keyword for a in node.args):
+            return
+        if len(node.args) == 1:
+            q = self.ctx.qualname(node.args[0].value) or ""
+            if q.startswith("torch.") or isinstance(node.args[0].value, cst.SimpleString):
+                return  # a dtype view
+        shape = [a.value for a in node.args]
+        if len(shape) == 1 and isinstance(shape[0], (cst.Tuple, cst.List)):
+            shape = [e.value for e in shape[0].elements]
+        elif len(shape) == 1 and not isinstance(shape[0], (cst.Integer, cst.UnaryOperation, cst.BinaryOperation)):
+            return  # `.view(shape_kv)`: a shape held in a variable, of unknown length
+        op = self._op(func.value)
+        if op is not None and _must_merge(op, shape):
+            name = op.func.attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
+            self.report(
+                node, self.message.format(op=name), fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape"))
+            )
+
+
+def _is_product(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)
+
+
+def _int_args(call: cst.Call) -> list[int] | None:
+    args = [a.value for a in call.args]
+    if len(args) == 1 and isinstance(args[0], (cst.Tuple, cst.List)):
+        args = [e.value for e in args[0].elements]
+    values = [int_value(a) for a in args]
+    return None if None in values or any(a.star for a in call.args) else values
+
+
+def _must_merge(op: cst.BaseExpression, shape: list) -> bool:
+    """Does this `.view` have to merge dimensions the op made non-adjacent in memory?
+
+    Splitting a dimension is always a valid view; only merges can fail. Without
+    shapes we decide from ranks: a view to fewer dimensions than the op's result
+    must merge, and it fails when no merge of memory-adjacent dimensions is left.
+    """
+    view_rank = len(shape)
+    if view_rank == 1:
+        return True  # flattening a transposed/expanded tensor
+    if not isinstance(op, cst.Call):
+        return False
+    method = op.func.attr.value
+    dims = _int_args(op)
+    if method == "permute" and dims:
+        if view_rank >= len(dims):
+            return False
+        adjacent = sum(1 for a, b in zip(dims, dims[1:]) if b == a + 1)
+        return adjacent < len(dims) - view_rank
+    if method in ("transpose", "swapaxes", "swapdims") and dims and len(dims) == 2 and min(dims) >= 0:
+        # `.view(depth * batch, c, h, w)`: a product before the swapped dims merges leading dims (safe),
+        # so the input has more dimensions than the view and the swapped ones may just be split
+        if any(_is_product(d) for d in shape[: min(dims)]):
+            return False
+        return dims[0] != dims[1] and view_rank <= max(dims) + 1
+    if method == "expand" and dims is not None and len(dims) > 1:
+        return view_rank < len(dims)
+    return False

@@ -1,0 +1,160 @@
+"""TL401 ddp-before-device-move: DistributedDataParallel(model) before model.to(device)"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.device_moves import device_moves, move_call
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import InsertBefore, Invalid, RemoveStatement, Rule, fix
+from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.findings import Severity
+from torchlint.rules.distributed._helpers import DDP
+
+
+def _statement_of(body, node: cst.CSTNode):
+    """(index, statement) of the statement in `body` (flattened, source order) that contains `node`."""
+    for i, stmt in enumerate(iter_statements(body)):
+        for small in small_statements(stmt):
+            if small is node or any(n is node for n in iter_nodes(small, into_functions=False)):
+                return i, stmt
+    return None
+
+
+def _body(ctx):
+    fn = ctx.current_function
+    if fn is None:
+        return ctx.module.body
+    return block_statements(fn.body)
+
+
+class DdpBeforeDeviceMove(Rule):
+    code = "TL401"
+    requires = ("DistributedDataParallel",)
+    name = "ddp-before-device-move"
+    message = (
+        "`{model}` is wrapped in DistributedDataParallel before it is moved to its device (line order): DDP "
+        "records parameter devices and broadcasts buffers at construction; move the model first, then wrap"
+    )
+    severity = Severity.ERROR
+    summary = "DistributedDataParallel(model) before model.to(device)"
+    what = "Flags `DistributedDataParallel(model)` when `model` (or the wrapper) is moved with `.to(...)`/`.cuda()` only afterwards."
+    why = (
+        "DDP inspects the module's parameters when it is constructed: it picks the device for its "
+        "gradient buckets and broadcasts rank 0's parameters from where they are. Wrapping a CPU model and "
+        "moving it afterwards either raises (`device_ids` given for a CPU module) or leaves DDP's "
+        "communication buffers on the wrong device."
+    )
+    example = """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(Net())
+model.to(rank)
+"""
+    fix_example = """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+net = Net()
+net.to(rank)
+model = DDP(net)
+"""
+    fix_safety = (
+        "Offered when the later move is its own statement on the wrapped name in the same block and its "
+        "device expression is already defined before the wrap: the statement is moved above the wrap."
+    )
+    VALID = [
+        """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = Net().to(rank)
+model = DDP(model, device_ids=[rank])
+""",
+        """\
+import torch
+model = Net()
+model.cuda(rank)
+ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+""",
+        # CPU DDP (gloo): never moved
+        """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(Net())
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(rank):
+    model = Net()
+    ddp_model = DDP(model, device_ids=[rank])
+    model.to(rank)
+""",
+            line=4,
+            fixed="""\
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(rank):
+    model = Net()
+    model.to(rank)
+    ddp_model = DDP(model, device_ids=[rank])
+""",
+        ),
+        Invalid(
+            """\
+import torch.nn as nn
+model = nn.parallel.DistributedDataParallel(model).cuda()
+""",
+            line=2,
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.qualname(node.func) != DDP or not node.args:
+            return
+        wrapped = dotted(node.args[0].value)
+        body = _body(self.ctx)
+        found = _statement_of(body, node)
+        if found is None:
+            return
+        index, stmt = found
+        order = {id(s): i for i, s in enumerate(iter_statements(body))}
+        names = {wrapped} if wrapped else set()
+        for small in small_statements(stmt):
+            if isinstance(small, cst.Assign) and small.value is node:
+                names.update(dotted(t.target) for t in small.targets)
+        names.discard(None)
+        moves = device_moves(self.ctx)
+        chained = any(
+            (found := move_call(n, self.ctx.imports)) is not None and found[0] is node
+            for small in small_statements(stmt)
+            for n in iter_nodes(small, into_functions=False)
+        )
+        if chained:  # DDP(model).cuda()
+            later, move = True, None
+        else:
+            own = [m for n in names for m in moves.of(n) if id(m.stmt) in order]
+            if any(order[id(m.stmt)] < index for m in own if m.target == wrapped):
+                return
+            after = sorted((m for m in own if order[id(m.stmt)] > index), key=lambda m: order[id(m.stmt)])
+            later = bool(after)
+            move = after[0] if after else None
+        if later:
+            self.report(
+                node, self.message.format(model=wrapped or "the model"), fix=self._fix(move, wrapped, stmt, body, index)
+            )
+
+    def _fix(self, move, wrapped, stmt, body, index):
+        if move is None or move.target != wrapped or not isinstance(move.stmt, cst.SimpleStatementLine):
+            return None
+        if len(move.stmt.body) != 1 or not any(s is move.stmt for s in body) or not any(s is stmt for s in body):
+            return None  # only statements of the same block can be swapped
+        if move.device is not None:
+            needed = {n.value for n in (move.device, *iter_nodes(move.device)) if isinstance(n, cst.Name)}
+            between = list(iter_statements(body))[index:]
+            for s in between[: between.index(move.stmt)]:
+                for small in small_statements(s):
+                    if isinstance(small, cst.Assign) and any(dotted(t.target) in needed for t in small.targets):
+                        return None
+        code = self.ctx.module.code_for_node(move.stmt.body[0])
+        return fix("Move the model before wrapping it", RemoveStatement(move.stmt), InsertBefore(stmt, code))

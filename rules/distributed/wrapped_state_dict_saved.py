@@ -1,0 +1,98 @@
+"""TL407 wrapped-state-dict-saved: state_dict() of a DataParallel/DDP wrapper is saved"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.kinds import Kind
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.findings import Severity
+
+_DDP_NAMES = ("ddp", "dp_model", "parallel")
+
+
+class WrappedStateDictSaved(Rule):
+    code = "TL407"
+    requires = ("state_dict",)
+    name = "wrapped-state-dict-saved"
+    message = (
+        "`{model}` is wrapped in (Distributed)DataParallel: its `state_dict()` keys all start with `module.`, "
+        "so the checkpoint does not load into the bare model; save `{model}.module.state_dict()`"
+    )
+    severity = Severity.WARNING
+    summary = "state_dict() of a DataParallel/DDP wrapper is saved"
+    what = "Flags `state_dict()` of a `DataParallel`/`DistributedDataParallel` wrapper in a program that saves checkpoints."
+    why = (
+        "The wrapper registers the real model as its submodule `module`, so every key gains a `module.` "
+        "prefix. Loading that checkpoint into an unwrapped model (for inference, or a run with a different "
+        "number of GPUs) fails with hundreds of missing and unexpected keys."
+    )
+    example = """\
+import torch
+
+model = torch.nn.parallel.DistributedDataParallel(net, device_ids=[rank])
+torch.save(model.state_dict(), "checkpoint.pt")
+"""
+    fix_example = """\
+import torch
+
+model = torch.nn.parallel.DistributedDataParallel(net, device_ids=[rank])
+torch.save(model.module.state_dict(), "checkpoint.pt")
+"""
+    fix_safety = (
+        "Safe for the checkpoint's consumers that load into the bare model; code that loads the file back "
+        "into a wrapped model must then load into `model.module`."
+    )
+    VALID = [
+        """\
+import torch
+model = torch.nn.parallel.DistributedDataParallel(net, device_ids=[rank])
+torch.save(model.module.state_dict(), "ckpt.pt")
+""",
+        """\
+import torch
+model = Net()
+torch.save({"model": model.state_dict()}, "ckpt.pt")
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+import torch
+from torch import nn
+model = nn.DataParallel(Net())
+torch.save({"epoch": 3, "model": model.state_dict()}, "ckpt.pt")
+""",
+            line=4,
+            fixed="""\
+import torch
+from torch import nn
+model = nn.DataParallel(Net())
+torch.save({"epoch": 3, "model": model.module.state_dict()}, "ckpt.pt")
+""",
+        ),
+        Invalid(
+            "import torch\ndef save(ddp_model, path):\n    torch.save(ddp_model.state_dict(), path)\n",
+            line=3,
+        ),
+    ]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.active = "save" in self.ctx.text
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not self.active or not isinstance(func, cst.Attribute) or func.attr.value != "state_dict":
+            return
+        recv = func.value
+        name = dotted(recv)
+        if not name:
+            return
+        wrapped = bool(self.ctx.kind(recv) & Kind.WRAPPED) or any(k in name.split(".")[-1].lower() for k in _DDP_NAMES)
+        if wrapped:
+            self.report(
+                node,
+                self.message.format(model=name),
+                fix=fix(f"Save `{name}.module.state_dict()`", Replace(recv, f"{name}.module")),
+            )

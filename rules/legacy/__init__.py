@@ -1,0 +1,1 @@
+"""Legacy-API rules (TL7xx): removed or deprecated torch/torchvision APIs and legacy idioms."""

@@ -1,0 +1,60 @@
+"""TL702 autograd-variable: torch.autograd.Variable(...)"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.callargs import get_arg, has_star, is_name
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.findings import Severity
+
+
+class AutogradVariable(Rule):
+    code = "TL702"
+    requires = ("Variable",)
+    name = "autograd-variable"
+    message = "`torch.autograd.Variable` has been a no-op wrapper since PyTorch 0.4: use the tensor itself{hint}"
+    severity = Severity.WARNING
+    summary = "torch.autograd.Variable(...)"
+    what = "Flags calls to `torch.autograd.Variable`."
+    why = (
+        "Since 0.4 tensors carry autograd state themselves and `Variable(t)` just returns a tensor. The "
+        "wrapper suggests semantics it no longer has — `volatile=True` is ignored (use `torch.no_grad()`), "
+        "so code relying on it silently builds graphs and wastes memory."
+    )
+    example = "import torch\nfrom torch.autograd import Variable\n\nx = Variable(torch.randn(3))\n"
+    fix_example = "import torch\nfrom torch.autograd import Variable\n\nx = torch.randn(3)\n"
+    fix_safety = (
+        "`Variable(t)` becomes `t`; `Variable(t, requires_grad=True)` becomes `t.requires_grad_()` (which marks "
+        "`t` itself — the usual intent). Calls with `volatile=` are left to you."
+    )
+    VALID = [
+        "import torch\nx = torch.randn(3, requires_grad=True)\n",
+        "class Variable:\n    pass\nv = Variable()\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nx = torch.autograd.Variable(t, requires_grad=True)\n",
+            line=2,
+            fixed="import torch\nx = t.requires_grad_()\n",
+        ),
+        Invalid("from torch.autograd import Variable\nx = Variable(t, volatile=True)\n", line=2),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.qualname(node.func) != "torch.autograd.Variable":
+            return
+        data = get_arg(node, "data", 0)
+        grad = get_arg(node, "requires_grad", 1)
+        edit = None
+        if data is not None and len(node.args) == 1 + (grad is not None) and not has_star(node):
+            code = self.ctx.module.code_for_node(data.value)
+            if not isinstance(data.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                code = f"({code})"
+            if grad is None or is_name(grad.value, "False"):
+                edit = fix("Drop the wrapper", Replace(node, code))
+            elif is_name(grad.value, "True"):
+                edit = fix("Use `.requires_grad_()`", Replace(node, f"{code}.requires_grad_()"))
+        volatile = get_arg(node, "volatile")
+        hint = " (`volatile=True` is ignored: wrap the code in `with torch.no_grad():`)" if volatile else ""
+        self.report(node, self.message.format(hint=hint), fix=edit)

@@ -1,0 +1,58 @@
+"""TL705 checkpoint-reentrant-unspecified: torch.utils.checkpoint without use_reentrant="""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.callargs import get_arg, has_star, with_keyword
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.findings import Severity
+
+
+class CheckpointReentrantUnspecified(Rule):
+    code = "TL705"
+    requires = ("checkpoint",)
+    name = "checkpoint-reentrant-unspecified"
+    message = (
+        "`{fn}` without `use_reentrant=`: PyTorch warns and will change the default; pass "
+        "`use_reentrant=False` (the recommended implementation)"
+    )
+    severity = Severity.WARNING
+    summary = "torch.utils.checkpoint without use_reentrant="
+    what = "Flags `torch.utils.checkpoint.checkpoint(...)` and `checkpoint_sequential(...)` calls without `use_reentrant=`."
+    why = (
+        "The reentrant implementation (the historical default) does not support keyword arguments to the "
+        "checkpointed function, `torch.autograd.grad`, or inputs that do not require grad — it silently "
+        "produces no gradients for the parameters inside when no input requires grad. PyTorch now asks "
+        "you to choose explicitly."
+    )
+    example = "from torch.utils.checkpoint import checkpoint\n\nh = checkpoint(block, x)\n"
+    fix_example = "from torch.utils.checkpoint import checkpoint\n\nh = checkpoint(block, x, use_reentrant=False)\n"
+    fix_safety = (
+        "`use_reentrant=False` is the recommended implementation and supports more cases; code that relied "
+        "on reentrant-specific behaviour (rare) should pass `use_reentrant=True` instead."
+    )
+    VALID = [
+        "from torch.utils.checkpoint import checkpoint\nh = checkpoint(block, x, use_reentrant=False)\n",
+        "from torch.utils.checkpoint import checkpoint\nh = checkpoint(block, x, **ckpt_kwargs)\n",
+        "from deepspeed import checkpointing\nh = checkpointing.checkpoint(block, x)\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(layers, 2, x)\n",
+            line=2,
+            fixed="import torch.utils.checkpoint as cp\ny = cp.checkpoint_sequential(layers, 2, x, use_reentrant=False)\n",
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        q = self.ctx.qualname(node.func)
+        if q not in ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"):
+            return
+        if get_arg(node, "use_reentrant") is not None or has_star(node):
+            return
+        self.report(
+            node,
+            self.message.format(fn=q.rpartition(".")[2]),
+            fix=fix("Add `use_reentrant=False`", Replace(node, with_keyword(node, "use_reentrant", "False"))),
+        )

@@ -1,0 +1,298 @@
+"""TL701 deprecated-or-removed-api: Deprecated or removed torch / torchvision API"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.engine.callargs import get_arg, has_star, int_value, is_name
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.walk import iter_statements, small_statements
+from torchlint.findings import Severity
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _positional(call: cst.Call) -> list[cst.Arg] | None:
+    """The arguments if all are plain positional ones, else None."""
+    if any(a.keyword is not None or a.star for a in call.args):
+        return None
+    return list(call.args)
+
+
+def _joined(values) -> str:
+    return ", ".join(_code(v) for v in values)
+
+
+# -- mechanical rewrites: (call, torch alias) -> new call text, or None when not mechanical
+def _rename(path: str, max_args: int | None = None) -> Callable:
+    def rewrite(call: cst.Call, torch: str) -> str | None:
+        if has_star(call) or (max_args is not None and (len(call.args) > max_args or _positional(call) is None)):
+            return None
+        return f"{torch}.{path}({_joined(a.value if a.keyword is None else a for a in call.args)})"
+
+    return rewrite
+
+
+def _qr(call: cst.Call, torch: str) -> str | None:
+    inp, some = get_arg(call, "input", 0), get_arg(call, "some", 1)
+    if inp is None or len(call.args) != 1 + (some is not None):
+        return None
+    if some is None or is_name(some.value, "True"):
+        return f"{torch}.linalg.qr({_code(inp.value)})"
+    if is_name(some.value, "False"):
+        return f'{torch}.linalg.qr({_code(inp.value)}, mode="complete")'
+    return None
+
+
+def _cholesky(call: cst.Call, torch: str) -> str | None:
+    inp, upper = get_arg(call, "input", 0), get_arg(call, "upper", 1)
+    if inp is None or len(call.args) != 1 + (upper is not None):
+        return None
+    if upper is None or is_name(upper.value, "False"):
+        return f"{torch}.linalg.cholesky({_code(inp.value)})"
+    if is_name(upper.value, "True"):
+        return f"{torch}.linalg.cholesky({_code(inp.value)}).mH"
+    return None
+
+
+def _chain_matmul(call: cst.Call, torch: str) -> str | None:
+    args = _positional(call)
+    return f"{torch}.linalg.multi_dot([{_joined(a.value for a in args)}])" if args else None
+
+
+def _range(call: cst.Call, torch: str) -> str | None:
+    """torch.range(s, e, step) includes `e` and returns floats; arange excludes it and keeps int dtype."""
+    args = [a for a in call.args if a.keyword is None]
+    if has_star(call) or not 1 <= len(args) <= 3 or any(a.keyword and a.keyword.value != "dtype" for a in call.args):
+        return None
+    values = [int_value(a.value) for a in args]
+    if None in values:
+        return None
+    start, end, step = (
+        (0, values[0], 1) if len(values) == 1 else (values[0], values[1], values[2] if len(values) == 3 else 1)
+    )
+    if step == 0:
+        return None
+    new_end = end + (1 if step > 0 else -1)
+    parts = [str(start), str(new_end)] + ([str(step)] if step != 1 else [])
+    dtype = get_arg(call, "dtype")
+    parts.append(f"dtype={_code(dtype.value)}" if dtype else f"dtype={torch}.get_default_dtype()")
+    return f"{torch}.arange({', '.join(parts)})"
+
+
+def _norm(call: cst.Call, torch: str) -> str | None:
+    """The vector-norm cases: norm(x), norm(x, 2), norm(x, p=1, dim=1, keepdim=True)."""
+    inp, p = get_arg(call, "input", 0), get_arg(call, "p", 1)
+    known = {"input", "p", "dim", "keepdim"}
+    if inp is None or has_star(call) or any(a.keyword and a.keyword.value not in known for a in call.args):
+        return None
+    if len([a for a in call.args if a.keyword is None]) > 2:
+        return None
+    parts = [_code(inp.value)]
+    if p is not None:
+        if not isinstance(p.value, (cst.Integer, cst.Float)):
+            return None
+        parts.append(f"ord={_code(p.value)}")
+    for kw in ("dim", "keepdim"):
+        arg = get_arg(call, kw)
+        if arg is not None:
+            parts.append(f"{kw}={_code(arg.value)}")
+    return f"{torch}.linalg.vector_norm({', '.join(parts)})"
+
+
+def _lu_solve(call: cst.Call, torch: str) -> str | None:
+    args = _positional(call)
+    if not args or len(args) != 3:
+        return None
+    b, lu, piv = (a.value for a in args)
+    return f"{torch}.linalg.lu_solve({_code(lu)}, {_code(piv)}, {_code(b)})"
+
+
+def _upsampling(mode: str) -> Callable:
+    def rewrite(call: cst.Call, torch: str) -> str | None:
+        if has_star(call):
+            return None
+        extra = f'mode="{mode}"' + (", align_corners=True" if mode == "bilinear" else "")
+        inner = _joined(a.value if a.keyword is None else a for a in call.args)
+        return f"{torch}.nn.Upsample({inner}{', ' if inner else ''}{extra})"
+
+    return rewrite
+
+
+def _autocast(call: cst.Call, torch: str) -> str | None:
+    if has_star(call):
+        return None
+    inner = _joined(a.value if a.keyword is None else a for a in call.args)
+    return f'{torch}.amp.autocast("cuda"{", " if inner else ""}{inner})'
+
+
+@dataclass(frozen=True)
+class Replacement:
+    use: str  # what to use instead, for the message
+    removed: bool = False
+    rewrite: Callable | None = None
+
+
+_TABLE: dict[str, Replacement] = {
+    "torch.solve": Replacement("torch.linalg.solve(A, B) (note the swapped arguments)", removed=True),
+    "torch.symeig": Replacement("torch.linalg.eigh", removed=True),
+    "torch.eig": Replacement("torch.linalg.eig", removed=True),
+    "torch.lstsq": Replacement("torch.linalg.lstsq(A, B) (note the swapped arguments)", removed=True),
+    "torch.matrix_rank": Replacement(
+        "torch.linalg.matrix_rank", removed=True, rewrite=_rename("linalg.matrix_rank", 1)
+    ),
+    "torch.qr": Replacement("torch.linalg.qr", rewrite=_qr),
+    "torch.cholesky": Replacement("torch.linalg.cholesky", rewrite=_cholesky),
+    "torch.chain_matmul": Replacement("torch.linalg.multi_dot", rewrite=_chain_matmul),
+    "torch.range": Replacement("torch.arange (which excludes the end)", rewrite=_range),
+    "torch.norm": Replacement("torch.linalg.vector_norm / matrix_norm", rewrite=_norm),
+    "torch.ger": Replacement("torch.outer", rewrite=_rename("outer")),
+    "torch.lu": Replacement("torch.linalg.lu_factor", rewrite=_rename("linalg.lu_factor", 1)),
+    "torch.lu_solve": Replacement("torch.linalg.lu_solve(LU, pivots, B) (note the argument order)", rewrite=_lu_solve),
+    "torch.svd": Replacement("torch.linalg.svd (returns Vh, not V; full_matrices replaces some)"),
+    "torch.triangular_solve": Replacement("torch.linalg.solve_triangular(A, B, upper=...)"),
+    "torch.nn.UpsamplingNearest2d": Replacement(
+        'torch.nn.Upsample(..., mode="nearest")', rewrite=_upsampling("nearest")
+    ),
+    "torch.nn.UpsamplingBilinear2d": Replacement(
+        'torch.nn.Upsample(..., mode="bilinear", align_corners=True)', rewrite=_upsampling("bilinear")
+    ),
+    "torch.nn.functional.upsample": Replacement(
+        "torch.nn.functional.interpolate", rewrite=_rename("nn.functional.interpolate")
+    ),
+    "torch.testing.assert_allclose": Replacement("torch.testing.assert_close"),
+    "torch.nn.utils.weight_norm": Replacement("torch.nn.utils.parametrizations.weight_norm (state_dict keys change)"),
+    "torch.utils._pytree._register_pytree_node": Replacement(
+        "torch.utils._pytree.register_pytree_node", rewrite=_rename("utils._pytree.register_pytree_node")
+    ),
+    "torch.backends.cuda.sdp_kernel": Replacement("torch.nn.attention.sdpa_kernel"),
+    "torch.cuda.amp.autocast": Replacement('torch.amp.autocast("cuda", ...)', rewrite=_autocast),
+    "torch.set_default_tensor_type": Replacement("torch.set_default_dtype / torch.set_default_device"),
+    "torchvision.transforms.v2.ToTensor": Replacement(
+        "v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])"
+    ),
+    # non-public aliases of public functions
+    "torch.utils.data._utils.collate.default_collate": Replacement(
+        "torch.utils.data.default_collate", rewrite=_rename("utils.data.default_collate")
+    ),
+    "torch.utils.data._utils.collate.default_convert": Replacement(
+        "torch.utils.data.default_convert", rewrite=_rename("utils.data.default_convert")
+    ),
+}
+for _fn in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize"):
+    _TABLE[f"functorch.{_fn}"] = Replacement(f"torch.func.{_fn}", rewrite=_rename(f"func.{_fn}"))
+
+
+def _imported_twice(ctx, local: str) -> bool:
+    """`local` is bound by more than one import (a version fallback); the import table keeps the last."""
+    sources = set()
+    for stmt in iter_statements(ctx.module.body, into_functions=True):
+        for small in small_statements(stmt):
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    bound = alias.asname.name if alias.asname is not None else alias.name
+                    if isinstance(bound, cst.Name) and bound.value == local:
+                        sources.add(dotted(small.module) if small.module else None)
+    return len(sources) > 1
+
+
+def torch_alias(ctx) -> str | None:
+    """The local name bound to the `torch` module (`import torch`, `import torch as T`), if any."""
+    for local, q in ctx.imports.table.items():
+        if q == "torch":
+            return local
+    return None
+
+
+class DeprecatedOrRemovedApi(Rule):
+    code = "TL701"
+    requires = tuple({q.rpartition(".")[2] for q in _TABLE} | {"functorch"})
+    name = "deprecated-or-removed-api"
+    message = "`{old}` is {status}; use `{new}`"
+    severity = Severity.WARNING
+    summary = "Deprecated or removed torch / torchvision API"
+    what = (
+        "Flags calls to torch functions that are deprecated or removed (`torch.solve`, `torch.symeig`, "
+        "`torch.qr`, `torch.lu`, `torch.cholesky`, `torch.chain_matmul`, `torch.range`, `torch.norm`, "
+        "`torch.ger`, `functorch.*`, `torch.cuda.amp.autocast`, ...) and non-public aliases of public ones "
+        "— TorchFix's TOR001/TOR004/TOR101/TOR103/TOR104/TOR105/TOR202 set."
+    )
+    why = (
+        "Removed functions raise at run time on current PyTorch; deprecated ones warn and will be removed. "
+        "Their `torch.linalg` replacements are better specified (batched, differentiable, consistent "
+        "argument order) — which is also why some migrations are not a rename."
+    )
+    example = "import torch\n\nq, r = torch.qr(a)\n"
+    fix_example = "import torch\n\nq, r = torch.linalg.qr(a)\n"
+    fix_safety = (
+        "Offered only where the rewrite keeps behaviour: renames with identical signatures, `qr(some=)` -> "
+        "`mode=`, `cholesky(upper=True)` -> `.mH`, `chain_matmul` -> `multi_dot([...])`, `range` with literal "
+        "integer bounds (keeping its floating dtype), vector cases of `norm`, `lu_solve` argument order. "
+        "Others (`solve`, `svd`, `triangular_solve`, ...) change return values and are left to you."
+    )
+    VALID = [
+        "import torch\nq, r = torch.linalg.qr(a)\nx = torch.arange(10)\n",
+        "import numpy as np\nq, r = np.linalg.qr(a)\nn = np.linalg.norm(v)\n",
+        "def qr(a):\n    return a\nqr(1)\n",
+        "import torch\nn = torch.linalg.vector_norm(x, dim=1)\n",
+        "try:\n    from torch.func import vmap\nexcept ImportError:\n    from functorch import vmap\nys = vmap(f)(xs)\n",
+    ]
+    INVALID = [
+        Invalid(
+            "import torch\nL = torch.cholesky(A, upper=True)\n",
+            line=2,
+            fixed="import torch\nL = torch.linalg.cholesky(A).mH\n",
+        ),
+        Invalid(
+            "import torch\nx = torch.range(1, 4)\n",
+            line=2,
+            fixed="import torch\nx = torch.arange(1, 5, dtype=torch.get_default_dtype())\n",
+        ),
+        Invalid(
+            "import torch\nm = torch.chain_matmul(a, b, c)\n",
+            line=2,
+            fixed="import torch\nm = torch.linalg.multi_dot([a, b, c])\n",
+        ),
+        Invalid(
+            "import torch\nfrom functorch import vmap\nys = vmap(f)(xs)\n",
+            line=3,
+            fixed="import torch\nfrom functorch import vmap\nys = torch.func.vmap(f)(xs)\n",
+        ),
+        Invalid("import torch\nx = torch.solve(b, A)\n", line=2),
+        Invalid("from torch import norm\nn = norm(x)\n", line=2),
+        Invalid(
+            "import torch\nn = torch.norm(x, 2, dim=-1)\n",
+            line=2,
+            fixed="import torch\nn = torch.linalg.vector_norm(x, ord=2, dim=-1)\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch.cuda.amp import autocast\nwith autocast(dtype=torch.float16):\n    y = model(x)\n",
+            line=3,
+            fixed=(
+                "import torch\nfrom torch.cuda.amp import autocast\n"
+                'with torch.amp.autocast("cuda", dtype=torch.float16):\n    y = model(x)\n'
+            ),
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        q = self.ctx.qualname(node.func)
+        entry = _TABLE.get(q) if q else None
+        if entry is None:
+            return
+        if isinstance(node.func, cst.Name) and _imported_twice(self.ctx, node.func.value):
+            return  # `try: from torch.func import vmap / except ImportError: from functorch import vmap`
+        status = "removed (it raises at run time)" if entry.removed else "deprecated"
+        edit = None
+        torch = torch_alias(self.ctx)
+        if entry.rewrite is not None and torch is not None:
+            new = entry.rewrite(node, torch)
+            if new is not None:
+                edit = fix(f"Replace with `{entry.use.split(' ')[0]}`", Replace(node, new))
+        self.report(node, self.message.format(old=q, status=status, new=entry.use), fix=edit)

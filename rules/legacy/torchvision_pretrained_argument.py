@@ -1,0 +1,75 @@
+"""TL704 torchvision-pretrained-argument: torchvision model built with pretrained="""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.callargs import is_name, string_value
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.findings import Severity
+
+
+class TorchvisionPretrained(Rule):
+    code = "TL704"
+    requires = ("pretrained",)
+    name = "torchvision-pretrained-argument"
+    message = "`{arg}=` was removed from torchvision model builders; use `{new}=`{hint}"
+    severity = Severity.WARNING
+    summary = "torchvision model built with pretrained="
+    what = "Flags torchvision model builders (and `torch.hub.load('pytorch/vision', ...)`) called with `pretrained=` / `pretrained_backbone=`."
+    why = (
+        "torchvision 0.13 replaced the boolean with a `weights=` enum that names exactly which checkpoint "
+        "(and preprocessing) is used; the boolean was deprecated and then removed, so the call fails on "
+        "current torchvision."
+    )
+    example = "import torchvision\n\nmodel = torchvision.models.resnet50(pretrained=True)\n"
+    fix_example = 'import torchvision\n\nmodel = torchvision.models.resnet50(weights="DEFAULT")\n'
+    fix_safety = (
+        '`pretrained=True` becomes `weights="DEFAULT"`, the best available weights — for some models newer '
+        'than the ones `pretrained=True` loaded (use e.g. `"IMAGENET1K_V1"` to reproduce old results); '
+        "`pretrained=False` becomes `weights=None`. Non-literal values are left to you."
+    )
+    VALID = [
+        'import torchvision\nm = torchvision.models.resnet50(weights="DEFAULT")\n',
+        "import timm\nm = timm.create_model('resnet50', pretrained=True)\n",
+        "from torchvision.models import ResNet50_Weights\nw = ResNet50_Weights.DEFAULT\n",
+    ]
+    INVALID = [
+        Invalid(
+            "from torchvision.models.detection import fasterrcnn_resnet50_fpn\n"
+            "m = fasterrcnn_resnet50_fpn(pretrained=False, pretrained_backbone=True)\n",
+            line=2,
+            fixed="from torchvision.models.detection import fasterrcnn_resnet50_fpn\n"
+            'm = fasterrcnn_resnet50_fpn(weights=None, weights_backbone="DEFAULT")\n',
+        ),
+        Invalid("import torch\nm = torch.hub.load('pytorch/vision', 'resnet18', pretrained=flag)\n", line=2),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        q = self.ctx.qualname(node.func) or ""
+        if q.startswith("torchvision.models."):
+            if not q.rpartition(".")[2][:1].islower():
+                return
+        elif not (q == "torch.hub.load" and node.args and "pytorch/vision" in (string_value(node.args[0].value) or "")):
+            return
+        found = [
+            a for a in node.args if a.keyword is not None and a.keyword.value in ("pretrained", "pretrained_backbone")
+        ]
+        if not found:
+            return
+        new_args = list(node.args)
+        fixable = True
+        for a in found:
+            value = "None" if is_name(a.value, "False") else '"DEFAULT"' if is_name(a.value, "True") else None
+            if value is None:
+                fixable = False
+                break
+            new_name = a.keyword.value.replace("pretrained", "weights")
+            new_args[new_args.index(a)] = a.with_changes(keyword=cst.Name(new_name), value=cst.parse_expression(value))
+        first = found[0].keyword.value
+        new = first.replace("pretrained", "weights")
+        hint = (
+            "" if fixable else f' (e.g. `{new}="DEFAULT" if {self.ctx.module.code_for_node(found[0].value)} else None`)'
+        )
+        edit = fix("Use `weights=`", Replace(node, node.with_changes(args=new_args))) if fixable else None
+        self.report(node, self.message.format(arg=first, new=new, hint=hint), fix=edit)

@@ -1,0 +1,1 @@
+"""nn.Module definition rules (TL2xx): state that PyTorch cannot see."""

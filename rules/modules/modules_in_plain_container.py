@@ -1,0 +1,267 @@
+"""TL202 modules-in-plain-container: Submodules or parameters kept in a plain list/dict"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.kinds import Kind
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.walk import block_statements, iter_statements, small_statements
+from torchlint.findings import Severity
+from torchlint.rules.modules._helpers import INIT_METHODS
+
+_CONTAINERS = {"list": "ModuleList", "dict": "ModuleDict"}
+_PARAM_CONTAINERS = {"list": "ParameterList", "dict": "ParameterDict"}
+
+
+class ModulesInPlainContainer(Rule):
+    code = "TL202"
+    requires = ("self.",)
+    name = "modules-in-plain-container"
+    message = (
+        "`self.{attr}` holds {what} in a plain Python {kind}: they are not registered, so `parameters()`, "
+        "`.to(device)` and `state_dict()` skip them; use `nn.{container}`"
+    )
+    severity = Severity.ERROR
+    summary = "Submodules or parameters kept in a plain list/dict"
+    what = (
+        "Flags `self.x = [nn.Linear(...), ...]`, list comprehensions of modules, dicts of modules, lists of "
+        "`nn.Parameter`, and `self.x = []` later filled with `self.x.append(<module>)`, inside an "
+        "`nn.Module` subclass."
+    )
+    why = (
+        "`nn.Module` discovers submodules and parameters through attribute assignment of `Module` / "
+        "`Parameter` objects only. Inside a list or dict they are invisible: the optimizer never receives "
+        "their weights (they stay at their random initialisation), `model.to('cuda')` leaves them on the "
+        "CPU, and checkpoints silently omit them."
+    )
+    example = """\
+from torch import nn
+
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = [nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])]
+"""
+    fix_example = """\
+from torch import nn
+
+class MLP(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+"""
+    fix_safety = (
+        "Safe for code that iterates, indexes or calls `len()` on the container (ModuleList/ModuleDict "
+        "support these). Checkpoints gain the container's keys, so old checkpoints load with missing keys."
+    )
+    VALID = [
+        """\
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.sizes = [4, 8, 16]
+        self.names = {"a": 1}
+""",
+        """\
+from torch import nn
+class NotAModule:
+    def __init__(self):
+        self.layers = [nn.Linear(4, 4)]
+""",
+        """\
+from torch import nn
+class M(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.pair = nn.ModuleDict({"a": nn.Linear(a, b)})
+        self.losses = [nn.MSELoss()]
+""",
+        """\
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = []
+        for _ in range(n):
+            self.layers.append(nn.Linear(4, 4))
+        self.layers = nn.ModuleList(self.layers)
+""",
+        """\
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [nn.Conv2d(3, 3, 1), nn.ReLU()]
+        for i, layer in enumerate(self.layers):
+            self.add_module(str(i), layer)
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+import torch.nn as nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = {"cls": nn.Linear(8, 2), "box": nn.Linear(8, 4)}
+""",
+            line=5,
+            fixed="""\
+import torch.nn as nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleDict({"cls": nn.Linear(8, 2), "box": nn.Linear(8, 4)})
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.blocks = []
+        for _ in range(n):
+            self.blocks.append(nn.Conv2d(3, 3, 3))
+""",
+            line=6,
+            fixed="""\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.blocks = nn.ModuleList()
+        for _ in range(n):
+            self.blocks.append(nn.Conv2d(3, 3, 3))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = [nn.Parameter(torch.ones(1)) for _ in range(4)]
+""",
+            line=6,
+        ),
+        Invalid(
+            """\
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        enc = nn.GRU(8, 8)
+        dec = nn.Linear(8, 8)
+        self.parts = [enc, dec]
+""",
+            line=7,
+        ),
+    ]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.ctx.in_module_class or node.name.value not in INIT_METHODS:
+            return
+        empty: dict[str, cst.Assign] = {}  # `self.x = []` not yet known to hold modules
+        found: dict[str, tuple] = {}  # target -> report arguments
+        for stmt in iter_statements(block_statements(node.body)):
+            for small in small_statements(stmt):
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    self._assign(small, empty, found)
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    if dotted(small.value.func) in ("self.add_module", "self.register_module"):
+                        return  # registered by hand (nn.Sequential-style numbered children)
+                    self._append(small.value, empty, found)
+        for args in found.values():
+            self._report(*args)
+
+    def _assign(self, node: cst.Assign, empty: dict, found: dict) -> None:
+        target = dotted(node.targets[0].target)
+        if not target or not target.startswith("self.") or target.count(".") != 1:
+            return
+        found.pop(target, None)  # re-assigned later, e.g. `self.layers = nn.ModuleList(self.layers)`
+        value = node.value
+        if isinstance(value, (cst.List, cst.Tuple, cst.Dict)) and not value.elements:
+            empty[target] = node
+            return
+        empty.pop(target, None)
+        kind = "dict" if isinstance(value, (cst.Dict, cst.DictComp)) else "list"
+        items = _container_items(value)
+        if not items:
+            return
+        what = {self._element(v) for v in items}
+        if len(what) == 1 and None not in what:
+            found[target] = (node, target[5:], what.pop(), kind, value)
+
+    def _append(self, call: cst.Call, empty: dict, found: dict) -> None:
+        func = call.func
+        if (
+            not isinstance(func, cst.Attribute)
+            or func.attr.value not in ("append", "extend", "insert")
+            or not call.args
+        ):
+            return
+        target = dotted(func.value)
+        if target not in empty:
+            return
+        what = self._element(call.args[-1].value)
+        if what is not None:
+            node = empty.pop(target)
+            found[target] = (node, target[5:], what, "dict" if isinstance(node.value, cst.Dict) else "list", node.value)
+
+    def _element(self, expr: cst.BaseExpression) -> str | None:
+        """'module' / 'parameter' for a constructor call making one (or a local bound to one), else None."""
+        if isinstance(expr, cst.Name) and self.ctx.scope is not None:
+            kind = self.ctx.scope.bindings.get(expr.value, Kind.NONE)
+            return "module" if kind & Kind.MODEL and not kind & Kind.CRITERION else None
+        if not isinstance(expr, cst.Call):
+            return None
+        q = self.ctx.qualname(expr.func)
+        if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return "parameter"
+        kind = self.ctx.kind(expr)
+        if kind & Kind.MODEL and not kind & Kind.CRITERION:
+            return "module"
+        return None
+
+    def _report(self, node: cst.Assign, attr: str, what: str, kind: str, value) -> None:
+        container = (_PARAM_CONTAINERS if what == "parameter" else _CONTAINERS)[kind]
+        nn = _nn_name(self.ctx)
+        code = self.ctx.module.code_for_node
+        inner = code(value)
+        if isinstance(value, cst.Tuple):  # a tuple's parentheses lie outside its position: rewrite the statement
+            inner = "[" + ", ".join(code(e.value) for e in value.elements) + "]"
+        new = f"{nn}.{container}()" if not _container_items(value) else f"{nn}.{container}({inner})"
+        target = code(node.targets[0].target)
+        self.report(
+            node,
+            self.message.format(attr=attr, what=f"{what}s", kind=kind, container=container),
+            fix=fix(f"Wrap in `nn.{container}`", Replace(node, f"{target} = {new}")),
+        )
+
+
+def _container_items(value: cst.BaseExpression) -> list | None:
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [e.value for e in value.elements if isinstance(e, cst.Element)]
+    if isinstance(value, cst.Dict):
+        return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return [value.elt]
+    if isinstance(value, cst.DictComp):
+        return [value.value]
+    return None
+
+
+def _nn_name(ctx) -> str:
+    """How this file spells `torch.nn` (falls back to `torch.nn`)."""
+    for local, q in ctx.imports.table.items():
+        if q == "torch.nn":
+            return local
+    return "torch.nn"

@@ -1,0 +1,192 @@
+"""TL201 tensor-attribute-not-registered: Plain tensor stored as an nn.Module attribute"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.kinds import TENSOR_FACTORIES
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.walk import iter_nodes
+from torchlint.findings import Severity
+from torchlint.rules.modules._helpers import INIT_METHODS
+
+_NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "any", "all"})
+
+
+def _registered_later(fn: cst.FunctionDef, attr: str, ctx) -> bool:
+    """`self.register_buffer("x", self.x)` or `self.x = nn.Parameter(self.x)` elsewhere in the method."""
+    for n in iter_nodes(fn.body):
+        if isinstance(n, cst.Call) and dotted(n.func) in ("self.register_buffer", "self.register_parameter") and n.args:
+            if isinstance(n.args[0].value, cst.SimpleString) and n.args[0].value.evaluated_value == attr:
+                return True
+        if (
+            isinstance(n, cst.Assign)
+            and isinstance(n.value, cst.Call)
+            and dotted(n.targets[0].target) == f"self.{attr}"
+        ):
+            if ctx.qualname(n.value.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                return True
+    return False
+
+
+class TensorAttributeNotRegistered(Rule):
+    code = "TL201"
+    requires = ("torch",)
+    name = "tensor-attribute-not-registered"
+    message = (
+        "`self.{attr}` is a plain tensor: `.to(device)`, `state_dict()` and `parameters()` ignore it; "
+        "wrap it in `nn.Parameter(...)` or use `self.register_buffer(...)`"
+    )
+    severity = Severity.ERROR
+    summary = "Plain tensor stored as an nn.Module attribute"
+    what = (
+        "Flags `self.x = torch.<factory>(...)` in the `__init__` of an `nn.Module` subclass, where the "
+        "tensor is neither an `nn.Parameter` nor a registered buffer."
+    )
+    why = (
+        "A plain tensor attribute is invisible to the module machinery: `model.to('cuda')` leaves it on "
+        "the CPU (a device-mismatch error at the first forward), `state_dict()` does not save it, and "
+        "`parameters()` does not return it, so the optimizer never trains it."
+    )
+    example = """\
+import torch
+from torch import nn
+
+class Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.ones(16)
+"""
+    fix_example = """\
+import torch
+from torch import nn
+
+class Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.ones(16))
+"""
+    fix_safety = (
+        "Two fixes are offered. `register_buffer` (the default for `--fix`) keeps the tensor "
+        "non-trainable but saved and moved with the module; `nn.Parameter` makes it trainable. Either "
+        "adds a key to `state_dict()`, so checkpoints saved before the fix load with missing keys."
+    )
+    VALID = [
+        """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.ones(3))
+        self.w = nn.Parameter(torch.randn(3))
+""",
+        """\
+import torch
+class NotAModule:
+    def __init__(self):
+        self.table = torch.zeros(10)
+""",
+        """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def forward(self, x):
+        self.last = torch.zeros_like(x)
+        return x
+""",
+        """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.randn(3, 3)
+        self.w = nn.Parameter(self.w)
+        self.n = torch.tensor([1, 2]).sum().item()
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+import torch
+import torch.nn as nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mask = torch.ones(3)
+""",
+            line=6,
+            fixed="""\
+import torch
+import torch.nn as nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.ones(3))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+from torch.nn import Module
+class Base(Module):
+    pass
+class M(Base):
+    def __init__(self):
+        super().__init__()
+        self.pos = torch.arange(10)
+""",
+            line=8,
+        ),
+        Invalid(
+            """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.table = torch.zeros(4, 4).float().to(device)
+""",
+            line=6,
+        ),
+    ]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        fn = self.ctx.current_function
+        if fn is None or fn.name.value not in INIT_METHODS or not self.ctx.in_module_class:
+            return
+        if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+            return
+        target = dotted(node.targets[0].target)
+        if not target or not target.startswith("self.") or target.count(".") != 1:
+            return
+        factory = node.value  # `torch.zeros(3).float().to(device)`: look through the method chain
+        while isinstance(factory.func, cst.Attribute) and isinstance(factory.func.value, cst.Call):
+            if factory.func.attr.value in _NOT_TENSOR_METHODS:
+                return
+            factory = factory.func.value
+        q = self.ctx.qualname(factory.func)
+        if q is None or q.rpartition(".")[0] != "torch" or q.rpartition(".")[2] not in TENSOR_FACTORIES:
+            return
+        attr = target[5:]
+        if _registered_later(fn, attr, self.ctx):
+            return
+        value = self.ctx.module.code_for_node(node.value)
+        parameter = self._parameter_name()
+        self.report(
+            node,
+            self.message.format(attr=attr),
+            fix=fix(f"Register `{attr}` as a buffer", Replace(node, f'self.register_buffer("{attr}", {value})')),
+            alternatives=(fix(f"Make `{attr}` an nn.Parameter", Replace(node.value, f"{parameter}({value})")),),
+        )
+
+    def _parameter_name(self) -> str:
+        """How this file spells nn.Parameter (falls back to torch.nn.Parameter)."""
+        for local, q in self.ctx.imports.table.items():
+            if q == "torch.nn":
+                return f"{local}.Parameter"
+            if q == "torch.nn.Parameter":
+                return local
+        return "torch.nn.Parameter"

@@ -1,0 +1,142 @@
+"""TL107 backward-through-freed-graph: Second backward() through a graph an earlier backward() freed"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.callargs import with_keyword
+from torchlint.engine.graph_flow import body_of
+from torchlint.engine.loop_events import exclusive
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.findings import Severity
+
+
+class BackwardThroughFreedGraph(Rule):
+    code = "TL107"
+    requires = ("backward",)
+    name = "backward-through-freed-graph"
+    message = "this `backward()` frees the graph of `{shared}`, which {later} back-propagates through again: pass `retain_graph=True` here (or sum the losses)"
+    severity = Severity.ERROR
+    summary = "Second backward() through a graph an earlier backward() freed"
+    what = (
+        "Flags a `backward()` without `retain_graph=True` when another backward pass later goes "
+        "through part of the same graph: two losses built from one forward pass, or a backward "
+        "inside a loop through a tensor computed once before the loop."
+    )
+    why = (
+        "By default `backward()` frees the intermediate buffers of the graph it traverses. A second "
+        "backward through any part of that graph fails with `RuntimeError: Trying to backward through "
+        "the graph a second time`. Summing the losses and calling `backward()` once is usually the "
+        "better fix (one traversal); `retain_graph=True` keeps the buffers alive until the last pass."
+    )
+    example = """\
+features = backbone(images)
+loss_cls = criterion(cls_head(features), labels)
+loss_box = box_loss(box_head(features), boxes)
+loss_cls.backward()
+loss_box.backward()
+"""
+    fix_example = """\
+features = backbone(images)
+loss_cls = criterion(cls_head(features), labels)
+loss_box = box_loss(box_head(features), boxes)
+(loss_cls + loss_box).backward()
+"""
+    fix_safety = (
+        "Adds `retain_graph=True` to this `backward()`. Correct, but the graph's buffers stay alive "
+        "until the last backward, raising peak memory; summing the losses into one backward is "
+        "cheaper when you can restructure the code."
+    )
+    VALID = [
+        """\
+features = backbone(images)
+loss_cls = criterion(cls_head(features), labels)
+loss_box = box_loss(box_head(features), boxes)
+loss_cls.backward(retain_graph=True)
+loss_box.backward()
+""",
+        """\
+features = backbone(images)
+(criterion(cls_head(features), labels) + box_loss(box_head(features), boxes)).backward()
+""",
+        # GAN: the discriminator pass sees a detached copy
+        """\
+fake = generator(z)
+d_loss = criterion(discriminator(fake.detach()), zeros)
+d_loss.backward()
+g_loss = criterion(discriminator(fake), ones)
+g_loss.backward()
+""",
+        # the forward pass is redone inside the loop
+        """\
+for x, y in loader:
+    out = model(x)
+    criterion(out, y).backward()
+""",
+        # the two backward calls are alternatives
+        """\
+out = model(x)
+if use_aux:
+    aux_loss(out).backward()
+else:
+    main_loss(out).backward()
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+import torch
+out = model(x)
+for target in targets:
+    loss = criterion(out, target)
+    loss.backward()
+""",
+            line=5,
+            fixed="""\
+import torch
+out = model(x)
+for target in targets:
+    loss = criterion(out, target)
+    loss.backward(retain_graph=True)
+""",
+        ),
+        Invalid(
+            """\
+def train_step(model, x, y):
+    logits = model(x)
+    ce = criterion(logits, y)
+    reg = logits.pow(2).mean()
+    ce.backward()
+    reg.backward()
+""",
+            line=5,
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Attribute) or node.func.attr.value not in ("backward", "manual_backward"):
+            return
+        body = body_of(self.ctx)
+        me = next((b for b in body.backwards if b.call is node), None)
+        if me is None or me.retain or me.target is None:
+            return
+        mine = body.graph_defs(me.target, me.index)
+        if not mine:
+            return
+        if me.loops:  # a graph from before the loop, freed in the first iteration
+            loop = me.loops[-1]
+            start = body.index(loop)
+            outside = [d for d in mine if d.index < start and loop not in d.loops and not body.defined_in(d.name, loop)]
+            if outside:
+                return self._report(node, min(outside, key=lambda d: d.index).name, "the next iteration")
+        for other in body.backwards:
+            if other.index <= me.index or exclusive(me, other) or other.target is None:
+                continue
+            shared = mine & body.graph_defs(other.target, other.index)
+            if shared:
+                name = min(shared, key=lambda d: d.index).name
+                return self._report(node, name, f"`{self.ctx.module.code_for_node(other.call)}`")
+
+    def _report(self, node: cst.Call, shared: str, later: str) -> None:
+        edit = fix("Pass `retain_graph=True`", Replace(node, with_keyword(node, "retain_graph", "True")))
+        self.report(node, self.message.format(shared=shared, later=later), fix=edit)

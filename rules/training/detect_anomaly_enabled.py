@@ -1,0 +1,140 @@
+"""TL113 detect-anomaly-enabled: torch.autograd anomaly detection left enabled outside tests"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, RemoveStatement, Rule, fix
+from torchlint.findings import Severity
+from torchlint.rules.training._helpers import is_test_file
+
+
+class DetectAnomalyEnabled(Rule):
+    code = "TL113"
+    requires = ("anomaly",)
+    name = "detect-anomaly-enabled"
+    message = "autograd anomaly detection is switched on: every backward pass records stack traces and checks for NaN, several times slower"
+    severity = Severity.WARNING
+    summary = "torch.autograd anomaly detection left enabled outside tests"
+    what = (
+        "Flags `torch.autograd.set_detect_anomaly(True)` and `torch.autograd.detect_anomaly()` in code "
+        "that is not a test file, unless it is behind an `if` (a debug switch) or inside a function "
+        "named as a debugging or checking tool (`debug_step`, `check_gradients`)."
+    )
+    why = (
+        "Anomaly mode records a Python stack trace for every operation in the forward pass and checks "
+        "every gradient for NaN in the backward pass. It is a debugging tool: left on, training runs "
+        "several times slower and uses more host memory, with no change in the results."
+    )
+    example = """\
+import torch
+
+torch.autograd.set_detect_anomaly(True)
+train(model, loader)
+"""
+    fix_example = """\
+import torch
+
+train(model, loader)
+"""
+    fix_safety = "Removes the statement. Safe: anomaly mode never changes results, only diagnostics."
+    VALID = [
+        """\
+import torch
+if args.debug:
+    torch.autograd.set_detect_anomaly(True)
+""",
+        """\
+import torch
+torch.autograd.set_detect_anomaly(False)
+""",
+        """\
+import torch
+torch.autograd.set_detect_anomaly(args.detect_anomaly)
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+import torch
+torch.autograd.set_detect_anomaly(True)
+main()
+""",
+            line=2,
+            fixed="""\
+import torch
+main()
+""",
+        ),
+        Invalid(
+            """\
+from torch import autograd
+
+def train_step(model, x):
+    with autograd.detect_anomaly():
+        model(x).sum().backward()
+""",
+            line=4,
+        ),
+    ]
+
+    _SET = ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly")
+    _CTX = ("torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._guards = 0  # enclosing `if`s other than `if __name__ == "__main__":`
+        self._line: cst.SimpleStatementLine | None = None
+        self._blocks: list = []
+
+    def visit_If(self, node: cst.If) -> None:
+        self._guards += not _is_main_guard(node.test)
+
+    def leave_If(self, node: cst.If) -> None:
+        self._guards -= not _is_main_guard(node.test)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(node.body)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        q = self.ctx.qualname(node.func)
+        if q not in self._SET and q not in self._CTX:
+            return
+        if self._guards or is_test_file(self.ctx.path):
+            return
+        if any(_DEBUG_NAME.search(fn.name.value) for fn in self.ctx.functions):
+            return  # a debugging / checking tool turns anomaly mode on deliberately
+        if q in self._SET:
+            arg = node.args[0] if node.args else None
+            if arg is None or not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+                return
+        edit = None
+        line = self._line
+        block = self._blocks[-1] if self._blocks else self.ctx.module.body
+        if (
+            q in self._SET
+            and line is not None
+            and len(line.body) == 1
+            and isinstance(line.body[0], cst.Expr)
+            and line.body[0].value is node
+            and len(block) > 1
+            and line in block
+        ):
+            edit = fix("Remove the call", RemoveStatement(line))
+        self.report(node, fix=edit)
+
+
+_DEBUG_NAME = re.compile(r"debug|check|anomal|diagnos", re.I)
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"

@@ -1,0 +1,275 @@
+"""TL110 inference-without-no-grad: Evaluation / inference loop outside torch.no_grad()"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchlint.engine.graph_flow import GRAD_MODE, body_of
+from torchlint.engine.kinds import Kind
+from torchlint.engine.loop_events import EventKind
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.walk import iter_nodes, iter_statements
+from torchlint.findings import Severity
+from torchlint.rules.training._helpers import is_test_file
+
+_EVAL_NAME = re.compile(
+    r"(^|_)(val|valid|validate|validation|eval|evaluate|evaluation|test|predict|prediction|infer|inference)(_|$)", re.I
+)
+
+
+_DATA_WORDS = ("loader", "batch", "dataset", "data", "samples", "images", "inputs", "dl")
+
+
+class InferenceWithoutNoGrad(Rule):
+    code = "TL110"
+    requires = (
+        "val",
+        "Val",
+        "VAL",
+        "test",
+        "Test",
+        "TEST",
+        "predict",
+        "Predict",
+        "PREDICT",
+        "infer",
+        "Infer",
+        "INFER",
+        "train(False)",
+    )
+    name = "inference-without-no-grad"
+    message = "this evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)"
+    severity = Severity.WARNING
+    summary = "Evaluation / inference loop outside torch.no_grad()"
+    what = (
+        "Flags an evaluation or inference loop — after `model.eval()`, or a loop over data in a "
+        "function named like validate/evaluate/predict/test that never calls `backward()` — that "
+        "calls the model outside "
+        "`torch.no_grad()`, `torch.inference_mode()` or a function decorated with either. Test files "
+        "(`test_*.py`, `tests/`) are not checked."
+    )
+    why = (
+        "`model.eval()` changes dropout and batch-norm; it does not turn autograd off. Every forward "
+        "pass still records a graph and keeps its activations, so evaluation uses several times the "
+        "memory it needs (often an out-of-memory error on the validation set after training fit) and "
+        "runs slower. Anything accumulated from the outputs also keeps those graphs alive."
+    )
+    example = """\
+import torch
+
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+"""
+    fix_example = """\
+import torch
+
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+"""
+    fix_safety = (
+        "Wraps the loop in `with torch.no_grad():`. Safe unless the loop needs gradients on purpose "
+        "(saliency maps, adversarial examples, test-time training): those call `backward()` or "
+        "`torch.autograd.grad` and are not flagged when they do so in the loop."
+    )
+    VALID = [
+        """\
+import torch
+
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    return [model(x) for x, _ in loader]
+""",
+        """\
+import torch
+
+def evaluate(model, loader):
+    model.eval()
+    with torch.inference_mode():
+        for x, y in loader:
+            model(x)
+""",
+        # training loop: gradients wanted
+        """\
+model.train()
+for x, y in loader:
+    optimizer.zero_grad()
+    criterion(model(x), y).backward()
+    optimizer.step()
+""",
+        # no_grad inside the loop, around the forward pass
+        """\
+import torch
+model.eval()
+for x, y in loader:
+    x = x.cuda()
+    with torch.no_grad():
+        out = model(x)
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+import torch
+model.eval()
+preds = []
+for x in loader:
+    preds.append(model(x).argmax(1))
+""",
+            line=4,
+            fixed="""\
+import torch
+model.eval()
+preds = []
+with torch.no_grad():
+    for x in loader:
+        preds.append(model(x).argmax(1))
+""",
+        ),
+        Invalid(
+            """\
+import torch
+
+class Trainer:
+    def validate(self):
+        total = 0.0
+        for x, y in self.val_loader:
+            total += self.criterion(self.model(x), y).item()
+        return total
+""",
+            line=6,
+        ),
+    ]
+
+    def visit_For(self, node: cst.For) -> None:
+        self._check(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node)
+
+    def _check(self, loop) -> None:
+        ctx = self.ctx
+        if ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):  # tests: memory is not the point
+            return
+        fn = ctx.current_function
+        named = fn is not None and bool(_EVAL_NAME.search(fn.name.value))
+        if not named and ".eval(" not in ctx.text and "train(False)" not in ctx.text:
+            return  # cheap exit: no evaluation context anywhere in the file
+        body = body_of(ctx)
+        if body.index(loop) is None or not self._evaluates(loop, body):
+            return
+        for outer in ctx.loops[:-1]:  # report the outermost such loop only
+            if body.index(outer) is not None and self._evaluates(outer, body):
+                return
+        fix_ = self._wrap(loop)
+        self.report(loop, fix=fix_)
+
+    def _evaluates(self, loop, body) -> bool:
+        """An inference loop: model calls outside no_grad, no backward, in an evaluation context."""
+        if not any(loop in loops and not off for _, _, loops, off in body.forwards):
+            return False
+        events = self.ctx.loop_analysis.events(loop)
+        if any(e.kind is EventKind.BACKWARD for e in events) or any(loop in b.loops for b in body.backwards):
+            return False
+        start = body.index(loop)
+        modes = [m for m in body.modes if m[0] < start]
+        if modes and modes[-1][1]:
+            return True
+        if any(e.kind is EventKind.EVAL and e.depth == 0 for e in events) and not any(
+            e.kind is EventKind.TRAIN for e in events
+        ):
+            return True
+        fn = self.ctx.current_function
+        return (
+            fn is not None and bool(_EVAL_NAME.search(fn.name.value)) and not body.backwards and self._over_data(loop)
+        )
+
+    def _over_data(self, loop) -> bool:
+        """`for batch in loader` / `enumerate(tqdm(val_dataloader))` / `for x in batches`."""
+        if not isinstance(loop, cst.For):
+            return False
+        it = loop.iter
+        while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.args:
+            if it.func.value == "range":
+                return False
+            it = it.args[0].value  # enumerate(...), tqdm(...), zip(...), iter(...)
+        if self.ctx.kind(it) & Kind.DATALOADER:
+            return True
+        name = dotted(it)
+        return name is not None and any(w in name.rpartition(".")[2].lower() for w in _DATA_WORDS)
+
+    def _wrap(self, loop):
+        ctx = self.ctx
+        if ctx.imports.table.get("torch") != "torch":
+            return None
+        module = ctx.module
+        if any(
+            isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in module.code_for_node(n)
+            for n in iter_nodes(loop)
+        ):
+            return None  # re-indenting would change a multi-line string
+        indent = _indent_of(module, loop)
+        if indent is None:
+            return None
+        code = module.code_for_node(loop.with_changes(leading_lines=()))
+        nl = module.default_newline
+        if code.endswith(nl):
+            code = code[: -len(nl)]
+        comment = _last_comment(loop)
+        if comment is not None and code.endswith(comment):
+            code = code[: -len(comment)].rstrip(" \t")
+        unit = module.default_indent
+        lines = [indent + unit + line if line.strip() else line for line in code.split(nl)]
+        new = "with torch.no_grad():" + nl + nl.join(lines)
+        return fix("Wrap the loop in `with torch.no_grad():`", Replace(loop, new))
+
+
+def _indent_of(module: cst.Module, target: cst.BaseStatement) -> str | None:
+    """The indentation of `target`'s first line, from the nesting of indented blocks."""
+    stack = [(s, "") for s in reversed(module.body)]
+    while stack:
+        stmt, indent = stack.pop()
+        if stmt is target:
+            return indent
+        if not isinstance(stmt, cst.BaseCompoundStatement):
+            continue
+        suites = [
+            stmt.body,
+            *(h.body for h in getattr(stmt, "handlers", ())),
+            *(c.body for c in getattr(stmt, "cases", ())),
+        ]
+        orelse, final = getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)
+        if isinstance(orelse, cst.If):
+            stack.append((orelse, indent))  # `elif` sits at the `if`'s indentation
+        elif orelse is not None:
+            suites.append(orelse.body)
+        if final is not None:
+            suites.append(final.body)
+        for suite in reversed(suites):
+            if isinstance(suite, cst.IndentedBlock):
+                inner = indent + (suite.indent if suite.indent is not None else module.default_indent)
+                stack.extend((s, inner) for s in reversed(suite.body))
+    return None
+
+
+def _last_comment(stmt: cst.BaseStatement) -> str | None:
+    """The trailing comment of the compound statement's last line, as rendered."""
+    last = None
+    for s in iter_statements([stmt], into_functions=True):
+        if isinstance(s, cst.SimpleStatementLine):
+            last = s.trailing_whitespace
+        elif isinstance(s, cst.BaseCompoundStatement) and isinstance(s.body, cst.SimpleStatementSuite):
+            last = s.body.trailing_whitespace
+    return last.comment.value if last is not None and last.comment is not None else None

@@ -1,0 +1,204 @@
+"""TL105 loss-accumulated-with-graph: Loss tensor accumulated across steps (total += loss) keeps every graph alive"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.graph_flow import NO_GRAD, body_of
+from torchlint.engine.kinds import Kind
+from torchlint.engine.names import dotted
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.findings import Severity
+
+
+class LossAccumulatedWithGraph(Rule):
+    code = "TL105"
+    requires = ("loss", "Loss", "criterion", "backward")
+    name = "loss-accumulated-with-graph"
+    message = "`{acc}` accumulates `{value}` with its autograd graph: every step's graph stays alive and memory grows; use `{value}.item()`"
+    severity = Severity.WARNING
+    summary = "Loss tensor accumulated across steps (total += loss) keeps every graph alive"
+    what = (
+        "Flags a loss tensor that still carries its autograd graph being added into a value that "
+        "outlives the loop iteration (`total += loss`, `history.append(loss)`, `self.running += loss`) "
+        "when that value is never back-propagated or returned."
+    )
+    why = (
+        "`total += loss` builds a new graph node that references `loss` and, through it, the whole "
+        "forward graph of that step (activations included, unless `backward()` already freed them). "
+        "Over an epoch the references pile up: memory grows step by step until an out-of-memory error, "
+        "and printing `total` syncs the device anyway. Logging wants a number: `loss.item()`."
+    )
+    example = """\
+total_loss = 0.0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss
+print(total_loss / len(loader))
+"""
+    fix_example = """\
+total_loss = 0.0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss.item()
+print(total_loss / len(loader))
+"""
+    fix_safety = (
+        "Replaces the accumulated loss with `loss.item()`, a Python float: the accumulator becomes a "
+        "float and each `.item()` waits for the device. The alternative fix, `loss.detach()`, keeps a "
+        "tensor on the device without a host sync; choose it in hot loops and call `.item()` once at "
+        "the end."
+    )
+    VALID = [
+        """\
+total = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    total += loss.item()
+""",
+        """\
+total = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    total += loss.detach()
+""",
+        # losses collected, then stacked and back-propagated once
+        """\
+losses = []
+for head in heads:
+    losses.append(criterion(head(x), y))
+torch.stack(losses).sum().backward()
+""",
+        # accumulation over micro-batches that is back-propagated
+        """\
+total = 0
+for x, y in chunks:
+    total = total + criterion(model(x), y)
+total.backward()
+""",
+        """\
+import torch
+total = 0.0
+with torch.no_grad():
+    for x, y in val_loader:
+        total += criterion(model(x), y)
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+history = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    history.append(loss)
+""",
+            line=5,
+            fixed="""\
+history = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    history.append(loss.item())
+""",
+        ),
+        Invalid(
+            """\
+class Trainer:
+    def step(self, x, y):
+        loss = self.criterion(self.model(x), y)
+        loss.backward()
+        self.running += loss
+""",
+            line=5,
+        ),
+    ]
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign):
+            self._check(node.target, node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if (
+            len(node.targets) != 1
+            or not isinstance(value, cst.BinaryOperation)
+            or not isinstance(value.operator, cst.Add)
+        ):
+            return
+        acc = dotted(node.targets[0].target)
+        if acc is None:
+            return
+        if dotted(value.left) == acc:
+            self._check(node.targets[0].target, value.right)
+        elif dotted(value.right) == acc:
+            self._check(node.targets[0].target, value.left)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(node.args) == 1:
+            self._check(func.value, node.args[0].value)
+
+    def _check(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        ctx = self.ctx
+        acc = dotted(target)
+        if isinstance(target, cst.Subscript):  # stats["loss"] += loss
+            acc = dotted(target.value)
+        if acc is None or ctx.under_call(*NO_GRAD):
+            return
+        kind = ctx.kind(value)
+        if not kind & Kind.LOSS or kind & Kind.NUMBER:
+            return
+        body = body_of(ctx)
+        if not self._long_lived(acc, body) or body.feeds_backward(acc) or self._detached(value, body):
+            return
+        code = ctx.module.code_for_node(value)
+        wrapped = code if isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({code})"
+        self.report(
+            value,
+            self.message.format(acc=acc, value=code),
+            fix=fix(f"Accumulate `{wrapped}.item()` (a Python number)", Replace(value, f"{wrapped}.item()")),
+            alternatives=(
+                fix(f"Accumulate `{wrapped}.detach()` (no host sync)", Replace(value, f"{wrapped}.detach()")),
+            ),
+        )
+
+    def _detached(self, value: cst.BaseExpression, body) -> bool:
+        """`loss = loss.detach()` (or computed under no_grad) before it is accumulated."""
+        name = dotted(value)
+        index = body.index(value)
+        d = body.reaching(name, index) if name and index is not None else None
+        if d is None:
+            return False
+        v = d.value
+        cut = (
+            isinstance(v, cst.Call)
+            and isinstance(v.func, cst.Attribute)
+            and v.func.attr.value in ("detach", "item", "tolist")
+        )
+        return d.no_grad or cut
+
+    def _long_lived(self, acc: str, body) -> bool:
+        if acc.startswith("self.") and acc.count(".") == 1:
+            return True
+        loops = [lp for lp in self.ctx.loops if body.index(lp) is not None]
+        if not loops:
+            return False
+        loop = loops[-1]
+        start = body.index(loop)
+        defs = body.defs.get(acc, ())
+        before = any(d.index < start and loop not in d.loops for d in defs)
+        reset = any(
+            loop in d.loops
+            and not (isinstance(d.value, cst.BinaryOperation) and acc in (dotted(d.value.left), dotted(d.value.right)))
+            for d in defs
+        )
+        return before and not reset

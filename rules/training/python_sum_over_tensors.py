@@ -1,0 +1,110 @@
+"""TL106 python-sum-over-tensors: Builtin sum() over a list of tensors"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.kinds import Kind
+from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.findings import Severity
+
+
+class PythonSumOverTensors(Rule):
+    code = "TL106"
+    requires = ("sum",)
+    name = "python-sum-over-tensors"
+    message = "builtin `sum()` over tensors adds them one by one starting from the int 0; use `torch.stack(...).sum()`"
+    severity = Severity.INFO
+    summary = "Builtin sum() over a list of tensors"
+    what = (
+        "Flags the builtin `sum()` applied to a list, tuple or generator whose elements are tensors "
+        "(losses, model outputs, parameter norms). Sums of Python numbers are not flagged."
+    )
+    why = (
+        "`sum(xs)` computes `((0 + x0) + x1) + ...`: one kernel launch and one autograd node per "
+        "element, plus a Python-int-to-tensor promotion at the start. `torch.stack(xs).sum()` is one "
+        "stack and one reduction — a single node in the graph and much faster backward for long lists."
+    )
+    example = """\
+import torch
+
+losses = [criterion(head(x), y) for head in heads]
+loss = sum(losses)
+"""
+    fix_example = """\
+import torch
+
+losses = [criterion(head(x), y) for head in heads]
+loss = torch.stack(losses).sum()
+"""
+    fix_safety = (
+        "Equivalent when the elements are tensors of one shape on one device. It differs when the "
+        "list may be empty (`sum` returns 0, `torch.stack` raises) or when shapes differ and `sum` "
+        "relied on broadcasting; check those cases before applying."
+    )
+    VALID = [
+        "total = sum(loss.item() for loss in losses)\n",
+        "n_params = sum(p.numel() for p in model.parameters())\n",
+        """\
+import torch
+losses = [criterion(head(x), y) for head in heads]
+loss = torch.stack(losses).sum()
+""",
+        # a start value: not a chain from int 0
+        """\
+import torch
+loss = sum((criterion(h(x), y) for h in heads), torch.tensor(0.0))
+""",
+        """\
+scores = []
+for x in xs:
+    scores.append(float(model(x)))
+print(sum(scores))
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+import torch
+reg = sum(p.pow(2).sum() for p in model.parameters())
+""",
+            line=2,
+            fixed="""\
+import torch
+reg = torch.stack([p.pow(2).sum() for p in model.parameters()]).sum()
+""",
+        ),
+        Invalid(
+            """\
+losses = []
+for x, y in batches:
+    losses.append(criterion(model(x), y))
+total = sum(losses)
+""",
+            line=4,
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Name) and func.value == "sum") or len(node.args) != 1:
+            return
+        arg = node.args[0]
+        ctx = self.ctx
+        if arg.keyword is not None or arg.star or ctx.qualname(func) is not None or ctx.scope is None:
+            return
+        if ctx.scope.lookup("sum") is not None or "sum" in ctx.local_functions():
+            return
+        kind = ctx.semantics.element_kind(arg.value, ctx.scope)
+        if not kind & Kind.TENSOR:
+            return
+        edit = None
+        if ctx.imports.table.get("torch") == "torch":
+            elements = arg.value
+            if isinstance(elements, cst.GeneratorExp):
+                elements = cst.ListComp(elt=elements.elt, for_in=elements.for_in)
+            edit = fix(
+                "Use `torch.stack(...).sum()`",
+                Replace(node, f"torch.stack({ctx.module.code_for_node(elements)}).sum()"),
+            )
+        self.report(node, fix=edit)

@@ -1,0 +1,146 @@
+"""TL111 train-mode-not-restored: model.eval() inside the epoch loop with no model.train() before the next training pass"""
+
+from __future__ import annotations
+
+from torchlint.engine.loop_events import EventKind
+from torchlint.engine.rule import InsertBefore, Invalid, fix
+from torchlint.findings import Severity
+from torchlint.rules.training._helpers import LoopRule, dotted_or, same_target
+
+
+class TrainModeNotRestored(LoopRule):
+    code = "TL111"
+    requires = ("eval", "train(False)")
+    name = "train-mode-not-restored"
+    message = "`{model}.eval()` is never undone: from the second epoch on, `{model}` trains in eval mode (dropout off, batch-norm statistics frozen)"
+    severity = Severity.ERROR
+    summary = "model.eval() inside the epoch loop with no model.train() before the next training pass"
+    what = (
+        "Flags `model.eval()` (or `model.train(False)`) inside a loop that also trains, when no "
+        "`model.train()` runs between it and the next iteration's `backward()`."
+    )
+    why = (
+        "`eval()` switches dropout off and makes batch-norm use its running statistics. A validation "
+        "pass at the end of the first epoch leaves the model in that mode, so every later epoch trains "
+        "without dropout and with frozen batch-norm statistics: accuracy quietly drops and no error is "
+        "raised. `model.train()` at the start of each epoch prevents it."
+    )
+    example = """\
+model.train()
+for epoch in range(epochs):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        accuracy = evaluate(model, val_loader)
+"""
+    fix_example = """\
+for epoch in range(epochs):
+    model.train()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        accuracy = evaluate(model, val_loader)
+"""
+    fix_safety = "Inserts `model.train()` as the first statement of the epoch loop. Safe."
+    VALID = [
+        """\
+for epoch in range(epochs):
+    model.train()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+""",
+        # the validation helper restores train mode itself
+        """\
+def validate(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            model(x)
+    model.train()
+
+for epoch in range(epochs):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    validate(model, val_loader)
+""",
+        # a frozen teacher stays in eval mode on purpose
+        """\
+for x, y in train_loader:
+    teacher.eval()
+    optimizer.zero_grad()
+    criterion(model(x), teacher(x)).backward()
+    optimizer.step()
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+import torch
+model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))
+model.train()
+for epoch in range(10):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        print(model(val_x))
+""",
+            line=9,
+            fixed="""\
+import torch
+model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))
+model.train()
+for epoch in range(10):
+    model.train()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        print(model(val_x))
+""",
+        ),
+    ]
+
+    _FROZEN = ("ema", "teacher", "frozen", "target", "ref", "pretrained", "reward", "old")
+
+    def _check(self, loop, events) -> None:
+        if not any(e.kind is EventKind.BACKWARD for e in events):
+            return
+        for i, ev in enumerate(events):
+            if ev.kind is not EventKind.EVAL or ev.depth:
+                continue
+            model = dotted_or(ev.target, "model")
+            if any(part in model.lower() for part in self._FROZEN):
+                continue
+            cycle = events[i + 1 :] + events[:i]
+            restored = False
+            for e in cycle:
+                if e.kind is EventKind.TRAIN and same_target(e, ev):
+                    restored = True
+                    break
+                if e.kind is EventKind.BACKWARD:
+                    break
+            if restored:
+                continue
+            first = self._first(loop)
+            edit = None
+            if ev.via is None and first is not None:
+                edit = fix(
+                    f"Insert `{model}.train()` at the start of the loop body", InsertBefore(first, f"{model}.train()")
+                )
+            self.report(ev.node, self.message.format(model=model), fix=edit)

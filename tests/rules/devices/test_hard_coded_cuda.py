@@ -1,0 +1,24 @@
+"""TL303 hard-coded-cuda beyond its embedded examples."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch\ndef f(x):\n    if x.is_cuda:\n        return x.cuda()\n",
+        "import torch\nif args.gpu:\n    net.cuda()\n",
+        "import torch\nimport pytest\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_gpu():\n    torch.ones(2).cuda()\n",
+        "import torch\nx = x.cuda(non_blocking=True) if use_cuda else x\n",
+        "x = x.to(device)\n",
+    ],
+)
+def test_tl303_guarded_or_variable_device_is_silent(src, findings):
+    assert findings(src, "TL303") == []
+
+
+def test_tl303_reports_each_hard_coded_spelling(findings):
+    src = 'import torch\na = torch.zeros(2, device="cuda:1")\nb = a.to("cuda")\nc = b.cuda(0)\n'
+    assert [f.line for f in findings(src, "TL303")] == [2, 3, 4]

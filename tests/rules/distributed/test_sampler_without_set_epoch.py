@@ -1,0 +1,22 @@
+"""TL403 sampler-without-set-epoch beyond its embedded examples."""
+
+from __future__ import annotations
+
+
+def test_tl403_named_sampler_in_same_function_is_used_by_the_fix(fixed):
+    src = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "def fit(ds):\n    s = DistributedSampler(ds)\n    dl = DataLoader(ds, sampler=s)\n"
+        "    for ep in range(3):\n        for b in dl:\n            step(b)\n"
+    )
+    out = fixed(src, "TL403")
+    assert "    for ep in range(3):\n        s.set_epoch(ep)\n" in out
+
+
+def test_tl403_while_epoch_loop_has_no_fix(findings):
+    src = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "dl = DataLoader(ds, sampler=DistributedSampler(ds))\nwhile not done:\n    for b in dl:\n        step(b)\n"
+    )
+    (f,) = findings(src, "TL403")
+    assert f.line == 3 and f.fix is None

@@ -1,0 +1,31 @@
+"""TL202 modules-in-plain-container beyond its embedded examples."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def test_tl202_tuple_of_modules_becomes_a_module_list(fixed):
+    src = "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.pair = (nn.Linear(2, 2), nn.Linear(2, 2))\n"
+    out = fixed(src, "TL202")
+    assert "self.pair = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])" in out
+    cst.parse_module(out)
+
+
+def test_tl202_mixed_or_non_module_containers_are_silent(findings):
+    src = (
+        "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self, cfg):\n        super().__init__()\n"
+        "        self.mixed = [nn.Linear(2, 2), 3]\n        self.sizes = [cfg.a, cfg.b]\n        self.acts = []\n"
+        "        self.acts.append('relu')\n"
+    )
+    assert findings(src, "TL202") == []
+
+
+def test_tl202_dict_filled_later_needs_module_dict(findings):
+    src = (
+        "from torch import nn\nclass M(nn.Module):\n    def __init__(self, names):\n        super().__init__()\n"
+        "        self.heads = {}\n        self.heads.update(x=1)\n        self.layers = []\n"
+        "        self.layers.extend([nn.Linear(1, 1)])\n"
+    )
+    # `extend([...])` passes a list, not a module: we do not guess
+    assert findings(src, "TL202") == []

@@ -1,0 +1,104 @@
+"""TL105 loss-accumulated-with-graph beyond its embedded examples: look-alikes that must stay silent, bugs
+that hide in classes, helpers and nested blocks, and where each finding lands."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+CASES = [
+    # (id, path, source, expected lines)
+    (
+        "loss-times-batch-size",
+        "a.py",
+        """
+        def train(model, loader, optimizer):
+            running_loss = 0.0
+            for inputs, labels in loader:
+                optimizer.zero_grad()
+                loss = model(inputs).mean()
+                loss.backward()
+                optimizer.step()
+                running_loss += loss * inputs.size(0)
+            return running_loss.item()
+    """,
+        [8],
+    ),
+    (
+        "hugging-face-output-loss",
+        "a.py",
+        """
+        def train(model, loader, optimizer):
+            losses = []
+            for batch in loader:
+                outputs = model(**batch)
+                loss = outputs.loss
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                losses.append(loss)
+            return len(losses)
+    """,
+        [9],
+    ),
+    (
+        "loss-detached-before-accumulating",
+        "a.py",
+        """
+        total = 0
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            loss = loss.detach()
+            total += loss
+    """,
+        [],
+    ),
+    (
+        "eval-loss-under-no-grad-decorator",
+        "a.py",
+        """
+        import torch
+        @torch.no_grad()
+        def evaluate(model, loader):
+            total = 0
+            for x, y in loader:
+                total += criterion(model(x), y)
+            return total
+    """,
+        [],
+    ),
+    (
+        "accumulated-loss-returned-for-the-caller",
+        "a.py",
+        """
+        def closure(model, chunks):
+            total = 0
+            for x, y in chunks:
+                loss = criterion(model(x), y)
+                total += loss
+            return total
+    """,
+        [],
+    ),
+    (
+        "loss-rebound-to-a-number",
+        "a.py",
+        """
+        total = 0
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            loss = loss.item()
+            total += loss
+    """,
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize("case,path,src,lines", CASES, ids=[c[0] for c in CASES])
+def test_case(case, path, src, lines, findings):
+    got = findings(textwrap.dedent(src).lstrip("\n"), "TL105", path)
+    assert [f.line for f in got] == lines, [f"{f.line}: {f.message}" for f in got]
