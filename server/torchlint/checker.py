@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchlint import cache
-from torchlint.config import ConfigResolver, Settings
+from torchlint.config import ConfigResolver, Overrides
 from torchlint.discovery import Candidate, discover
 from torchlint.findings import Finding, Severity
 from torchlint.registry import rules
@@ -193,9 +193,7 @@ def plan(
     paths: list[Path],
     resolver: ConfigResolver,
     mode: str,
-    select=None,
-    ignore=None,
-    extend_select=None,
+    overrides: Overrides | None = None,
     cache_dir: Path | None = None,
 ) -> list[Job]:
     """One job per file with its effective rule codes and severities."""
@@ -203,12 +201,11 @@ def plan(
     all_codes = list(rules())
     jobs = []
     for c in candidates:
-        settings: Settings = resolver.for_path(c.path)
-        effective = settings.overridden(select, ignore, extend_select)
-        rel = os.path.relpath(os.path.abspath(c.path), os.path.abspath(settings.root))
-        codes = tuple(effective.enabled_codes(all_codes, rel.replace(os.sep, "/")))
-        severity = tuple(sorted((k, v.value) for k, v in effective.severity.items()))
-        jobs.append(Job(str(c.path), codes, severity, mode, str(cache_dir) if cache_dir and mode == "check" else None))
+        selection = resolver.for_path(c.path).selection(c.path, all_codes, overrides)
+        severity = tuple(sorted((k, v.value) for k, v in selection.severity.items()))
+        jobs.append(
+            Job(str(c.path), selection.codes, severity, mode, str(cache_dir) if cache_dir and mode == "check" else None)
+        )
     return jobs
 
 

@@ -6,6 +6,7 @@ settings torchlint itself would use for that path.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from torchlint import __version__
@@ -27,9 +28,9 @@ class Flake8Plugin:
         catalogue = rules()
         try:
             settings = ConfigResolver(known_codes()).for_path(Path(self.filename))
-            codes = settings.enabled_codes(list(catalogue))
+            codes: Iterable[str] = settings.selection(self.filename, catalogue).codes
         except ConfigError:
-            codes = list(catalogue)
+            codes = catalogue
         text = "".join(self.lines)
         for f in lint_text(self.filename, text, [catalogue[c] for c in codes]).findings:
             if f.code == "TL000":  # flake8 reports syntax errors itself (E999)

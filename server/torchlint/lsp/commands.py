@@ -140,9 +140,7 @@ def register(ls: TorchlintServer) -> None:
 
         c = ls.client
         try:
-            jobs = checker.plan(
-                [Path(r) for r in roots], ConfigResolver(known_codes()), "check", c.select, c.ignore or None
-            )
+            jobs = checker.plan([Path(r) for r in roots], ConfigResolver(known_codes()), "check", c.overrides)
         except (ConfigError, FileNotFoundError) as exc:
             raise invalid(f"cannot lint the workspace: {exc}") from None
         loop = asyncio.get_running_loop()
@@ -159,7 +157,7 @@ def register(ls: TorchlintServer) -> None:
                     loop.call_soon_threadsafe(progress.report, f"{n}/{len(jobs)} files", 100 * n // max(len(jobs), 1))
 
                 result = await loop.run_in_executor(None, checker.run, chunk, workers if len(chunk) > 8 else 1, done)
-                published = await loop.run_in_executor(None, _to_diagnostics, result, c.severity)
+                published = await loop.run_in_executor(None, _to_diagnostics, result)
                 for uri, diags in published.items():
                     if not ls.is_open(ls.owner(uri)):  # an open document shows its live state
                         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diags))
@@ -195,7 +193,7 @@ def register(ls: TorchlintServer) -> None:
         return {"observations": len(diags)}
 
 
-def _to_diagnostics(result, severity: dict) -> dict[str, list[types.Diagnostic]]:
+def _to_diagnostics(result) -> dict[str, list[types.Diagnostic]]:
     """Diagnostics per file from a checker RunResult (notebooks are linted when opened, not here)."""
     from torchlint.engine.source import SourceError, decode
 
@@ -213,7 +211,7 @@ def _to_diagnostics(result, severity: dict) -> dict[str, list[types.Diagnostic]]
             text = ""
         snap = text_snapshot(uri, text, 0, types.PositionEncodingKind.Utf16)
         for f in r.findings:
-            placed = diagnostics.to_diagnostic(snap, f, severity)
+            placed = diagnostics.to_diagnostic(snap, f, {})  # the run applied the severities
             if placed is not None:
                 placed[1].data = None  # no live document to apply fixes to
                 out[uri].append(placed[1])

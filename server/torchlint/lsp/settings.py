@@ -5,11 +5,10 @@ file, then the editor's settings (`workspace/configuration`, section
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchlint.config import ConfigError, ConfigResolver, check_code
+from torchlint.config import ConfigError, ConfigResolver, Overrides, check_code, normalize_codes
 from torchlint.findings import Severity
 
 RUN_MODES = ("onType", "onSave")
@@ -28,6 +27,10 @@ class ClientSettings:
     probe_enabled: bool | None = None
     probe_seconds: float | None = None
     probe_steps: int | None = None
+
+    @property
+    def overrides(self) -> Overrides:
+        return Overrides(self.select, self.ignore, severity=self.severity)
 
     @classmethod
     def parse(cls, value) -> tuple[ClientSettings, list[str]]:
@@ -49,10 +52,10 @@ class ClientSettings:
                 errors.append(f"`torchlint.{key}` must be a list of rule codes")
                 return None
             good = []
-            for c in raw:
+            for c in normalize_codes(raw):
                 try:
-                    check_code(c.strip().upper() if c.strip() != "ALL" else "ALL", known, f"`torchlint.{key}`")
-                    good.append(c.strip().upper() if c.strip() != "ALL" else "ALL")
+                    check_code(c, known, f"`torchlint.{key}`")
+                    good.append(c)
                 except ConfigError as exc:
                     errors.append(str(exc))
             return good
@@ -112,13 +115,6 @@ def select(resolver: ConfigResolver, client: ClientSettings, path: str) -> Selec
         settings = resolver.for_path(Path(path))
     except ConfigError as exc:
         return Selection((), {}, str(exc))
-    effective = settings.overridden(client.select, client.ignore, None)
-    try:
-        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(settings.root)).replace(os.sep, "/")
-    except ValueError:  # another drive on Windows
-        rel = None
     catalogue = rules()
-    codes = effective.enabled_codes(list(catalogue), rel)
-    return Selection(
-        tuple(catalogue[c] for c in codes), {**settings.severity, **client.severity}, None, settings.source
-    )
+    selection = settings.selection(path, catalogue, client.overrides)
+    return Selection(tuple(catalogue[c] for c in selection.codes), selection.severity, None, settings.source)
