@@ -52,7 +52,7 @@ ALLOWED = {
     ("rules/__init__.py", "importlib.import_module"): "rules/__init__.py imports its own family modules",
     ("engine/runner.py", "compile"): "ast.PyCF_ONLY_AST: a syntax check that builds a tree and runs nothing",
     ("reporters/sarif.py", "subprocess.run"): "runs `git rev-parse --show-toplevel` for SARIF paths",
-    ("lsp/commands.py", "asyncio.create_subprocess_exec"): "starts `torchlint probe` on the user's explicit command",
+    ("lsp/probe_runner.py", "asyncio.create_subprocess_exec"): "runs `torchlint probe` on the user's command",
 }
 
 
