@@ -61,6 +61,7 @@ class Session:
         self.client = client
         self.published: list[types.PublishDiagnosticsParams] = []
         self.versions: dict[str, int] = {}
+        self.initialized: types.InitializeResult | None = None
         original = client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
 
         def record(params):
@@ -110,7 +111,7 @@ async def session(root: Path, capabilities=PUSH, settings=None, init_options=Non
         client.set_configuration(scoped, section="torchlint", scope_uri=uri(folder))
     s = Session(client)
     try:
-        await client.initialize_session(
+        s.initialized = await client.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities,
                 root_uri=uri(root),
