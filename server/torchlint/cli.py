@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in DELEGATED:
         import importlib
 
-        return importlib.import_module(DELEGATED[argv[0]]).main(argv[1:])
+        code: int = importlib.import_module(DELEGATED[argv[0]]).main(argv[1:])
+        return code
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -104,7 +105,7 @@ def _rule(code: str) -> int:
     return EXIT_CLEAN
 
 
-def _check(args) -> int:
+def _check(args: argparse.Namespace) -> int:
     from torchlint import checker
     from torchlint.progress import Progress
     from torchlint.registry import known_codes

@@ -88,9 +88,9 @@ class Settings:
         ignore = [*self.ignore, *extra.ignore]
         rel = self.relative(path)
         if rel is not None:
-            for pattern, codes in self.per_file_ignores.items():
+            for pattern, ignored in self.per_file_ignores.items():
                 if _match(rel, pattern):
-                    ignore.extend(codes)
+                    ignore.extend(ignored)
         select = [*(extra.select or self.select), *self.extend_select, *extra.extend_select]
         codes = tuple(c for c in all_codes if _enabled(c, select, ignore))
         return Selection(codes, {**self.severity, **extra.severity})

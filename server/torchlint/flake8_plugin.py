@@ -6,7 +6,7 @@ settings torchlint itself would use for that path.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from torchlint import __version__
@@ -16,11 +16,11 @@ class Flake8Plugin:
     name = "torchlint"
     version = __version__
 
-    def __init__(self, tree, filename: str = "stdin", lines=None) -> None:
+    def __init__(self, tree: object, filename: str = "stdin", lines: list[str] | None = None) -> None:
         self.filename = filename
         self.lines = lines or []
 
-    def run(self):
+    def run(self) -> Iterator[tuple[int, int, str, type[Flake8Plugin]]]:
         from torchlint.config import ConfigError, ConfigResolver
         from torchlint.engine import lint_text
         from torchlint.registry import known_codes, rules
