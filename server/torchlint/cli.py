@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from torchlint import __version__
-from torchlint.config import ConfigError, ConfigResolver, check_code
+from torchlint.config import ConfigError, ConfigResolver, Overrides, check_code, normalize_codes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # Subcommands that own their argument parsing, imported only when used.
@@ -16,7 +16,7 @@ DELEGATED = {"server": "torchlint.lsp", "probe": "torchlint.probe.cli"}
 
 
 def _codes(value: str) -> list[str]:
-    return [c.strip().upper() if c.strip() != "ALL" else "ALL" for c in value.split(",") if c.strip()]
+    return normalize_codes(value.split(","))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in DELEGATED:
         import importlib
 
-        return importlib.import_module(DELEGATED[argv[0]]).main(argv[1:])
+        code: int = importlib.import_module(DELEGATED[argv[0]]).main(argv[1:])
+        return code
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -104,7 +105,7 @@ def _rule(code: str) -> int:
     return EXIT_CLEAN
 
 
-def _check(args) -> int:
+def _check(args: argparse.Namespace) -> int:
     from torchlint import checker
     from torchlint.progress import Progress
     from torchlint.registry import known_codes
@@ -121,9 +122,8 @@ def _check(args) -> int:
         from torchlint import cache
 
         cache_dir = None if args.no_cache else cache.default_dir()
-        jobs = checker.plan(
-            [Path(p) for p in args.paths], resolver, mode, args.select, args.ignore, args.extend_select, cache_dir
-        )
+        overrides = Overrides(args.select, args.ignore or (), args.extend_select or ())
+        jobs = checker.plan([Path(p) for p in args.paths], resolver, mode, overrides, cache_dir)
     except FileNotFoundError as exc:
         print(f"torchlint: error: {exc}: no such file or directory", file=sys.stderr)
         return EXIT_ERROR
