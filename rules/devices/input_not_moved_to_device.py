@@ -327,7 +327,13 @@ class _LoopCheck:
                 self._check_args(call, self.model_move, stmt)
 
     def _check_args(self, call: cst.Call, move, stmt: cst.BaseStatement) -> None:
+        cpu_positions, cpu_keywords = self.ctx.cpu_only_arguments if self._moved_model(call) else (set(), set())
+        positional = [a for a in call.args if a.keyword is None and not a.star]
         for arg in call.args:
+            if (arg.keyword is not None and arg.keyword.value in cpu_keywords) or (
+                arg in positional and positional.index(arg) in cpu_positions
+            ):
+                continue  # e.g. the lengths a `forward` hands to pack_padded_sequence: they stay on the CPU
             name = self._carrier(arg.value)
             if name is None or name in self.reported:
                 continue

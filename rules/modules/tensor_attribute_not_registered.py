@@ -30,6 +30,11 @@ def _registered_later(fn: cst.FunctionDef, attr: str, ctx) -> bool:
     return False
 
 
+# Attributes Lightning documents as plain tensors it manages itself (`example_input_array` feeds the summary).
+_LIGHTNING_ATTRIBUTES = frozenset({"example_input_array"})
+_MOVES = frozenset({"to", "type_as", "cuda"})
+
+
 class TensorAttributeNotRegistered(Rule):
     code = "TL201"
     requires = ("torch",)
@@ -171,7 +176,7 @@ class M(nn.Module):
         if q is None or q.rpartition(".")[0] != "torch" or q.rpartition(".")[2] not in TENSOR_FACTORIES:
             return
         attr = target[5:]
-        if _registered_later(fn, attr, self.ctx):
+        if _registered_later(fn, attr, self.ctx) or self._managed(attr) or _scalar(factory, q):
             return
         value = self.ctx.module.code_for_node(node.value)
         parameter = self._parameter_name()
@@ -182,6 +187,39 @@ class M(nn.Module):
             alternatives=(fix(f"Make `{attr}` an nn.Parameter", Replace(node.value, f"{parameter}({value})")),),
         )
 
+    def _managed(self, attr: str) -> bool:
+        """Lightning's documented `example_input_array`, or a tensor moved at every use (`.type_as(w)`)."""
+        cls = self.ctx.current_class
+        if cls is None:
+            return False
+        if attr in _LIGHTNING_ATTRIBUTES and any(
+            (self.ctx.qualname(b.value) or "").startswith(("lightning", "pytorch_lightning")) for b in cls.bases
+        ):
+            return True
+        reads = [
+            n
+            for n in iter_nodes(cls)
+            if isinstance(n, cst.Attribute) and n.attr.value == attr and dotted(n.value) == "self"
+        ]
+        uses = [n for n in reads if n not in self._assigned(cls, attr)]
+        return bool(uses) and all(self._moved_at(cls, n) for n in uses)
+
+    def _assigned(self, cls: cst.ClassDef, attr: str) -> set[cst.CSTNode]:
+        return {
+            t.target
+            for n in iter_nodes(cls)
+            if isinstance(n, cst.Assign)
+            for t in n.targets
+            if dotted(t.target) == f"self.{attr}"
+        }
+
+    def _moved_at(self, cls: cst.ClassDef, read: cst.Attribute) -> bool:
+        """`self.x.to(...)` / `self.x.type_as(...)` / `self.x.cuda()`: the read is moved where it is used."""
+        for n in iter_nodes(cls):
+            if isinstance(n, cst.Attribute) and n.value is read:
+                return n.attr.value in _MOVES
+        return False
+
     def _parameter_name(self) -> str:
         """How this file spells nn.Parameter (falls back to torch.nn.Parameter)."""
         for local, q in self.ctx.imports.table.items():
@@ -190,3 +228,13 @@ class M(nn.Module):
             if q == "torch.nn.Parameter":
                 return local
         return "torch.nn.Parameter"
+
+
+def _scalar(factory: cst.Call, q: str) -> bool:
+    """`torch.tensor(0.0625)`: a 0-dim constant, which PyTorch combines with tensors on any device."""
+    if q not in ("torch.tensor", "torch.as_tensor") or not factory.args:
+        return False
+    value = factory.args[0].value
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float))

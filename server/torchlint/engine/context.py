@@ -7,6 +7,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from torchlint.engine.device_moves import cpu_only_forward_arguments
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import LoopAnalysis
 from torchlint.engine.names import Imports
@@ -78,10 +79,16 @@ class FileContext:
         project = self.project
         if project is None:
             return not self.is_program  # a library snippet: nothing proves the setup is missing
-        modules = project.imported_by(Path(self.path).resolve(), self.imports.table)
+        here = Path(self.path).resolve()
+        modules = project.imported_by(here, self.imports.table)
         if any(m.called.intersection(names) for m in modules):
             return True
-        return not self.is_program and any(project.calling(n) for n in names)
+        if self.is_program:
+            return False
+        callers = [s for n in names for s in project.calling(n)]
+        importers = [s for s in callers if here in {m.path for m in project.imported_by(s.path, s.imports)}]
+        # Judged with its callers: those that import it, else (no importer found) any that could.
+        return bool(importers) or (bool(callers) and not project.importers(here))
 
     @cached_property
     def imports(self) -> Imports:
@@ -97,6 +104,14 @@ class FileContext:
     @cached_property
     def loop_analysis(self) -> LoopAnalysis:
         return LoopAnalysis(self)
+
+    @cached_property
+    def cpu_only_arguments(self) -> tuple[set[int], set[str]]:
+        """Model-call argument slots whose `forward` needs them on the CPU (see device_moves)."""
+        texts = [self.text]
+        if self.project is not None:
+            texts += [m.text for m in self.project.imported_by(Path(self.path).resolve(), self.imports.table)]
+        return cpu_only_forward_arguments(texts)
 
     def shared(self, key: str, build):
         """A per-file analysis built on first use and shared by every rule.

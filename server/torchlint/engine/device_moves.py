@@ -8,6 +8,7 @@ computed once per file, lazily, on the first question.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 import libcst as cst
@@ -134,3 +135,44 @@ class DeviceMoves:
 def device_moves(ctx) -> DeviceMoves:
     """The file's DeviceMoves, built on first use and shared by every rule."""
     return ctx.shared("device_moves", lambda: DeviceMoves(ctx.module, ctx.imports))
+
+
+# Arguments that must stay on the CPU: `pack_padded_sequence(x, lengths)` wants its lengths there.
+_CPU_ONLY = {"pack_padded_sequence": (1, "lengths")}
+
+
+def cpu_only_forward_arguments(texts: list[str]) -> tuple[set[int], set[str]]:
+    """(positions, keywords) of `forward` parameters that some module passes where a CPU value is required.
+
+    Read from the file and the project modules it imports (their text): a model call's argument in
+    one of these slots is not a batch left behind on the CPU.
+    """
+    positions: set[int] = set()
+    keywords: set[str] = set()
+    for text in texts:
+        if not any(name in text for name in _CPU_ONLY):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef) or fn.name != "forward":
+                continue
+            params = [a.arg for a in fn.args.args][1:]
+            for call in ast.walk(fn):
+                if not isinstance(call, ast.Call):
+                    continue
+                func = call.func
+                callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+                if callee not in _CPU_ONLY:
+                    continue
+                index, keyword = _CPU_ONLY[callee]
+                value = call.args[index] if len(call.args) > index else None
+                value = next((k.value for k in call.keywords if k.arg == keyword), value)
+                used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
+                for i, p in enumerate(params):
+                    if p in used:
+                        positions.add(i)
+                        keywords.add(p)
+    return positions, keywords

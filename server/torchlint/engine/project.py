@@ -250,6 +250,22 @@ class Project:
                 break
         return list(seen.values())
 
+    def importers(self, path: Path) -> list[ModuleSummary]:
+        """Project files that import the module at `path` (directly)."""
+        stem = path.stem if path.name != "__init__.py" else path.parent.name
+        out = []
+        for summary in self._containing(stem):
+            for q in summary.imports.values():
+                parts = q.split(".")
+                for cut in range(len(parts), 0, -1):
+                    if self.find_module(".".join(parts[:cut]), summary.path.parent) == path:
+                        out.append(summary)
+                        break
+                else:
+                    continue
+                break
+        return out
+
     # -- symbols ------------------------------------------------------------------------
     def resolve(self, qualname: str, from_dir: Path, depth: int = 0) -> tuple[ModuleSummary, str] | None:
         """The project module and top-level name `qualname` refers to (following re-exports)."""
