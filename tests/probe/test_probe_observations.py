@@ -9,7 +9,7 @@ pytest.importorskip("torch")
 OBSERVATION = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["kind", "path", "line", "message", "count", "first_step", "facts"],
+    "required": ["kind", "path", "line", "message", "count", "first_step", "facts", "stack"],
     "properties": {
         "kind": {
             "enum": [
@@ -24,6 +24,7 @@ OBSERVATION = {
                 "eval-mode-in-training",
                 "graph-retained",
                 "param-never-updated",
+                "crash",
             ]
         },
         "path": {"type": "string"},
@@ -32,6 +33,16 @@ OBSERVATION = {
         "count": {"type": "integer", "minimum": 1},
         "first_step": {"type": "integer", "minimum": 1},
         "facts": {"type": "object"},
+        "stack": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path", "line"],
+                "properties": {"path": {"type": "string"}, "line": {"type": "integer", "minimum": 1}},
+            },
+        },
     },
 }
 REPORT = {
@@ -41,6 +52,7 @@ REPORT = {
     "properties": {
         "script": {"type": "string"},
         "steps": {"type": "integer"},
+        "step_kind": {"enum": ["optimizer", "backward"]},
         "seconds": {"type": "number"},
         "stopped_by": {"enum": ["end", "max-steps", "max-seconds", "exception"]},
         "simulated_cuda": {"type": "boolean"},

@@ -1,4 +1,4 @@
-"""`torchlint probe SCRIPT.py [options] [-- script args...]`: run a script under the probe."""
+"""`torchlint probe [options] SCRIPT.py [options] [--] [script args...]`: run a script under the probe."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 from torchlint.probe import launch, merge, render
 
-EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR, EXIT_CRASHED = 0, 1, 2, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,7 +18,13 @@ def build_parser() -> argparse.ArgumentParser:
         "This executes the script: run it only on code you trust.",
     )
     p.add_argument("script", help="the Python script to run")
-    p.add_argument("script_args", nargs="*", metavar="ARG", help="arguments for the script (after --)")
+    p.add_argument(
+        "script_args",
+        nargs="*",
+        metavar="ARG",
+        help="arguments for the script: everything after `--`, or after the script from the first "
+        "argument that is not a probe option (like `python SCRIPT args`)",
+    )
     p.add_argument("--max-steps", type=_positive(int), default=20, help="stop after N optimizer steps (default 20)")
     p.add_argument(
         "--max-seconds",
@@ -56,8 +62,43 @@ def _positive(kind):
     return parse
 
 
+def split_command_line(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], list[str]]:
+    """(probe options and the script, the script's arguments).
+
+    Probe options may come before and after the script; the script's own arguments start
+    at `--` or at the first argument after the script that is not a probe option.
+    """
+    takes_value = {option: action.nargs != 0 for action in parser._actions for option in action.option_strings}
+    ours: list[str] = []
+    script_seen = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return ours, argv[i + 1 :]
+        name = arg.split("=", 1)[0]
+        if name in takes_value:
+            value = takes_value[name] and "=" not in arg and i + 1 < len(argv)
+            ours += argv[i : i + 1 + value]
+            i += 1 + value
+        elif script_seen or (arg.startswith("-") and arg != "-"):
+            if not script_seen:  # an unknown option before the script: let argparse say so
+                ours.append(arg)
+                i += 1
+                continue
+            return ours, argv[i:]
+        else:
+            ours.append(arg)
+            script_seen = True
+            i += 1
+    return ours, []
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    ours, script_args = split_command_line(parser, sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(ours)
+    args.script_args = script_args
     script = os.path.realpath(args.script)
     if not os.path.isfile(script):
         print(f"torchlint probe: error: {args.script}: no such file", file=sys.stderr)
@@ -102,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     report = build_report(script, result)
     sys.stdout.write(render.to_json(report) if args.output_format == "json" else render.to_text(report))
+    if report["exception"] is not None:
+        return EXIT_CRASHED
     return EXIT_OBSERVED if report["observations"] else EXIT_CLEAN
 
 
@@ -118,6 +161,7 @@ def build_report(script: str, result: dict) -> dict:
     return {
         "script": script,
         "steps": result["steps"],
+        "step_kind": result.get("step_kind", "optimizer"),
         "seconds": result["seconds"],
         "stopped_by": result["stopped_by"],
         "simulated_cuda": result["simulated_cuda"],

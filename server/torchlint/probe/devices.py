@@ -85,6 +85,13 @@ class Origins:
             for old in list(self._sites)[: self.LIMIT // 2]:
                 _Storage._free_weak_ref(self._sites.pop(old)[1])
 
+    def inherit(self, out, source) -> None:
+        """`out` was computed from `source` on the same line: it comes from where `source` was made."""
+        if isinstance(out, torch.Tensor) and isinstance(source, torch.Tensor):
+            entry = self._sites.get(_storage_key(source))
+            if entry is not None and not _Storage._expired(entry[1]):
+                self.record(out, entry[0])
+
     def sites(self, tensors) -> list[dict]:
         found = []
         for t in tensors:

@@ -108,6 +108,7 @@ class Probe:
         items = [o for o in self.obs.items() if o.kind != "host-sync" or _every_step(o.steps)]
         return {
             "steps": self.training.steps,
+            "step_kind": "backward" if self.training.steps and not self.training.optimizer_made else "optimizer",
             "observations": [o.to_json() for o in items],
             "executed_lines": sorted(self.coverage.lines),
         }

@@ -75,6 +75,28 @@ _FACTORIES = {
     "as_tensor",
     "from_numpy",
 }
+# Arithmetic on a fresh factory result (`torch.randn(n, d) * 0.01`) makes a new storage that
+# still comes from the factory's line: it inherits that origin.
+_ARITHMETIC = {
+    "__mul__",
+    "__rmul__",
+    "mul",
+    "__add__",
+    "__radd__",
+    "add",
+    "__sub__",
+    "__rsub__",
+    "sub",
+    "__truediv__",
+    "div",
+    "__neg__",
+    "neg",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "requires_grad_",
+}
 _BACKWARD = {"backward", "grad"}
 
 
@@ -208,6 +230,8 @@ class FunctionMode(TorchFunctionMode):
                 s.tags.set(t, target)
         if origin is not None:
             s.origins.record(out, origin)
+        elif name in _ARITHMETIC and s.track_devices and args:
+            s.origins.inherit(out, args[0])
         if s.simulate and name in ("from_numpy", "as_tensor", "frombuffer", "asarray") and isinstance(out, Tensor):
             s.tags.set(out, _real(out))
         if s.on_grad_output is not None and isinstance(out, Tensor) and out.grad_fn is not None:
@@ -260,7 +284,7 @@ class FunctionMode(TorchFunctionMode):
         dev = s.device(t)
         s.obs.add(
             "host-sync",
-            s.attributor.site(via=True),
+            s.attributor.site(via=True, callers=True),
             f"{label} on a {dev} tensor makes the CPU wait for the GPU",
             {"op": name, "devices": [dev], "shapes": [list(t.shape)]},
             key=name,
@@ -272,7 +296,7 @@ class FunctionMode(TorchFunctionMode):
         size = list(args[1:]) if len(args) > 1 else []
         s.obs.add(
             "non-contiguous-view",
-            s.attributor.site(),
+            s.attributor.site(callers=True),
             f"`.view` on a non-contiguous tensor of shape {tuple(t.shape)} (strides {tuple(t.stride())}) raised: "
             "use `.reshape(...)` or `.contiguous().view(...)`",
             {
@@ -357,7 +381,7 @@ class DispatchMode(TorchDispatchMode):
         fn = s.current or op
         s.obs.add(
             "device-mismatch",
-            s.attributor.site(),
+            s.attributor.site(callers=True),
             f"`{fn}` mixes devices: {'; '.join(parts)}",
             {
                 "op": op,
@@ -407,7 +431,7 @@ class DispatchMode(TorchDispatchMode):
             return
         s.obs.add(
             "implicit-copy",
-            s.attributor.site(),
+            s.attributor.site(callers=True),
             f"`{s.current}` copied a non-contiguous tensor of shape {tuple(t.shape)} "
             f"(strides {tuple(t.stride())}): {nbytes} bytes per call",
             {"op": s.current, "shapes": [list(t.shape)], "strides": [list(t.stride())], "bytes": nbytes},
@@ -430,7 +454,7 @@ class DispatchMode(TorchDispatchMode):
             s = self.s
             s.obs.add(
                 "memory-format-mismatch",
-                s.attributor.site(),
+                s.attributor.site(callers=True),
                 f"convolution input is {lx} but its weight is {lw}: PyTorch converts one of them on every call",
                 {
                     "op": "convolution",
