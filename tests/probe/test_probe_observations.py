@@ -101,7 +101,6 @@ PLANTED = [
     ("host_sync.py", "host-sync", 13, {"op": "item", "devices": ["cuda:0"]}),
     ("host_sync.py", "host-sync", 14, {"op": "__bool__"}),
     ("host_sync.py", "host-sync", 16, {"op": "__getitem__"}),
-    ("grad_scaler.py", "host-sync", 15, {"via": "torch.amp.grad_scaler.GradScaler._maybe_opt_step.<locals>.<genexpr>"}),
     ("missing_zero_grad.py", "grads-not-cleared", 10, {"parameters": 2, "steps": [2, 3, 4, 5, 6]}),
     ("clip_no_zero_grad.py", "grads-not-cleared", 10, {"parameters": 2, "steps": [2, 3, 4]}),
     ("zero_grad_before_step.py", "grads-zero-at-step", 9, {"optimizer": "SGD"}),
@@ -181,6 +180,8 @@ def test_implicit_copy_ignores_contiguous_reshape_and_matching_formats(reports):
         "eval_mode_clean.py",
         "zero_grad_in_place_clean.py",
         "gan_and_frozen_clean.py",
+        "alternate_head_clean.py",
+        "grad_scaler.py",
     ],
 )
 def test_clean_look_alike_is_silent(reports, script):
@@ -195,12 +196,6 @@ def test_clean_look_alike_is_silent(reports, script):
 def test_zero_grad_before_step_is_not_also_an_accumulation(reports):
     report, _ = reports("zero_grad_before_step.py")
     assert [o["kind"] for o in report["observations"]] == ["grads-zero-at-step"]
-
-
-def test_grad_scaler_and_autocast_mix_no_devices(reports):
-    report, _ = reports("grad_scaler.py")
-    assert report["steps"] == 4
-    assert [o["kind"] for o in report["observations"]] == ["host-sync"]
 
 
 def test_torch_compile_runs_under_the_probe(reports):

@@ -54,6 +54,8 @@ _SYNCS = {
     "unique_consecutive": "`unique_consecutive` (data-dependent shape)",
     "equal": "`torch.equal`",
 }
+# torch's own machinery that must sync by design (GradScaler checks for infs once per step).
+_OWN_SYNCS = ("torch.amp.", "torch.cuda.amp.")
 # Copies smaller than this cost less than the call itself: not worth a word.
 IMPLICIT_COPY_MIN_BYTES = 64 * 1024
 _MOVES = {"to", "cuda", "cpu"}
@@ -281,10 +283,13 @@ class FunctionMode(TorchFunctionMode):
     def _record_sync(self, name, t, label=None):
         label = label or ("`.cpu()`" if name == "cpu" else "`.to('cpu')`")
         s = self.s
+        site = s.attributor.site(via=True, callers=True)
+        if site is not None and site.via and site.via.startswith(_OWN_SYNCS):
+            return
         dev = s.device(t)
         s.obs.add(
             "host-sync",
-            s.attributor.site(via=True, callers=True),
+            site,
             f"{label} on a {dev} tensor makes the CPU wait for the GPU",
             {"op": name, "devices": [dev], "shapes": [list(t.shape)]},
             key=name,

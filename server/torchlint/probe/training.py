@@ -33,10 +33,11 @@ class Stop(BaseException):
 class _Param:
     """What happened to one parameter's gradient since its optimizer's last step."""
 
-    __slots__ = ("stepped", "seen", "fresh", "cleared", "got_grad")
+    __slots__ = ("stepped", "stepped_with_grad", "seen", "fresh", "cleared", "got_grad")
 
     def __init__(self):
         self.stepped = False  # its optimizer has stepped at least once since we watch it
+        self.stepped_with_grad = False  # it had a gradient at that step: one that could be carried over
         self.seen = None  # (id, _version) of .grad when last looked at; a change means it was cleared
         self.fresh = False  # a gradient arrived since the last step
         self.cleared = False  # .grad was set to None, replaced or modified in place since the last step
@@ -356,7 +357,7 @@ class TrainingChecks:
                     st.look_before_step(p.grad)
                 elif st.seen is not None:
                     st.cleared, st.seen = True, None
-                if st.stepped and st.fresh and not st.cleared:
+                if st.stepped_with_grad and st.fresh and not st.cleared:
                     rec["accumulated"].setdefault(step, set()).add(id(p))
             fresh = [
                 p
@@ -385,6 +386,7 @@ class TrainingChecks:
                 if st is not None:
                     st.seen = (id(p.grad), p.grad._version) if p.grad is not None else None
                     st.stepped, st.fresh, st.cleared = True, False, False
+                    st.stepped_with_grad = p.grad is not None
             self.eval_roots.clear()
             self._end_step()
         finally:
