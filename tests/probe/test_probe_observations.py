@@ -56,6 +56,7 @@ REPORT = {
         "seconds": {"type": "number"},
         "stopped_by": {"enum": ["end", "max-steps", "max-seconds", "exception"]},
         "simulated_cuda": {"type": "boolean"},
+        "devices_used": {"type": "array", "items": {"type": "string"}},
         "exception": {
             "oneOf": [
                 {"type": "null"},

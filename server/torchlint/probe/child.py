@@ -43,7 +43,7 @@ def _crash(probe, exc: BaseException) -> dict:
 def main(argv: list[str]) -> int:
     request = json.loads(argv[0])
     script = request["script"]
-    out_path = request["result"]
+    out_path = request["result"] + (f".{os.environ.get('RANK', 0)}" if request.get("per_rank") else "")
     started = time.monotonic()
     result = {
         "steps": 0,
@@ -52,6 +52,7 @@ def main(argv: list[str]) -> int:
         "simulated_cuda": False,
         "exception": None,
         "observations": [],
+        "devices_used": [],
         "executed_lines": [],
         "error": None,
     }
@@ -73,7 +74,9 @@ def main(argv: list[str]) -> int:
     with open(script, "rb") as fh:
         source = fh.read()
     code = compile(source, script, "exec")
-    probe = Probe(script, request["max_steps"], request["simulate"])
+    probe = Probe(
+        script, request["max_steps"], request["simulate"], request["gpu"], int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+    )
     result["simulated_cuda"] = probe.simulate
     pid = os.getpid()
 

@@ -7,6 +7,7 @@ import os
 import sys
 
 from torchlint.probe import launch, merge, render
+from torchlint.probe.simulated_gpus import DEFAULT_GPU, GPUS
 
 EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR, EXIT_CRASHED = 0, 1, 2, 3
 
@@ -43,6 +44,20 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="pretend one CUDA device exists (default: only when none is available)",
+    )
+    p.add_argument(
+        "--simulated-gpu",
+        choices=sorted(GPUS),
+        default=DEFAULT_GPU,
+        help="the GPU that simulated CUDA reports: name, memory, capability (default h100, 80 GB)",
+    )
+    p.add_argument(
+        "--nproc-per-node",
+        type=_positive(int),
+        default=1,
+        metavar="N",
+        help="run N ranks under PyTorch's launcher (torch.distributed.run; gloo, simulated CUDA per rank) "
+        "and merge them into one report",
     )
     p.add_argument("--python", default=sys.executable, help="interpreter to run the script with (needs torch)")
     p.add_argument("--output-format", choices=["text", "json"], default="text")
@@ -112,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         python=args.python,
         kill_after=args.kill_after,
         cwd=os.getcwd(),
+        gpu=args.simulated_gpu,
+        nproc_per_node=args.nproc_per_node,
     )
     # In JSON mode stdout carries only the report; the script's output goes to stderr.
     try:
@@ -165,6 +182,8 @@ def build_report(script: str, result: dict) -> dict:
         "seconds": result["seconds"],
         "stopped_by": result["stopped_by"],
         "simulated_cuda": result["simulated_cuda"],
+        "devices_used": result.get("devices_used", []),
+        **({"ranks": result["ranks"]} if "ranks" in result else {}),
         "exception": result["exception"],
         "observations": result["observations"],
         "findings": merge.merge(

@@ -13,7 +13,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchlint.probe.devices import DeviceTags, Origins, parse_device
+from torchlint.probe.device_tags import DeviceTags, Origins, parse_device
 from torchlint.probe.observations import Observations
 from torchlint.probe.sites import Attributor
 
@@ -122,6 +122,7 @@ class State:
         self.busy = 0
         self.current = None  # name of the torch function being run, for the dispatch mode
         self.current_args = ()
+        self.devices_used: set[str] = set()  # on a real GPU: every device a tensor was moved to
         self.in_step = False  # inside optimizer.step(): grads meet params, mismatches there are echoes
         self.on_grad_output = None  # set by the training checks: (tensor) -> None
 
@@ -248,6 +249,8 @@ class FunctionMode(TorchFunctionMode):
         if target == "cpu" and src.startswith("cuda") and not s.attributor.caller_is_library():
             self._record_sync(name, t)
         if not s.simulate:
+            if target:
+                s.devices_used.add(target)
             return func(*args, **kwargs)
         library_to_real = target == "cpu" and s.attributor.caller_is_library()
         if target is None or target == src or library_to_real:

@@ -37,6 +37,8 @@ def to_text(report: dict) -> str:
         callers = ", ".join(_where(frame["path"], frame["line"]) for frame in o.get("stack", [])[1:])
         called = f" via {callers}" if callers else ""
         out.append(f"{_where(o['path'], o['line'])}: {o['kind']}: {o['message']} ({steps}){called}{library}")
+    if report["simulated_cuda"] and not any(d.startswith("cuda") for d in report.get("devices_used", [])):
+        out.append("warning: the script never put a tensor on the simulated CUDA device: device checks did not apply")
     if not report["observations"]:
         out.append("no runtime problems observed")
     if report["findings"]:
