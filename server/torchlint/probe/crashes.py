@@ -14,6 +14,7 @@ _SIGNATURES = (
     ("Expected object of device type", "device-mismatch"),
     ("view size is not compatible with input tensor's size and stride", "non-contiguous-view"),
     ("Default process group has not been initialized", "process-group-missing"),
+    ("device_ids and output_device arguments only work with", "ddp-before-device-move"),
 )
 
 

@@ -27,6 +27,9 @@ KIND_CODES: dict[str, tuple[str, ...]] = {
     "graph-retained": ("TL105",),
     "param-never-updated": ("TL202",),
     "crash": (),  # through facts["shows"]
+    "ddp-before-device-move": ("TL401",),
+    "process-group-missing": ("TL402",),
+    "sampler-epoch-not-set": ("TL403",),
 }
 OBSERVABLE = frozenset(code for codes in KIND_CODES.values() for code in codes)
 

@@ -19,6 +19,9 @@ KINDS = (
     "graph-retained",
     "param-never-updated",
     "crash",
+    "ddp-before-device-move",
+    "process-group-missing",
+    "sampler-epoch-not-set",
 )
 
 

@@ -73,6 +73,7 @@ class TrainingChecks:
         self.eval_sites: dict[int, Site] = {}  # id(module) -> where it was put in eval mode
         self.eval_roots: dict[int, tuple] = {}  # modules called in eval mode since the last step
         self.zero_grad_site: Site | None = None
+        self.on_move = None  # (module, site) -> None: the DDP checks want to know
         self.optimizer_made = False  # else each backward() counts as a step
         self.split_checked: dict[int, int] = {}
         self.graph_live: dict[int, tuple] = {}  # id(tensor) -> (weakref, Site, step)
@@ -163,6 +164,8 @@ class TrainingChecks:
 
     def _on_move(self, module, *args, **kwargs):
         site = self._site()
+        if self.on_move is not None:
+            self.on_move(getattr(module, "module", module), site)
         if site is not None:
             for m in module.modules():
                 self.move_sites[id(m)] = site
