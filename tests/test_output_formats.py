@@ -169,3 +169,20 @@ def test_github_escapes_what_the_grammar_reserves(tmp_path, monkeypatch):
         "TL000 100% sure\r\nnext",
     )
     assert "file=odd%3A name%2C1.py," in github.render([f])
+
+
+def test_cell_positions_map_through_json_escapes():
+    from torchlint.notebook_json import Layout
+
+    source = 'note = "café \\t 😀 \\"q\\""\nsd = torch.load(p)\n'
+    nb = {"cells": [{"cell_type": "markdown", "source": "x"}, {"cell_type": "code", "source": source.splitlines(True)}]}
+    text = json.dumps(nb, indent=1)  # ensure_ascii: é and 😀 are \u escapes, the emoji a surrogate pair
+    layout = Layout.of(text)
+    assert layout.source(1) == source
+    line, column = layout.position(1, 1, source.index("😀") + 1)
+    assert text.splitlines()[line - 1][column - 1 :].startswith("\\ud83d\\ude00")
+    line, column = layout.position(1, 2, 6)
+    assert text.splitlines()[line - 1][column - 1 :].startswith('torch.load(p)\\n"')
+    end_line, end_column = layout.position(1, 9, 99)  # past the cell: its end, the last string's closing quote
+    assert (end_line, text.splitlines()[end_line - 1][end_column - 2 :]) == (line, 'n"')
+    assert layout.position(5, 1, 1) is None
