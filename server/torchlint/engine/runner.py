@@ -16,7 +16,7 @@ from torchlint import noqa
 from torchlint.engine import rule as R
 from torchlint.engine.context import FileContext
 from torchlint.engine.node_positions import positions as node_positions
-from torchlint.engine.source import Source, SourceError, decode, nesting_error, split_lines
+from torchlint.engine.source import Source, SourceError, decode, split_lines, syntax_error
 from torchlint.engine.walk import traverse
 from torchlint.findings import Edit, Finding, Fix, Severity
 
@@ -30,19 +30,25 @@ class LintResult:
     errors: list[str] = field(default_factory=list)
 
 
-def error_finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+def error_finding(
+    path: str, message: str, line: int = 1, column: int = 1, end_line: int = 0, end_column: int = 0
+) -> Finding:
     return Finding(
         path,
         line,
         column,
-        line,
-        column,
+        end_line or line,
+        end_column or column,
         PARSE_ERROR_CODE,
         "parse-error",
         message,
         Severity.ERROR,
         statement_line=line,
     )
+
+
+def source_error_finding(path: str, exc: SourceError) -> Finding:
+    return error_finding(path, exc.message, exc.line, exc.column, exc.end_line, exc.end_column)
 
 
 _DISPATCH: dict[type, dict[type, list[str]]] = {}
@@ -62,13 +68,20 @@ def _dispatch_table(rule_cls: type[R.Rule]) -> dict[type, list[str]]:
 
 
 def parse(path: str, text: str, parser=None) -> cst.Module | Finding:
-    """`parser`: e.g. an incremental.ChunkParser's parse (the language server's); default libcst's."""
-    too_deep = nesting_error(text)
-    if too_deep is not None:
-        return error_finding(path, too_deep.message, too_deep.line, too_deep.column)
+    """`parser`: e.g. an incremental.ChunkParser's parse (the language server's); default libcst's.
+
+    Text CPython refuses still goes to libcst, which may know newer grammar than
+    the running Python; when libcst refuses it too, the error is reported where
+    and as CPython says (libcst's position is where its parser gave up).
+    """
+    refused = syntax_error(text)
+    if refused is not None and refused.too_deep:
+        return source_error_finding(path, refused)
     try:
         return (parser or cst.parse_module)(text)
     except cst.ParserSyntaxError as exc:
+        if refused is not None:
+            return source_error_finding(path, refused)
         return error_finding(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)
     except RecursionError:
         return error_finding(path, "expression nested too deeply for the parser")
@@ -261,5 +274,5 @@ def lint_bytes(path: str, data: bytes, rules) -> tuple[LintResult, Source | None
     try:
         source = decode(data)
     except SourceError as exc:
-        return LintResult([error_finding(path, exc.message, exc.line, exc.column)]), None
+        return LintResult([source_error_finding(path, exc)]), None
     return lint_text(path, source.text, rules), source
