@@ -12,11 +12,12 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { chooseInterpreter, inspectPython, type PythonInfo, versionProblem } from './interpreter';
+import { COMMAND, SECTION } from './manifest';
 import { offerPipInstall } from './pipInstall';
 import { activeInterpreter } from './pythonExtension';
 import { SerialRunner } from './restart';
 import { bundledLibs, serverCommand, serverSettings } from './serverCommand';
-import { readSettings, type Settings } from './settings';
+import { readSettings, settingId, type Settings } from './settings';
 import type { ServerStatus } from './status';
 
 export const DOCUMENT_SELECTOR = [
@@ -56,7 +57,7 @@ export class ServerController implements vscode.Disposable {
     const folder = resource
       ? vscode.workspace.getWorkspaceFolder(resource)
       : vscode.workspace.workspaceFolders?.[0];
-    return readSettings(vscode.workspace.getConfiguration('torchlint', resource ?? folder?.uri), {
+    return readSettings(vscode.workspace.getConfiguration(SECTION, resource ?? folder?.uri), {
       trusted: vscode.workspace.isTrusted,
       workspaceFolder: folder?.uri.fsPath,
       env: process.env,
@@ -67,7 +68,7 @@ export class ServerController implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0];
     const settings = this.settings();
     if (!settings.enable) {
-      this.status.set('disabled', 'torchlint.enable is off');
+      this.status.set('disabled', `${settingId('enable')} is off`);
       return;
     }
     this.status.set('starting');
@@ -116,7 +117,7 @@ export class ServerController implements vscode.Disposable {
             const answers = await next(params, token);
             if (!Array.isArray(answers)) return answers;
             return params.items.map((item, i) =>
-              item.section === 'torchlint'
+              item.section === SECTION
                 ? serverSettings(this.settings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined), info.executable)
                 : answers[i],
             );
@@ -124,7 +125,8 @@ export class ServerController implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient('torchlint', 'torchlint', serverOptions, clientOptions);
+    // The id is the section: the client follows `<id>.trace.server` itself.
+    const client = new LanguageClient(SECTION, 'torchlint', serverOptions, clientOptions);
     client.registerFeature(new PushDiagnostics());
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.status.set('running', describe(info, settings));
@@ -152,7 +154,7 @@ export class ServerController implements vscode.Disposable {
   async notifySettingsChanged(): Promise<void> {
     if (this.client?.state !== State.Running || !this.python) return;
     await this.client.sendNotification('workspace/didChangeConfiguration', {
-      settings: { torchlint: serverSettings(this.settings(), this.python.executable) },
+      settings: { [SECTION]: serverSettings(this.settings(), this.python.executable) },
     });
   }
 
@@ -178,7 +180,7 @@ export class ServerController implements vscode.Disposable {
     if (!notify) return;
     const actions = offerInterpreter ? ['Select Interpreter', 'Show Output'] : ['Show Output'];
     void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
-      if (choice === 'Select Interpreter') void vscode.commands.executeCommand('torchlint.selectInterpreter');
+      if (choice === 'Select Interpreter') void vscode.commands.executeCommand(COMMAND.selectInterpreter);
       else if (choice === 'Show Output') this.log.show();
     });
   }

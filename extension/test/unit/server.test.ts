@@ -2,54 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { clients, LanguageClient, resetLanguageClient } from './languageclient.mock';
 import * as vscode from './vscode.mock';
-
-/** Every LanguageClient the controller made, with what it was given. */
-const clients: FakeClient[] = [];
-class FakeClient {
-  state = 1;
-  started = false;
-  stopped = false;
-  listeners: Array<(e: { newState: number }) => void> = [];
-  static failStart: Error | undefined;
-  constructor(
-    readonly id: string,
-    readonly name: string,
-    readonly serverOptions: { command: string; args: string[] },
-    readonly clientOptions: Record<string, any>,
-  ) {
-    clients.push(this);
-  }
-  onDidChangeState(l: (e: { newState: number }) => void) {
-    this.listeners.push(l);
-  }
-  async start() {
-    if (FakeClient.failStart) throw FakeClient.failStart;
-    this.started = true;
-    this.state = 2;
-    this.listeners.forEach((l) => l({ newState: 2 }));
-  }
-  async stop() {
-    this.stopped = true;
-    this.state = 1;
-  }
-  async dispose() {}
-  isRunning() {
-    return this.state === 2;
-  }
-  sendNotification = vi.fn(async () => undefined);
-  features: unknown[] = [];
-  registerFeature(f: unknown) {
-    this.features.push(f);
-  }
-}
-
-vi.mock('vscode-languageclient/node', () => ({
-  LanguageClient: FakeClient,
-  RevealOutputChannelOn: { Never: 4 },
-  State: { Stopped: 1, Running: 2, Starting: 3 },
-  TransportKind: { stdio: 0 },
-}));
 
 // The Python extension is not installed in these tests; the setting or PATH decides.
 const pythonExtension = { activeInterpreter: vi.fn(async () => undefined as string[] | undefined) };
@@ -81,8 +35,7 @@ function controller(ext = extensionDir(['cp311'])) {
 
 beforeEach(() => {
   vscode.resetVscode();
-  clients.length = 0;
-  FakeClient.failStart = undefined;
+  resetLanguageClient();
 });
 
 describe('ServerController', () => {
@@ -212,7 +165,7 @@ describe('ServerController', () => {
   it('reports a server that fails to start', async () => {
     vscode.config.interpreter = fakePython([3, 11, 0]);
     vscode.config.importStrategy = 'fromEnvironment';
-    FakeClient.failStart = new Error('No module named torchlint');
+    LanguageClient.failStart = new Error('No module named torchlint');
     const { server, status } = controller();
     await server.restart();
     expect(status.state).toBe('error');

@@ -1,8 +1,11 @@
 /** The slice of the `vscode` API the client uses, as a controllable fake for unit tests. */
 import { vi } from 'vitest';
 
+/** The settings, by key without the section. */
 export const config: Record<string, unknown> = {};
 export const updates: Array<{ key: string; value: unknown; target: unknown }> = [];
+/** Every key read through `getConfiguration(...).get`. */
+export const reads = new Set<string>();
 
 export class Uri {
   private constructor(readonly fsPath: string) {}
@@ -17,17 +20,36 @@ export class Uri {
   }
 }
 
+interface Folder {
+  uri: Uri;
+  name: string;
+  index: number;
+}
+
+export function folder(fsPath: string, index = 0): Folder {
+  return { uri: Uri.file(fsPath), name: fsPath.split('/').pop() ?? fsPath, index };
+}
+
+const disposable = () => ({ dispose: vi.fn() });
+
 export const workspace = {
   isTrusted: true,
-  workspaceFolders: [{ uri: Uri.file('/ws'), name: 'ws', index: 0 }] as unknown[] | undefined,
+  workspaceFolders: [folder('/ws')] as Folder[] | undefined,
   getWorkspaceFolder: vi.fn(() => workspace.workspaceFolders?.[0]),
-  getConfiguration: vi.fn(() => ({
-    get: <T>(key: string, fallback: T): T => (key in config ? (config[key] as T) : fallback),
-    update: async (key: string, value: unknown, target: unknown) => {
-      updates.push({ key, value, target });
-      config[key] = value;
-    },
-  })),
+  getConfiguration: vi.fn(() => {
+    return {
+      get: <T>(key: string, fallback: T): T => {
+        reads.add(key);
+        return key in config ? (config[key] as T) : fallback;
+      },
+      update: async (key: string, value: unknown, target: unknown) => {
+        updates.push({ key, value, target });
+        config[key] = value;
+      },
+    };
+  }),
+  onDidChangeConfiguration: vi.fn(disposable),
+  onDidGrantWorkspaceTrust: vi.fn(disposable),
 };
 
 export const window = {
@@ -35,11 +57,12 @@ export const window = {
   showWarningMessage: vi.fn(async (..._args: unknown[]) => undefined as string | undefined),
   showInformationMessage: vi.fn(async (..._args: unknown[]) => undefined as string | undefined),
   withProgress: vi.fn(async (_opts: unknown, task: () => Promise<unknown>) => task()),
+  createOutputChannel: vi.fn(() => ({ info: vi.fn(), warn: vi.fn(), error: vi.fn(), show: vi.fn(), dispose: vi.fn() })),
 };
 
 export const commands = {
   executeCommand: vi.fn(async (..._args: unknown[]) => undefined),
-  registerCommand: vi.fn(),
+  registerCommand: vi.fn((_id: string, _handler: unknown) => disposable()),
 };
 
 export const extensions = { getExtension: vi.fn(() => undefined) };
@@ -73,8 +96,9 @@ export enum ProgressLocation {
 export function resetVscode(): void {
   for (const key of Object.keys(config)) delete config[key];
   updates.length = 0;
+  reads.clear();
   statusItems.length = 0;
   workspace.isTrusted = true;
-  workspace.workspaceFolders = [{ uri: Uri.file('/ws'), name: 'ws', index: 0 }];
+  workspace.workspaceFolders = [folder('/ws')];
   vi.clearAllMocks();
 }
