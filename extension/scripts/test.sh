@@ -55,6 +55,8 @@ status=0
 node test/e2e/runSuite.mjs || status=1
 step "end-to-end tests in an untrusted workspace"
 node test/e2e/runSuite.mjs untrusted || status=1
+step "end-to-end tests in a multi-root workspace"
+node test/e2e/runSuite.mjs multiroot || status=1
 step "UI smoke test of the .vsix"
 node test/e2e/runUi.mjs dist/torchlint-linux-x64.vsix || status=1
 step "done, exit $status; screenshots and logs in extension/out/e2e/"

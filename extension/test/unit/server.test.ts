@@ -176,14 +176,82 @@ describe('ServerController', () => {
     );
   });
 
-  it('pushes live settings to the running server', async () => {
+  it('tells the running server that settings changed, and answers its question with the new ones', async () => {
     vscode.config.interpreter = fakePython([3, 11, 0]);
     const { server } = controller();
     await server.restart();
     vscode.config.select = ['TL6'];
     await server.notifySettingsChanged();
-    expect(clients[0].sendNotification).toHaveBeenCalledWith('workspace/didChangeConfiguration', {
-      settings: { torchlint: expect.objectContaining({ select: ['TL6'] }) },
-    });
+    expect(clients[0].sendNotification).toHaveBeenCalledWith('workspace/didChangeConfiguration', { settings: null });
+    const configuration = clients[0].clientOptions.middleware.workspace.configuration;
+    const [answer] = await configuration({ items: [{ section: 'torchlint', scopeUri: 'file:///ws' }] }, undefined, async () => [null]);
+    expect(answer.select).toEqual(['TL6']);
+  });
+});
+
+describe('ServerController in a multi-root workspace', () => {
+  beforeEach(() => {
+    vscode.workspace.workspaceFolders = [vscode.folder('/repo/sub', 0), vscode.folder('/repo', 1), vscode.folder('/other', 2)];
+  });
+
+  it('starts one server on the project root: its interpreter, its working directory', async () => {
+    vscode.folderConfig['/repo'] = { interpreter: fakePython([3, 11, 7]) };
+    vscode.folderConfig['/repo/sub'] = { interpreter: ['/no/such/python'] };
+    const { server, status } = controller();
+    await server.restart();
+    expect(clients).toHaveLength(1);
+    expect(clients[0].serverOptions.command).toBe('sh');
+    expect(clients[0].serverOptions.options.cwd).toBe('/repo');
+    expect(status.state).toBe('running');
+  });
+
+  it('answers workspace/configuration for each folder with that folder\'s settings', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    vscode.config.ignore = ['TL201'];
+    vscode.folderConfig['/other'] = { severity: { TL601: 'error' }, ignore: ['TL105'] };
+    const { server } = controller();
+    await server.restart();
+    const configuration = clients[0].clientOptions.middleware.workspace.configuration;
+    const [other, repo, window] = await configuration(
+      { items: [{ section: 'torchlint', scopeUri: 'file:///other' }, { section: 'torchlint', scopeUri: 'file:///repo' }, { section: 'torchlint' }] },
+      undefined,
+      async () => [null, null, null],
+    );
+    expect(other).toMatchObject({ severity: { TL601: 'error' }, ignore: ['TL105'] });
+    expect(repo).toMatchObject({ severity: {}, ignore: ['TL201'] });
+    expect(window).toMatchObject({ severity: {}, ignore: ['TL201'] });
+    expect(clients[0].clientOptions.initializationOptions.settings).toEqual(window);
+  });
+
+  it('expands ${workspaceFolder} to the folder of the scope', async () => {
+    const { server } = controller();
+    vscode.config.args = ['--log-file', '${workspaceFolder}/torchlint.log'];
+    expect(server.settings(vscode.Uri.file('/other/train.py')).args).toEqual(['--log-file', '/other/torchlint.log']);
+    expect(server.settings().args).toEqual(['--log-file', '/repo/torchlint.log']);
+  });
+
+  it('runs while any folder enables torchlint, and not when none does', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    vscode.config.enable = false;
+    vscode.folderConfig['/other'] = { enable: true };
+    const { server, status } = controller();
+    await server.restart();
+    expect(status.state).toBe('running');
+    vscode.folderConfig['/other'] = { enable: false };
+    await server.restart();
+    expect(status.state).toBe('disabled');
+  });
+
+  it('restarts when a folder change moves the project root, not otherwise', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    const { server } = controller();
+    await server.restart();
+    vscode.workspace.workspaceFolders = [...vscode.workspace.workspaceFolders!, vscode.folder('/third', 3)];
+    await server.foldersChanged();
+    expect(clients).toHaveLength(1);
+    vscode.workspace.workspaceFolders = [vscode.folder('/other', 0), vscode.folder('/repo', 1)];
+    await server.foldersChanged();
+    expect(clients).toHaveLength(2);
+    expect(clients[1].serverOptions.options.cwd).toBe('/other');
   });
 });

@@ -1,8 +1,10 @@
 /** The slice of the `vscode` API the client uses, as a controllable fake for unit tests. */
 import { vi } from 'vitest';
 
-/** The settings, by key without the section. */
+/** Window-level settings (user and workspace), by key without the section. */
 export const config: Record<string, unknown> = {};
+/** Folder-level settings, by folder path: they win over `config` for resources in that folder. */
+export const folderConfig: Record<string, Record<string, unknown>> = {};
 export const updates: Array<{ key: string; value: unknown; target: unknown }> = [];
 /** Every key read through `getConfiguration(...).get`. */
 export const reads = new Set<string>();
@@ -35,12 +37,16 @@ const disposable = () => ({ dispose: vi.fn() });
 export const workspace = {
   isTrusted: true,
   workspaceFolders: [folder('/ws')] as Folder[] | undefined,
-  getWorkspaceFolder: vi.fn(() => workspace.workspaceFolders?.[0]),
-  getConfiguration: vi.fn(() => {
+  getWorkspaceFolder: vi.fn((uri: Uri) =>
+    workspace.workspaceFolders?.find((f) => uri.fsPath === f.uri.fsPath || uri.fsPath.startsWith(`${f.uri.fsPath}/`)),
+  ),
+  getConfiguration: vi.fn((_section: string, scope?: Uri) => {
+    const owner = scope && workspace.getWorkspaceFolder(scope);
+    const values = { ...config, ...(owner ? folderConfig[owner.uri.fsPath] : {}) };
     return {
       get: <T>(key: string, fallback: T): T => {
         reads.add(key);
-        return key in config ? (config[key] as T) : fallback;
+        return key in values ? (values[key] as T) : fallback;
       },
       update: async (key: string, value: unknown, target: unknown) => {
         updates.push({ key, value, target });
@@ -50,6 +56,7 @@ export const workspace = {
   }),
   onDidChangeConfiguration: vi.fn(disposable),
   onDidGrantWorkspaceTrust: vi.fn(disposable),
+  onDidChangeWorkspaceFolders: vi.fn(disposable),
 };
 
 export const window = {
@@ -95,6 +102,7 @@ export enum ProgressLocation {
 /** Puts the fake back to a fresh window with one trusted folder and no settings. */
 export function resetVscode(): void {
   for (const key of Object.keys(config)) delete config[key];
+  for (const key of Object.keys(folderConfig)) delete folderConfig[key];
   updates.length = 0;
   reads.clear();
   statusItems.length = 0;
