@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
@@ -71,12 +71,19 @@ class Event:
         return any(arm == "except" for _, arm in self.path)
 
 
-def dominates(a: Event, b: Event) -> bool:
+class OnBranch(Protocol):
+    """Something placed on a branch path: an Event, or a backward() call of graph_flow."""
+
+    @property
+    def path(self) -> BranchPath: ...
+
+
+def dominates(a: OnBranch, b: OnBranch) -> bool:
     """`a` runs in every iteration in which `b` runs (same or enclosing branch)."""
     return b.path[: len(a.path)] == a.path
 
 
-def exclusive(a: Event, b: Event) -> bool:
+def exclusive(a: OnBranch, b: OnBranch) -> bool:
     """`a` and `b` sit in different arms of one `if`/`try`: never both in one pass."""
     arms = dict(a.path)
     return any(node in arms and arms[node] != arm for node, arm in b.path)
