@@ -12,7 +12,10 @@ import io
 import re
 import tokenize
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from torchlint.findings import Edit
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -132,7 +135,7 @@ def split_lines(text: str) -> list[str]:
     return _NEWLINE.split(text)
 
 
-def apply_edits(text: str, edits) -> str:
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply non-overlapping edits (1-based line/column, end exclusive)."""
     starts = line_offsets(text)
 
