@@ -9,17 +9,17 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from pathlib import Path
 from urllib.parse import unquote
 
 import jsonschema
 import pytest
 
 from test_notebooks import SETUP_CELL, TRAIN_CELL, write_notebook
-from tl_paths import ROOT
 from torchlint.findings import Finding, Severity
 from torchlint.reporters import github
 
-SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
 PY = SETUP_CELL + TRAIN_CELL + "sd = torch.load('m.pt')\n"
 
 
