@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import libcst as cst
 
 from torchlint.engine.device_moves import cpu_only_forward_arguments
 from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import LoopAnalysis
+from torchlint.engine.loop_events import Loop, LoopAnalysis
 from torchlint.engine.names import Imports
 from torchlint.engine.project import Project, project_for, summarize
 from torchlint.engine.semantics import Scope, Semantics
@@ -18,18 +20,23 @@ from torchlint.engine.walk import iter_nodes, iter_statements
 # What a script builds at top level (a library module builds none of these on import).
 _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
 
+if TYPE_CHECKING:
+    from torchlint.engine.rule import Report
+
+T = TypeVar("T")
+
 
 class FileContext:
     def __init__(self, path: str, text: str, module: cst.Module) -> None:
         self.path = path
         self.text = text
         self.module = module
-        self.reports: list = []
+        self.reports: list[Report] = []
         # traversal state, maintained by the runner
         self.scope: Scope | None = None
         self.classes: list[cst.ClassDef] = []
         self.functions: list[cst.FunctionDef] = []
-        self.loops: list[cst.CSTNode] = []
+        self.loops: list[Loop] = []
         self.withs: list[cst.With] = []
         self.top_statement: cst.CSTNode | None = None  # the module-level statement being traversed
         self._shared: dict[str, object] = {}
@@ -113,20 +120,22 @@ class FileContext:
             texts += [m.text for m in self.project.imported_by(Path(self.path).resolve(), self.imports.table)]
         return cpu_only_forward_arguments(texts)
 
-    def shared(self, key: str, build):
+    def shared(self, key: str, build: Callable[[], T]) -> T:
         """A per-file analysis built on first use and shared by every rule.
 
         Kept on the context (not in a module-level cache) so it dies with the file.
+        Each key has one builder, so the value stored under it is of that builder's type.
         """
         value = self._shared.get(key)
         if value is None:
             value = self._shared[key] = build()
-        return value
+        return cast(T, value)
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)
 
     def kind(self, expr: cst.BaseExpression) -> Kind:
+        assert self.scope is not None, "asked during the traversal, which keeps a scope"
         return self.semantics.infer(expr, self.scope)
 
     def is_module_class(self, cls: cst.ClassDef) -> bool:

@@ -61,10 +61,13 @@ class RemoveStatement:
     stmt: cst.BaseStatement
 
 
+NodeEdit = Replace | InsertBefore | InsertAfter | RemoveStatement
+
+
 @dataclass(frozen=True)
 class NodeFix:
     message: str
-    edits: tuple
+    edits: tuple[NodeEdit, ...]
 
 
 @dataclass
@@ -120,5 +123,5 @@ class Rule:
         )
 
 
-def fix(message: str, *edits) -> NodeFix:
+def fix(message: str, *edits: NodeEdit) -> NodeFix:
     return NodeFix(message, tuple(edits))

@@ -120,10 +120,10 @@ def _targets(target: cst.BaseExpression):
 class Scope:
     """A module, class or function body and the kinds of the names bound in it."""
 
-    def __init__(self, node: cst.CSTNode, parent: Scope | None, sem: Semantics) -> None:
+    def __init__(self, node: cst.CSTNode, parent: Scope | None, semantics: Semantics) -> None:
         self.node = node
         self.parent = parent
-        self.sem = sem
+        self.semantics = semantics
         self._bindings: dict[str, Kind] | None = None
         # parameters whose kind only their call sites can tell: resolved on first lookup
         self._pending: dict[str, cst.Param] = {}
@@ -144,7 +144,7 @@ class Scope:
                 bindings = scope.bindings
                 param = scope._pending.pop(name, None)
                 if param is not None:
-                    scope._bind(name, self.sem.param_kind(scope, param))
+                    scope._bind(name, self.semantics.param_kind(scope, param))
                 kind = bindings.get(name)
                 if kind is not None:
                     return kind
@@ -181,18 +181,18 @@ class Scope:
                 for item in stmt.items:
                     if item.asname is not None:
                         for t, _ in _targets(item.asname.name):
-                            self._assign(t, self.sem.infer(item.item, self))
+                            self._assign(t, self.semantics.infer(item.item, self))
             for small in small_statements(stmt):
                 if isinstance(small, cst.Assign):
                     for t in small.targets:
                         self._assign_value(t.target, small.value)
                 elif isinstance(small, cst.AnnAssign):
-                    kind = kind_from_annotation(self.sem.imports.qualname(small.annotation.annotation))
+                    kind = kind_from_annotation(self.semantics.imports.qualname(small.annotation.annotation))
                     if small.value is not None:
-                        kind |= self.sem.infer(small.value, self)
+                        kind |= self.semantics.infer(small.value, self)
                     self._assign(small.target, kind)
         # usage: anything we call .backward() on is a loss (a scan of the scope: only if it can match)
-        for node in iter_nodes(self.node, into_functions=False) if self.sem.mentions_backward else ():
+        for node in iter_nodes(self.node, into_functions=False) if self.semantics.mentions_backward else ():
             if (
                 isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
@@ -207,7 +207,7 @@ class Scope:
                 and (
                     node.func.attr.value == "manual_backward"
                     or node.func.attr.value == "backward"
-                    and self.sem.infer(node.func.value, self) & Kind.ACCELERATOR
+                    and self.semantics.infer(node.func.value, self) & Kind.ACCELERATOR
                 )
                 and node.args
                 and isinstance(node.args[0].value, cst.Name)
@@ -218,16 +218,16 @@ class Scope:
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
             for t, i in _targets(target):
                 if i is not None and i < len(value.elements):
-                    self._assign(t, self.sem.infer(value.elements[i].value, self))
+                    self._assign(t, self.semantics.infer(value.elements[i].value, self))
             return
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
             # model, opt = accelerator.prepare(model, opt) / fabric.setup(...)
             if isinstance(value.func, cst.Attribute) and value.func.attr.value in ("prepare", "setup"):
                 for t, i in _targets(target):
                     if i is not None and i < len(value.args):
-                        self._assign(t, self.sem.infer(value.args[i].value, self))
+                        self._assign(t, self.semantics.infer(value.args[i].value, self))
                 return
-        self._assign(target, self.sem.infer(value, self))
+        self._assign(target, self.semantics.infer(value, self))
 
     def _assign(self, target: cst.BaseExpression, kind: Kind) -> None:
         if isinstance(target, cst.Name):
@@ -237,7 +237,7 @@ class Scope:
                 self._assign(t, Kind.NONE)
 
     def _bind_for(self, stmt: cst.For) -> None:
-        it = self.sem.infer(stmt.iter, self)
+        it = self.semantics.infer(stmt.iter, self)
         if it & Kind.DATALOADER or _iterates_loader(stmt.iter, self):
             for t, _ in _targets(stmt.target):
                 for inner, _ in _targets(t):
@@ -248,9 +248,9 @@ class Scope:
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             kind = Kind.NONE
             if p.annotation is not None:
-                kind = kind_from_annotation(self.sem.imports.qualname(p.annotation.annotation))
+                kind = kind_from_annotation(self.semantics.imports.qualname(p.annotation.annotation))
             if not kind and p.default is not None:
-                kind = self.sem.infer(p.default, self.parent or self)
+                kind = self.semantics.infer(p.default, self.parent or self)
             if kind:
                 self._bind(p.name.value, kind)
             else:
@@ -265,14 +265,14 @@ class Scope:
         for method in body:
             if not isinstance(method, cst.FunctionDef):
                 continue
-            mscope = self.sem.scope_for(method, self)
+            mscope = self.semantics.scope_for(method, self)
             for stmt in iter_statements(method.body.body if isinstance(method.body, cst.IndentedBlock) else []):
                 for small in small_statements(stmt):
                     if isinstance(small, (cst.Assign, cst.AnnAssign)):
                         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                         if small.value is None:
                             continue
-                        kind = self.sem.infer(small.value, mscope)
+                        kind = self.semantics.infer(small.value, mscope)
                         for t in targets:
                             name = dotted(t)
                             if name and name.startswith("self.") and name.count(".") == 1:
@@ -283,7 +283,7 @@ def _iterates_loader(expr: cst.BaseExpression, scope: Scope) -> bool:
     """`enumerate(loader)`, `tqdm(loader)`, `zip(a_loader, b_loader)`."""
     if isinstance(expr, cst.Call) and expr.args:
         inner = expr.args[0].value
-        return bool(scope.sem.infer(inner, scope) & Kind.DATALOADER) or _iterates_loader(inner, scope)
+        return bool(scope.semantics.infer(inner, scope) & Kind.DATALOADER) or _iterates_loader(inner, scope)
     return False
 
 
