@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import os
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -387,7 +388,7 @@ class Project:
         return self.call_kind(q, summary.path.parent)
 
 
-def _body_nodes(fn: ast.AST):
+def _body_nodes(fn: ast.AST) -> Iterator[ast.AST]:
     """Nodes of a function body, not descending into nested functions or classes."""
     todo = list(ast.iter_child_nodes(fn))
     while todo:

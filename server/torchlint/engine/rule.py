@@ -98,7 +98,7 @@ class Rule:
     # Empty: always run. tests/engine/test_prefilter.py checks no finding is ever lost.
     requires: ClassVar[tuple[str, ...]] = ()
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         code = cls.__dict__.get("code")
         if code is not None and not CODE_RE.match(code):

@@ -12,6 +12,7 @@ evidence: `def train(model, opt)` with no caller leaves both unknown.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,7 @@ from torchlint.engine.kinds import (
     kind_from_qualname,
 )
 from torchlint.engine.names import Imports, dotted
-from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
+from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 
 if TYPE_CHECKING:
     from torchlint.engine.project import Project
@@ -107,7 +108,7 @@ class ModuleClasses:
         return c in self.modules
 
 
-def _targets(target: cst.BaseExpression):
+def _targets(target: cst.BaseExpression) -> Iterator[tuple[cst.BaseExpression, int | None]]:
     """(target, position) pairs of an assignment target; position None = whole value."""
     if isinstance(target, (cst.Tuple, cst.List)):
         for i, el in enumerate(target.elements):
@@ -158,21 +159,22 @@ class Scope:
         return scope
 
     # -- building ---------------------------------------------------------
-    def _body(self):
+    def _body(self) -> Sequence[cst.BaseStatement]:
         node = self.node
-        if isinstance(node, cst.Module):
-            return node.body
-        return node.body.body if isinstance(node.body, cst.IndentedBlock) else [cst.SimpleStatementLine(node.body.body)]
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return block_statements(node.body)
+        return node.body if isinstance(node, cst.Module) else ()  # a comprehension has no statements
 
     def _bind(self, name: str, kind: Kind) -> None:
         """Record `name` as bound here (a NONE kind still shadows outer scopes)."""
-        self._bindings[name] = self._bindings.get(name, Kind.NONE) | kind
+        bindings = self.bindings
+        bindings[name] = bindings.get(name, Kind.NONE) | kind
 
     def _build(self) -> None:
         if isinstance(self.node, cst.FunctionDef):
             self._bind_params(self.node.params)
         if isinstance(self.node, cst.ClassDef):
-            self._build_class_attributes()
+            self._build_class_attributes(self.node)
             return
         for stmt in iter_statements(self._body()):
             if isinstance(stmt, cst.For):
@@ -184,8 +186,8 @@ class Scope:
                             self._assign(t, self.semantics.infer(item.item, self))
             for small in small_statements(stmt):
                 if isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        self._assign_value(t.target, small.value)
+                    for assign_target in small.targets:
+                        self._assign_value(assign_target.target, small.value)
                 elif isinstance(small, cst.AnnAssign):
                     kind = kind_from_annotation(self.semantics.imports.qualname(small.annotation.annotation))
                     if small.value is not None:
@@ -259,9 +261,9 @@ class Scope:
             if isinstance(star, cst.Param):
                 self._bind(star.name.value, Kind.CONTAINER)
 
-    def _build_class_attributes(self) -> None:
+    def _build_class_attributes(self, cls: cst.ClassDef) -> None:
         """`self.x = ...` in any method binds `self.x` in the class scope."""
-        body = self.node.body.body if isinstance(self.node.body, cst.IndentedBlock) else []
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
         for method in body:
             if not isinstance(method, cst.FunctionDef):
                 continue
@@ -366,10 +368,11 @@ class Semantics:
             return self._list_elements(expr.value, scope)
         return Kind.NONE
 
-    def _comprehension_scope(self, comp, scope: Scope) -> Scope:
+    def _comprehension_scope(self, comp: cst.GeneratorExp | cst.ListComp, scope: Scope) -> Scope:
         inner = Scope(comp, scope, self)
-        inner._bindings = {}
-        clause = comp.for_in
+        bindings: dict[str, Kind] = {}
+        inner._bindings = bindings
+        clause: cst.CompFor | None = comp.for_in
         while clause is not None:
             kind = Kind.NONE
             it = clause.iter
@@ -380,7 +383,7 @@ class Semantics:
                 kind = self.element_kind(it, inner)
             for t, _ in _targets(clause.target):
                 if isinstance(t, cst.Name):
-                    inner._bindings[t.value] = kind
+                    bindings[t.value] = kind
             clause = clause.inner_for_in
         return inner
 
@@ -518,7 +521,9 @@ class Semantics:
         finally:
             self._resolving.discard(fn)
 
-    def _arguments(self, fn: cst.FunctionDef, scope: Scope, param: cst.Param):
+    def _arguments(
+        self, fn: cst.FunctionDef, scope: Scope, param: cst.Param
+    ) -> Iterator[tuple[cst.BaseExpression, Scope]]:
         """(argument expression, caller scope) for `param` at each call of `fn` in this file."""
         method = scope.parent is not None and isinstance(scope.parent.node, cst.ClassDef)
         positional = [*fn.params.posonly_params, *fn.params.params]

@@ -111,7 +111,9 @@ def syntax_error(text: str) -> SourceError | None:
     except SyntaxError as exc:
         too_deep = "too many nested" in str(exc.msg)
         message = f"{exc.msg} (Python's parser allows 200 levels)" if too_deep else f"syntax error: {exc.msg}"
-        end = (exc.end_lineno, exc.end_offset) if exc.end_lineno and (exc.end_offset or 0) > 0 else (0, 0)
+        end: tuple[int, int] = (
+            (exc.end_lineno, exc.end_offset) if exc.end_lineno and exc.end_offset and exc.end_offset > 0 else (0, 0)
+        )
         lines = split_lines(text)
         if len(lines) > 1 and lines[-1] == "":
             lines.pop()  # the end of the last line, not the empty line after it
