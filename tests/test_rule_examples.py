@@ -21,15 +21,15 @@ def test_valid_is_silent(code, i, src):
 
 @pytest.mark.parametrize("code,i,ex", INVALID, ids=[f"{c}-invalid-{i}" for c, i, _ in INVALID])
 def test_invalid_is_reported(code, i, ex):
-    findings = lint_text("example.py", ex.source, [CATALOGUE[code]]).findings
+    findings = lint_text("example.py", ex.source, [CATALOGUE[code]], torch_version=ex.torch_version).findings
     assert [f.code for f in findings] == [code], [f"{f.line}: {f.message}" for f in findings]
     if ex.line is not None:
         assert findings[0].line == ex.line
     if ex.fixed is not None:
-        result = fix_text("example.py", ex.source, [CATALOGUE[code]])
+        result = fix_text("example.py", ex.source, [CATALOGUE[code]], torch_version=ex.torch_version)
         assert result.text == ex.fixed
         cst.parse_module(result.text)
-        again = fix_text("example.py", result.text, [CATALOGUE[code]])
+        again = fix_text("example.py", result.text, [CATALOGUE[code]], torch_version=ex.torch_version)
         assert again.applied == 0 and again.text == result.text
 
 

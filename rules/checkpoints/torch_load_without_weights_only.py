@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, with_keyword
+from torchlint.engine.callargs import get_arg, has_star, is_name, with_keyword
 from torchlint.engine.rule import Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
@@ -13,54 +13,87 @@ class TorchLoadWithoutWeightsOnly(Rule):
     code = "TL601"
     requires = ("load",)
     name = "torch-load-without-weights-only"
-    message = "`torch.load` without `weights_only=True` unpickles the file, which can run arbitrary code"
+    message = (
+        "`torch.load` without `weights_only=True` unpickles the file on torch {version} (the default before "
+        "2.6), which can run arbitrary code"
+    )
+    unsafe_message = (
+        "`torch.load(..., weights_only=False)` unpickles the file, which can run arbitrary code: load only "
+        "files you trust, or allow the classes it needs with `torch.serialization.add_safe_globals`"
+    )
     severity = Severity.WARNING
-    summary = "torch.load() without weights_only=True"
-    what = "Flags calls to `torch.load(...)` that do not pass `weights_only=`."
+    summary = "torch.load() that unpickles (weights_only=False, or no weights_only before torch 2.6)"
+    what = (
+        "Flags `torch.load(..., weights_only=False)` always, and `torch.load(...)` without `weights_only=` when "
+        "the project targets a torch older than 2.6 (where the default is full unpickling). The target comes "
+        "from `torch-version` in `[tool.torchlint]`, else the project's declared dependencies, else the "
+        "installed torch (`torchlint check --show-settings FILE` prints it). Loads inside "
+        "`torch.serialization.safe_globals(...)` are written for the safe default and stay silent."
+    )
     why = (
         "`torch.load` uses `pickle`. A pickle can name any importable callable to run while it loads — "
         "`os.system`, `subprocess.Popen`, `exec` — so loading a checkpoint downloaded from the internet, a "
         "shared drive or a model hub hands the file's author code execution on your machine (and your "
         "credentials, data and GPUs). `weights_only=True` restricts unpickling to tensors, primitive "
-        "types and allow-listed classes. PyTorch 2.6 made it the default, but code that omits it runs "
-        "unsafely on older versions and fails loudly on newer ones when it relied on full pickling; say "
-        "what you mean."
+        "types and allow-listed classes. PyTorch 2.6 made it the default; before 2.6, or with "
+        "`weights_only=False`, every load runs the file's pickle."
     )
-    example = 'import torch\n\nstate = torch.load("checkpoint.pt")\n'
+    example = 'import torch\n\nstate = torch.load("checkpoint.pt", weights_only=False)\n'
     fix_example = 'import torch\n\nstate = torch.load("checkpoint.pt", weights_only=True)\n'
     fix_safety = (
         "Safe for checkpoints that hold tensors, dicts, lists and numbers (a `state_dict()`); a file "
         "that pickled whole objects then fails to load instead of running code — re-save it as a "
-        "state_dict, or allow its classes with `torch.serialization.add_safe_globals`."
+        "state_dict, or allow its classes with `torch.serialization.add_safe_globals`. For "
+        "`weights_only=False` no fix is offered: the author chose full unpickling, and only they know "
+        "whether the file is trusted."
     )
     VALID = [
         'import torch\nsd = torch.load("m.pt", weights_only=True)\n',
-        'import torch\nsd = torch.load("m.pt", map_location="cpu", weights_only=False)\n',
+        # torch >= 2.6 (no project pins an older one): the default is already weights_only=True
+        'import torch\nsd = torch.load("m.pt", map_location="cpu")\n',
         "import pickle\nobj = pickle.load(f)\n",
         "def load(path):\n    return path\nload('x')\n",
         "import torch\nsd = torch.load(path, **load_kwargs)\n",
     ]
     INVALID = [
+        Invalid('import torch\nsd = torch.load("m.pt", weights_only=False)\n', line=2),
+        Invalid(
+            'from torch import load\nsd = load(path, map_location="cpu", weights_only=False)\n',
+            line=2,
+        ),
         Invalid(
             'import torch\nsd = torch.load("m.pt")\n',
             line=2,
             fixed='import torch\nsd = torch.load("m.pt", weights_only=True)\n',
+            torch_version="2.4",
         ),
         Invalid(
             'from torch import load\nsd = load(path, map_location="cpu")\n',
             line=2,
             fixed='from torch import load\nsd = load(path, map_location="cpu", weights_only=True)\n',
+            torch_version="2.1",
         ),
-        Invalid("import pickle, torch\nobj = torch.load(f, pickle_module=pickle)\n", line=2),
+        Invalid("import pickle, torch\nobj = torch.load(f, pickle_module=pickle)\n", line=2, torch_version="2.5"),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.qualname(node.func) != "torch.load":
+        if self.ctx.qualname(node.func) != "torch.load" or has_star(node):  # **kwargs may carry weights_only
             return
-        if get_arg(node, "weights_only") is not None or has_star(node):  # **kwargs may carry it
+        weights_only = get_arg(node, "weights_only")
+        if weights_only is not None:
+            if is_name(weights_only.value, "False"):
+                self.report(node, self.unsafe_message)
             return
+        version = self.ctx.torch_version
+        if version.pair >= (2, 6) or self.ctx.under_call(*_SAFE_GLOBALS):
+            return
+        message = self.message.format(version=version)
         if get_arg(node, "pickle_module", 2) is not None:
             # a custom unpickler is an explicit choice: say so, but do not guess the fix
-            self.report(node)
+            self.report(node, message)
             return
-        self.report(node, fix=fix("Add `weights_only=True`", Replace(node, with_keyword(node, "weights_only", "True"))))
+        edit = fix("Add `weights_only=True`", Replace(node, with_keyword(node, "weights_only", "True")))
+        self.report(node, message, fix=edit)
+
+
+_SAFE_GLOBALS = ("torch.serialization.safe_globals",)

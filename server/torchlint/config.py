@@ -20,9 +20,19 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from torchlint.engine.target_version import parse_version
 from torchlint.findings import Severity
 
-KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "severity"}
+KEYS = {
+    "select",
+    "ignore",
+    "extend-select",
+    "exclude",
+    "extend-exclude",
+    "per-file-ignores",
+    "severity",
+    "torch-version",
+}
 DEFAULT_EXCLUDE = (
     ".git",
     ".hg",
@@ -78,6 +88,7 @@ class Settings:
     extend_exclude: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
+    torch_version: str | None = None  # the torch the project targets (engine/target_version.py)
     root: Path = field(default_factory=Path.cwd)  # paths in the config are relative to this
     source: str | None = None  # the file these settings came from
 
@@ -177,6 +188,11 @@ def parse_table(table: dict[str, Any], path: Path, known: Collection[str]) -> Se
         if not isinstance(pfi, dict):
             raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
         s.per_file_ignores = {k: _codes(v, f"per-file-ignores.{k}", where, known) for k, v in pfi.items()}
+    if "torch-version" in table:
+        version = table["torch-version"]
+        if not isinstance(version, str) or parse_version(version) is None:
+            raise ConfigError(f'{where}: `torch-version` must be a version string such as "2.4", not {version!r}')
+        s.torch_version = version
     if "severity" in table:
         sev = table["severity"]
         if not isinstance(sev, dict):

@@ -15,6 +15,8 @@ from torchlint.engine.loop_events import Loop, LoopAnalysis
 from torchlint.engine.names import Imports
 from torchlint.engine.project import Project, project_for, summarize
 from torchlint.engine.semantics import Scope, Semantics
+from torchlint.engine.target_version import TorchVersion
+from torchlint.engine.target_version import resolve as resolve_version
 from torchlint.engine.walk import iter_nodes, iter_statements
 
 # What a script builds at top level (a library module builds none of these on import).
@@ -27,8 +29,9 @@ T = TypeVar("T")
 
 
 class FileContext:
-    def __init__(self, path: str, text: str, module: cst.Module) -> None:
+    def __init__(self, path: str, text: str, module: cst.Module, torch_version: str | None = None) -> None:
         self.path = path
+        self._torch_version = torch_version
         self.text = text
         self.module = module
         self.reports: list[Report] = []
@@ -46,6 +49,13 @@ class FileContext:
     def project(self) -> Project | None:
         """The project this file belongs to (None for a snippet or an unsaved buffer)."""
         return project_for(self.path)
+
+    @cached_property
+    def torch_version(self) -> TorchVersion:
+        """The torch release the project targets (see target_version.py)."""
+        if self._torch_version is not None or self.project is None:
+            return resolve_version(None, self._torch_version)
+        return self.project.torch_version
 
     @cached_property
     def is_program(self) -> bool:

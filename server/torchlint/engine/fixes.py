@@ -41,11 +41,11 @@ def _overlaps(a: Fix, b: Fix) -> bool:
     return False
 
 
-def fix_text(path: str, text: str, rules: Sequence[type[Rule]]) -> FixResult:
+def fix_text(path: str, text: str, rules: Sequence[type[Rule]], *, torch_version: str | None = None) -> FixResult:
     applied = 0
     rejected: set[Fix] = set()  # fixes whose result did not parse
     for _ in range(MAX_PASSES):
-        findings = lint_text(path, text, rules).findings
+        findings = lint_text(path, text, rules, torch_version=torch_version).findings
         if any(f.code == PARSE_ERROR_CODE for f in findings):
             return FixResult(text, applied, findings)
         chosen: list[Fix] = []
@@ -64,4 +64,4 @@ def fix_text(path: str, text: str, rules: Sequence[type[Rule]]) -> FixResult:
                 text, applied = one, applied + 1
                 break
             rejected.add(fix)
-    return FixResult(text, applied, lint_text(path, text, rules).findings)
+    return FixResult(text, applied, lint_text(path, text, rules, torch_version=torch_version).findings)

@@ -16,10 +16,13 @@ import os
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from torchlint.engine.kinds import PASS_THROUGH, Kind, is_module_base, kind_from_qualname
 from torchlint.engine.names import CANONICAL, relative_module
+from torchlint.engine.target_version import TorchVersion
+from torchlint.engine.target_version import resolve as resolve_version
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", "build", "dist", ".tox", ".ipynb_checkpoints"})
@@ -129,6 +132,10 @@ class Project:
         self._kinds: dict[tuple[Path, str], Kind] = {}
         self._resolving: set[tuple[Path, str]] = set()
         self._files: list[Path] | None = None
+
+    @cached_property
+    def torch_version(self) -> TorchVersion:
+        return resolve_version(self.root)
 
     # -- files and module names ---------------------------------------------------------
     def set_overlay(self, path: Path, text: str | None) -> None:

@@ -27,12 +27,14 @@ class Invalid:
     """An INVALID example: code that must give exactly one finding of the rule.
 
     `line` is where the finding must be; `fixed`, when given, is the text after
-    `--fix` (the test also re-parses it and checks a second fix is a no-op).
+    `--fix` (the test also re-parses it and checks a second fix is a no-op);
+    `torch_version`, the torch release the example's project targets.
     """
 
     source: str
     line: int | None = None
     fixed: str | None = None
+    torch_version: str | None = None
 
 
 # Node-anchored edits; the runner turns them into text edits once positions exist.

@@ -118,7 +118,9 @@ def lint_text(
     *,
     prefilter: bool = True,
     parser: Callable[[str], cst.Module] | None = None,
+    torch_version: str | None = None,
 ) -> LintResult:
+    """Lint `text`; `torch_version` overrides the target the project would give (tests, examples)."""
     if prefilter:
         rules = applicable(rules, text)
         if not rules and _compiles(path, text):
@@ -129,7 +131,7 @@ def lint_text(
     module = parsed
     if not rules:
         return LintResult([], module)
-    ctx = FileContext(path, text, module)
+    ctx = FileContext(path, text, module, torch_version)
     visits: dict[type[cst.CSTNode], _Handlers] = {}
     leaves: dict[type[cst.CSTNode], _Handlers] = {}
     for rule_cls in rules:

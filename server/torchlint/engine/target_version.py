@@ -136,7 +136,25 @@ def installed(root: Path) -> TorchVersion | None:
     return TorchVersion(*found, "installed with torchlint") if found is not None else None
 
 
+def configured_in(root: Path) -> str | None:
+    """`torch-version` from the project's own `[tool.torchlint]` (pyproject.toml or torchlint.toml)."""
+    for name, table in (("pyproject.toml", ("tool", "torchlint")), ("torchlint.toml", ())):
+        try:
+            data = tomllib.loads((root / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for key in table:
+            data = data.get(key, {})
+        value = data.get("torch-version")
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def resolve(root: Path | None, configured: str | None = None) -> TorchVersion:
+    """The target: `configured`, else the project's setting, declared floor, installed torch, newest."""
+    if configured is None and root is not None:
+        configured = configured_in(root)
     if configured:
         found = parse_version(configured)
         if found is not None:

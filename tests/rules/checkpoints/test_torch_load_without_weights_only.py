@@ -1,12 +1,47 @@
-"""TL601 torch-load-without-weights-only beyond its embedded examples."""
+"""TL601 torch-load-without-weights-only beyond its embedded examples: the target torch version."""
 
 from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine import fix_text, lint_text
+from torchlint.registry import rules
 
-def test_tl601_keeps_a_trailing_comma_layout_parseable(findings, fixed):
+TL601 = [rules()["TL601"]]
+
+
+def _codes(src: str, version: str | None) -> list[str]:
+    return [f.code for f in lint_text("example.py", src, TL601, torch_version=version).findings]
+
+
+def test_tl601_keeps_a_trailing_comma_layout_parseable():
     src = 'import torch\nsd = torch.load(\n    "m.pt",\n    map_location="cpu",\n)\n'
-    out = fixed(src, "TL601")
+    out = fix_text("example.py", src, TL601, torch_version="2.3").text
     cst.parse_module(out)
-    assert "weights_only=True" in out and findings(out, "TL601") == []
+    assert "weights_only=True" in out and _codes(out, "2.3") == []
+
+
+def test_tl601_bare_load_is_flagged_only_before_2_6():
+    src = 'import torch\nsd = torch.load("m.pt")\n'
+    assert _codes(src, "2.5") == ["TL601"]
+    assert _codes(src, "2.6") == [] and _codes(src, "2.13") == []
+
+
+def test_tl601_message_names_the_target_version():
+    (f,) = lint_text("example.py", 'import torch\nsd = torch.load("m.pt")\n', TL601, torch_version="2.4").findings
+    assert "torch 2.4" in f.message
+
+
+def test_tl601_weights_only_false_is_flagged_on_every_version_without_a_fix():
+    src = 'import torch\nsd = torch.load("m.pt", weights_only=False)\n'
+    for version in ("2.1", "2.6", "2.13"):
+        (f,) = lint_text("example.py", src, TL601, torch_version=version).findings
+        assert f.fix is None and "weights_only=False" in f.message
+
+
+def test_tl601_load_inside_safe_globals_is_written_for_the_safe_default():
+    src = (
+        "import torch\nwith torch.serialization.safe_globals([MyConfig]):\n"
+        '    state = torch.load("ckpt.pt")\n'
+    )
+    assert _codes(src, "2.4") == []
