@@ -1,7 +1,9 @@
 """Content-hash cache of check results (`.torchlint_cache/`).
 
 Keyed by the file's bytes, torchlint's version and code, and the effective
-rule selection, so any change to one of them is a miss. Entries are written to
+rule selection, so any change to one of them is a miss. An entry also lists the
+other project files its findings were derived from (a base class, a factory)
+with their content hashes: a change to one of them is a miss too. Entries are written to
 a temporary file and renamed into place: concurrent runs never see half an
 entry, and a damaged entry is just a miss. Notebooks are cached like `.py`
 files: an entry keeps the cell part of each finding's path.
@@ -103,11 +105,13 @@ class Cache:
     def get(self, k: str, path: str) -> list[Finding] | None:
         try:
             raw = json.loads(self._entry(k).read_bytes())
-            return [_decode(path, r) for r in raw]
+            if any(_content_hash(dep) != digest for dep, digest in raw["deps"]):
+                return None
+            return [_decode(path, r) for r in raw["findings"]]
         except (OSError, ValueError, TypeError, KeyError):
             return None
 
-    def put(self, k: str, path: str, findings: list[Finding]) -> None:
+    def put(self, k: str, path: str, findings: list[Finding], dependencies: tuple[str, ...] = ()) -> None:
         entry = self._entry(k)
         try:
             if not self.directory.exists():
@@ -116,10 +120,22 @@ class Cache:
             entry.parent.mkdir(exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
             with os.fdopen(fd, "w") as fh:
-                json.dump([_encode(path, f) for f in findings], fh, separators=(",", ":"))
+                entry_data = {
+                    "findings": [_encode(path, f) for f in findings],
+                    "deps": [[dep, _content_hash(dep)] for dep in dependencies],
+                }
+                json.dump(entry_data, fh, separators=(",", ":"))
             os.replace(tmp, entry)
         except OSError:
             pass  # a read-only tree just means no cache
+
+
+def _content_hash(path: str) -> str:
+    """The sha256 of a file's bytes ("" when it is gone: a dependency deleted is a change too)."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def clean(directory: Path) -> bool:

@@ -48,6 +48,7 @@ class FileResult:
     fixed: int = 0
     diff: str = ""
     error: str | None = None  # a file we could not write back
+    dependencies: tuple[str, ...] = ()  # other project files its findings depend on (the cache checks them)
 
 
 @dataclass
@@ -87,7 +88,7 @@ def run_job(job: Job) -> FileResult:
         if hit is not None:
             return FileResult(job.path, hit)
         result = _run_job(job, data)
-        store.put(k, job.path, result.findings)
+        store.put(k, job.path, result.findings, result.dependencies)
         return result
     return _run_job(job, data)
 
@@ -115,7 +116,7 @@ def _run_job(job: Job, data: bytes) -> FileResult:
         return _run_notebook(job, data, selected)
     if job.mode == "check":
         result, _ = lint_bytes(job.path, data, selected)
-        return FileResult(job.path, _apply_severity(result.findings, job.severity))
+        return FileResult(job.path, _apply_severity(result.findings, job.severity), dependencies=result.dependencies)
     try:
         source = decode(data)
     except SourceError as exc:

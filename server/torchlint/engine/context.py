@@ -48,7 +48,17 @@ class FileContext:
     @cached_property
     def project(self) -> Project | None:
         """The project this file belongs to (None for a snippet or an unsaved buffer)."""
-        return project_for(self.path)
+        project = project_for(self.path)
+        if project is not None:
+            project.consulted.clear()  # what this file's verdict depends on, for the cache
+        return project
+
+    def dependencies(self) -> tuple[str, ...]:
+        """The other project files whose contents this file's findings depend on."""
+        if "project" not in self.__dict__ or self.project is None:
+            return ()
+        here = Path(self.path).resolve()
+        return tuple(sorted(str(p) for p in self.project.consulted if p != here))
 
     @cached_property
     def torch_version(self) -> TorchVersion:

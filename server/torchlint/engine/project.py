@@ -132,6 +132,7 @@ class Project:
         self._kinds: dict[tuple[Path, str], Kind] = {}
         self._resolving: set[tuple[Path, str]] = set()
         self._files: list[Path] | None = None
+        self.consulted: set[Path] = set()  # files whose summaries answered questions since the last reset
 
     @cached_property
     def torch_version(self) -> TorchVersion:
@@ -180,6 +181,7 @@ class Project:
         return None
 
     def summary(self, path: Path) -> ModuleSummary | None:
+        self.consulted.add(path)
         text = self._overlays.get(path)
         try:
             key: object = ("overlay", hash(text)) if text is not None else _stat_key(path)

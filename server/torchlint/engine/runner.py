@@ -30,6 +30,7 @@ class LintResult:
     findings: list[Finding]
     module: cst.Module | None = None
     errors: list[str] = field(default_factory=list)
+    dependencies: tuple[str, ...] = ()  # other project files the findings were derived from
 
 
 def error_finding(
@@ -203,7 +204,7 @@ def lint_text(
     kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
     kept.extend(error_finding(path, f"internal error in rule {e}") for e in errors)  # never silenced
     kept.sort(key=Finding.sort_key)
-    return LintResult(kept, module, errors)
+    return LintResult(kept, module, errors, ctx.dependencies())
 
 
 def _node_positions(ctx: FileContext, module: cst.Module) -> dict[cst.CSTNode, Range]:

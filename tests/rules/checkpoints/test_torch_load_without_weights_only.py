@@ -40,8 +40,5 @@ def test_tl601_weights_only_false_is_flagged_on_every_version_without_a_fix():
 
 
 def test_tl601_load_inside_safe_globals_is_written_for_the_safe_default():
-    src = (
-        "import torch\nwith torch.serialization.safe_globals([MyConfig]):\n"
-        '    state = torch.load("ckpt.pt")\n'
-    )
+    src = 'import torch\nwith torch.serialization.safe_globals([MyConfig]):\n    state = torch.load("ckpt.pt")\n'
     assert _codes(src, "2.4") == []

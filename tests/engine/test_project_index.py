@@ -1,0 +1,98 @@
+"""The project index: modules, classes and functions read across files, and what depends on what."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from torchlint.engine.project import Project, find_root
+from torchlint.engine.target_version import lowest_allowed, resolve
+
+BASE = "from torch import nn\n\n\nclass Base(nn.Module):\n    pass\n"
+NET = (
+    "import torch\n\nfrom base import Base\n\n\nclass Net(Base):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.scale = torch.ones(4)\n"
+)
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\nversion = '0'\n")
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def test_root_is_the_nearest_marker(tmp_path):
+    root = _project(tmp_path, {"pkg/sub/mod.py": ""})
+    assert find_root(root / "pkg" / "sub" / "mod.py") == root
+
+
+def test_module_names_for_packages_src_layout_and_scripts(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "src/kit/__init__.py": "",
+            "src/kit/models/__init__.py": "",
+            "src/kit/models/net.py": "",
+            "scripts/run.py": "",
+        },
+    )
+    project = Project(root)
+    assert project.module_name(root / "src/kit/models/net.py") == ("kit.models.net", "kit.models")
+    assert project.module_name(root / "src/kit/models/__init__.py") == ("kit.models", "kit.models")
+    assert project.module_name(root / "scripts/run.py") == ("run", "")  # no __init__: a script folder
+
+
+def test_classes_resolve_through_relative_imports_and_reexports(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "kit/__init__.py": "from .models import Net\n",
+            "kit/models.py": "from .base import Base\n\n\nclass Net(Base):\n    pass\n",
+            "kit/base.py": BASE,
+        },
+    )
+    project = Project(root)
+    assert project.is_module_class("kit.Net", root)
+    assert not project.is_module_class("kit.models.Missing", root)
+
+
+def test_function_summaries_say_what_they_return(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "utils.py": (
+                "import torch\nfrom base import Base\n\n\ndef make():\n    m = Base()\n    return m.to('cpu')\n\n\n"
+                "def opt(m):\n    return torch.optim.SGD(m.parameters(), lr=0.1)\n\n\n"
+                "def state(m):\n    return {'model': m.state_dict()}\n"
+            ),
+            "base.py": BASE,
+        },
+    )
+    project = Project(root)
+    kinds = {name: project.call_kind(f"utils.{name}", root).name for name in ("make", "opt", "state")}
+    assert kinds == {"make": "MODEL", "opt": "OPTIMIZER", "state": "CONTAINER"}
+
+
+def test_editing_a_base_class_in_another_file_invalidates_the_cache(tmp_path, run_cli):
+    root = _project(tmp_path, {"base.py": BASE, "net.py": NET})
+
+    def codes():  # the cache lives in the working directory: .torchlint_cache/
+        out = run_cli("check", "--output-format", "json", root / "net.py", cwd=root)
+        return [f["code"] for f in json.loads(out.stdout)]
+
+    assert codes() == ["TL201"]
+    assert codes() == ["TL201"]  # from the cache
+    (root / "base.py").write_text("class Base:\n    pass\n")  # no longer a module: no finding in net.py
+    assert codes() == []
+
+
+def test_declared_dependencies_give_the_target_torch_version(tmp_path):
+    (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.4.1\n")
+    assert str(resolve(tmp_path)) == "2.4"
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\ntorch-version = '2.2'\n")
+    found = resolve(tmp_path)
+    assert (str(found), found.source) == ("2.2", "torch-version setting")
+    assert lowest_allowed("torch>=2.1,<3") == (2, 1) and lowest_allowed("torch") is None
