@@ -415,6 +415,15 @@ def _stat_key(path: Path) -> tuple[int, int]:
 _PROJECTS: dict[Path, Project] = {}
 
 
+def forget_files(paths: list[str]) -> None:
+    """Files were created, changed or deleted on disk: the projects holding them list their files anew."""
+    for path in paths:
+        resolved = Path(path).resolve()
+        for root, project in _PROJECTS.items():
+            if resolved.is_relative_to(root):
+                project.forget_files()
+
+
 def project_for(path: str) -> Project | None:
     """The project of a file on disk (None for virtual paths such as an unsaved buffer or a test snippet)."""
     p = Path(path)

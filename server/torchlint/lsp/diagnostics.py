@@ -33,11 +33,15 @@ SEVERITY = {
 
 
 def lint(
-    snap: Snapshot, setup: LintSetup, parser: Callable[[str], cst.Module] | None = None
+    snap: Snapshot,
+    setup: LintSetup,
+    parser: Callable[[str], cst.Module] | None = None,
+    dependencies: set[str] | None = None,
 ) -> dict[str, list[types.Diagnostic]]:
     """Diagnostics for every part of the snapshot (an empty list clears a part).
 
-    `parser`: the server's incremental parser, so an edit re-parses only what changed.
+    `parser`: the server's incremental parser, so an edit re-parses only what changed;
+    `dependencies` receives the other project files the findings were derived from.
     """
     out: dict[str, list[types.Diagnostic]] = {p.uri: [] for p in snap.parts}
     if not snap.parts:
@@ -57,7 +61,10 @@ def lint(
         return out
     from torchlint.engine import lint_text  # imported on first use: the server starts without libcst
 
-    findings = lint_text(snap.path, snap.text, list(setup.rules), parser=parser).findings
+    result = lint_text(snap.path, snap.text, list(setup.rules), parser=parser)
+    findings = result.findings
+    if dependencies is not None:
+        dependencies.update(result.dependencies)
     if snap.program is not None:  # notebook cells Python cannot parse were left out of the program
         findings = [*snap.program.syntax_errors(snap.path), *findings]
     for f in findings:

@@ -51,6 +51,7 @@ SECTION = "torchlint"  # the client's settings section
 class Published:
     generation: int
     diagnostics: dict[str, list[types.Diagnostic]]
+    dependencies: frozenset[str] = frozenset()  # other project files (paths) these findings depend on
 
 
 def is_config(uri: str) -> bool:
@@ -120,14 +121,61 @@ class Session:
 
     def opened(self, key: str) -> None:
         self.touch(key)
+        self._overlay(key)
         if not self.pull:
             self.schedule(key, 0)
 
     def edited(self, key: str) -> None:
         self.touch(key)
         self.results.pop(key, None)
+        self._overlay(key)
         if self.settings_for(key).run == "onType" and not self.pull:
             self.schedule(key, DEBOUNCE)
+            self.relint_dependents(to_path(key))
+
+    def _overlay(self, key: str, closed: bool = False) -> None:
+        """The project index reads an open module's editor text, not the file on disk.
+
+        Queued on the lint thread (where the engine, libcst and the index live), so it is
+        ordered with the lints and the server still starts without loading them.
+        """
+        path = to_path(key)
+        if not path.endswith(".py") or key not in self.workspace.text_documents:
+            return
+        text = None if closed else self.workspace.get_text_document(key).source
+
+        def update() -> None:
+            from torchlint.engine.project import project_for
+
+            project = project_for(path)
+            if project is not None:
+                project.set_overlay(Path(path).resolve(), text)
+
+        self.lint_pool.submit(update)
+
+    def relint_dependents(self, path: str) -> None:
+        """Re-lint the open documents whose findings were derived from `path` (a base class, a factory)."""
+        changed = str(Path(path).resolve())
+        for key, published in list(self.results.items()):
+            if changed in published.dependencies:
+                self.results.pop(key, None)
+                self.touch(key)
+                if not self.pull:
+                    self.schedule(key, DEBOUNCE)
+
+    def files_changed(self, paths: Iterable[str]) -> None:
+        """Python files changed on disk (created, saved elsewhere, deleted): the index reads them anew."""
+        paths = [p for p in paths if p.endswith(".py")]
+
+        def forget() -> None:
+            from torchlint.engine.project import forget_files
+
+            forget_files(paths)
+
+        if paths:
+            self.lint_pool.submit(forget)
+        for path in paths:
+            self.relint_dependents(path)
 
     def saved(self, key: str) -> None:
         if not self.pull and self.is_open(key) and key not in self.results:
@@ -139,6 +187,7 @@ class Session:
         if task is not None:
             task.cancel()
         self._generations.pop(key, None)
+        self._overlay(key, closed=True)
         published = self.results.pop(key, None)
         self.clear({*uris, *(published.diagnostics if published else ())})
 
@@ -159,7 +208,9 @@ class Session:
     def setup(self, snap: Snapshot) -> LintSetup:
         return setup(self.resolver, self.settings_for(snap.key), snap.path)
 
-    def _lint_sync(self, snap: Snapshot) -> tuple[dict[str, list[types.Diagnostic]], LintSetup | None]:
+    def _lint_sync(
+        self, snap: Snapshot, dependencies: set[str]
+    ) -> tuple[dict[str, list[types.Diagnostic]], LintSetup | None]:
         if not self.settings_for(snap.key).enable:
             return {p.uri: [] for p in snap.parts}, None
         lint_setup = self.setup(snap)
@@ -167,7 +218,7 @@ class Session:
             from torchlint.engine.incremental import ChunkParser  # libcst loads on the lint thread
 
             self._parser = ChunkParser()
-        result = diagnostics.lint(snap, lint_setup, self._parser.parse)
+        result = diagnostics.lint(snap, lint_setup, self._parser.parse, dependencies)
         if not self._frozen:
             # Everything loaded by now (lsprotocol's thousands of types, libcst, the rules) lives
             # as long as the server: move it out of the cyclic GC's way, once, so full
@@ -226,8 +277,9 @@ class Session:
                 f"{snap.path}: not linted: larger than {diagnostics.MAX_CHARS} characters", types.MessageType.Info
             )
         loop = asyncio.get_running_loop()
+        dependencies: set[str] = set()
         try:
-            result, lint_setup = await loop.run_in_executor(self.lint_pool, self._lint_sync, snap)
+            result, lint_setup = await loop.run_in_executor(self.lint_pool, self._lint_sync, snap, dependencies)
         except Exception as exc:  # a bug in a rule or the engine: report it, keep serving
             log.exception("lint failed for %s", key)
             self.log_once(f"torchlint failed on {snap.path}: {type(exc).__name__}: {exc}", types.MessageType.Error)
@@ -238,7 +290,7 @@ class Session:
             self.show_once(f"torchlint: {lint_setup.config_error}", types.MessageType.Error)
         if lint_setup is not None and lint_setup.source and lint_setup.source not in self._config_mtimes:
             self._config_mtimes[lint_setup.source] = _mtime(lint_setup.source)
-        published = Published(snap.generation, result)
+        published = Published(snap.generation, result, frozenset(dependencies))
         self.results[key] = published
         if not self.pull:
             self.publish(key, published)
@@ -338,7 +390,8 @@ class Session:
         caps = self.server.client_capabilities.workspace
         if not (caps and caps.did_change_watched_files and caps.did_change_watched_files.dynamic_registration):
             return
-        watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
+        # config files, and Python files: the project index must see modules change on disk too
+        watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in (*CONFIG_NAMES, "*.py")]
         registration = types.Registration(
             "torchlint-config-watch",
             types.WORKSPACE_DID_CHANGE_WATCHED_FILES,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from torchlint.lsp.session import SECTION, Session, is_config
+from torchlint.lsp.uris import to_path
 
 
 def initialize(session: Session, params: types.InitializeParams) -> None:
@@ -38,6 +39,7 @@ async def did_change_workspace_folders(session: Session, params: types.DidChange
 def did_change_watched_files(session: Session, params: types.DidChangeWatchedFilesParams) -> None:
     if any(is_config(c.uri) for c in params.changes):
         session.reload_config()
+    session.files_changed(to_path(c.uri) for c in params.changes)
 
 
 def shutdown(session: Session, params: None) -> None:
