@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import EventKind
+from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertBefore, Invalid, fix
+from torchlint.engine.walk import block_statements, iter_nodes, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, dotted_or, same_target
 
@@ -100,6 +105,7 @@ for x, y in train_loader:
             """\
 import torch
 model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 model.train()
 for epoch in range(10):
     for x, y in train_loader:
@@ -110,10 +116,11 @@ for epoch in range(10):
     with torch.no_grad():
         print(model(val_x))
 """,
-            line=9,
+            line=10,
             fixed="""\
 import torch
 model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 model.train()
 for epoch in range(10):
     model.train()
@@ -128,17 +135,45 @@ for epoch in range(10):
         ),
     ]
 
-    _FROZEN = ("ema", "teacher", "frozen", "target", "ref", "pretrained", "reward", "old")
+    def _trained(self, model: str) -> bool:
+        """Some optimizer of this file is given `model`'s parameters (`model.parameters()`)."""
+        return any(
+            isinstance(n, cst.Call)
+            and isinstance(n.func, cst.Attribute)
+            and n.func.attr.value in ("parameters", "named_parameters")
+            and dotted(n.func.value) == model
+            for n in iter_nodes(self.ctx.module)
+        )
+
+    def _fresh_model_each_pass(self, loop: cst.For | cst.While) -> bool:
+        """The loop body builds a new module each iteration: no mode carries over to the next one."""
+        for stmt in block_statements(loop.body):
+            for small in small_statements(stmt):
+                if isinstance(small, cst.Assign) and self.ctx.kind(small.value) & Kind.MODEL:
+                    return self._constructs(small.value)
+        return False
+
+    def _constructs(self, value: cst.BaseExpression) -> bool:
+        """`Net(...)` or `Net(...).to(device)`: a constructor, not `model.to(device)` of an existing one."""
+        while (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and isinstance(value.func.value, cst.Call)
+        ):
+            value = value.func.value
+        return isinstance(value, cst.Call) and not (
+            isinstance(value.func, cst.Attribute) and self.ctx.kind(value.func.value) & Kind.MODEL
+        )
 
     def _check(self, loop, events) -> None:
-        if not any(e.kind is EventKind.BACKWARD for e in events):
+        if not any(e.kind is EventKind.BACKWARD for e in events) or self._fresh_model_each_pass(loop):
             return
         for i, ev in enumerate(events):
             if ev.kind is not EventKind.EVAL or ev.depth:
                 continue
             model = dotted_or(ev.target, "model")
-            if any(part in model.lower() for part in self._FROZEN):
-                continue
+            if ev.via is None and not self._trained(model):
+                continue  # a teacher, an EMA copy, a frozen reference: kept in eval mode on purpose
             cycle = events[i + 1 :] + events[:i]
             restored = False
             for e in cycle:
