@@ -27,7 +27,7 @@ from torchlint.engine.kinds import (
     kind_from_qualname,
 )
 from torchlint.engine.names import Imports, dotted
-from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.engine.walk import block_statements, children, iter_nodes, iter_statements, small_statements
 
 if TYPE_CHECKING:
     from torchlint.engine.project import Project
@@ -552,7 +552,7 @@ class Semantics:
         functions: dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]] = {}
 
         def walk(node: cst.CSTNode, chain: tuple[cst.CSTNode, ...]) -> None:
-            for child in node.children:
+            for child in children(node):
                 if isinstance(child, cst.FunctionDef):
                     functions.setdefault(child.name.value, []).append((child, chain))
                     walk(child, (*chain, child))
