@@ -15,6 +15,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
     name = "torch-load-without-weights-only"
     message = "`torch.load` without `weights_only=True` unpickles the file, which can run arbitrary code"
     severity = Severity.WARNING
+    category = "security"
     summary = "torch.load() without weights_only=True"
     what = "Flags calls to `torch.load(...)` that do not pass `weights_only=`."
     why = (

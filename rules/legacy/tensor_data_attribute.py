@@ -18,6 +18,7 @@ class TensorDataAttribute(Rule):
     name = "tensor-data-attribute"
     message = "`{expr}.data` {how}: autograd cannot see the change or detect misuse{fix}"
     severity = Severity.WARNING
+    category = "correctness"
     summary = "Tensor .data access outside torch.no_grad() initialisation"
     what = (
         "Flags `.data` on tensors, parameters (`.weight`, `.bias`, loop variables over `.parameters()`) and "

@@ -15,6 +15,7 @@ class TorchvisionPretrained(Rule):
     name = "torchvision-pretrained-argument"
     message = "`{arg}=` was removed from torchvision model builders; use `{new}=`{hint}"
     severity = Severity.WARNING
+    category = "modernisation"
     summary = "torchvision model built with pretrained="
     what = "Flags torchvision model builders (and `torch.hub.load('pytorch/vision', ...)`) called with `pretrained=` / `pretrained_backbone=`."
     why = (

@@ -15,6 +15,7 @@ class ForwardCalledDirectly(Rule):
     name = "forward-called-directly"
     message = "`{recv}.forward(...)` skips the module's hooks (and `torch.compile`/FSDP wrappers); call `{recv}(...)`"
     severity = Severity.WARNING
+    category = "correctness"
     summary = "model.forward(x) instead of model(x)"
     what = "Flags `m.forward(...)` where `m` is an `nn.Module` instance (not `super().forward(...)`)."
     why = (

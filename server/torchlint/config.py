@@ -49,7 +49,8 @@ class ConfigError(Exception):
 
 @dataclass
 class Settings:
-    select: list[str] = field(default_factory=lambda: ["ALL"])
+    # None: the default selection, every rule whose category is in engine.rule.DEFAULT_CATEGORIES
+    select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     extend_select: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
@@ -60,13 +61,19 @@ class Settings:
     source: str | None = None  # the file these settings came from
 
     def enabled_codes(self, all_codes, rel_path: str | None = None) -> list[str]:
+        """The one selection function: which of `all_codes` run on `rel_path` (CLI, server and flake8 alike).
+
+        Without a `select`, a rule runs when its category is a default one; `extend-select` and explicit
+        codes add to that, `ignore` and `per-file-ignores` take away (the more specific pattern wins).
+        """
         ignore = list(self.ignore)
         if rel_path is not None:
             for pattern, codes in self.per_file_ignores.items():
                 if _match(rel_path, pattern):
                     ignore.extend(codes)
-        select = [*self.select, *self.extend_select]
-        return [c for c in all_codes if _enabled(c, select, ignore)]
+        select = [*(self.select or ()), *self.extend_select]
+        default = _default_codes() if self.select is None else frozenset()
+        return [c for c in all_codes if _enabled(c, select, ignore, c in default)]
 
     def overridden(self, select=None, ignore=None, extend_select=None) -> Settings:
         """These settings with command-line or editor choices on top (select replaces; the others add)."""
@@ -79,12 +86,25 @@ class Settings:
             extend_select=[*self.extend_select, *(extend_select or [])],
         )
 
+    def widened(self) -> Settings:
+        """These settings with every rule the default selection leaves out selected too (for `--statistics`)."""
+        return self if self.select is not None else replace(self, select=["ALL"])
+
     def excluded(self, rel_path: str) -> bool:
         return any(_match(rel_path, p) for p in (*self.exclude, *self.extend_exclude))
 
 
-def _specificity(code: str, patterns) -> int:
-    best = -1
+def _default_codes() -> frozenset[str]:
+    """The codes of the rules whose category is selected by default (loads the rule catalogue)."""
+    from torchlint.engine.rule import DEFAULT_CATEGORIES
+    from torchlint.registry import rules
+
+    return frozenset(code for code, cls in rules().items() if cls.category in DEFAULT_CATEGORIES)
+
+
+def _specificity(code: str, patterns, default: bool = False) -> int:
+    """How specifically `patterns` name `code`: -1 not at all, 0 `ALL` (or the default selection), else prefix length."""
+    best = 0 if default else -1
     for p in patterns:
         if p == "ALL":
             best = max(best, 0)
@@ -93,8 +113,8 @@ def _specificity(code: str, patterns) -> int:
     return best
 
 
-def _enabled(code: str, select, ignore) -> bool:
-    s, i = _specificity(code, select), _specificity(code, ignore)
+def _enabled(code: str, select, ignore, default: bool = False) -> bool:
+    s, i = _specificity(code, select, default), _specificity(code, ignore)
     return s >= 0 and s > i
 
 
@@ -185,8 +205,9 @@ def load_file(path: Path, known) -> Settings | None:
 class ConfigResolver:
     """Finds the settings that apply to each file (nearest config wins)."""
 
-    def __init__(self, known, explicit: Path | None = None) -> None:
+    def __init__(self, known, explicit: Path | None = None, widen: bool = False) -> None:
         self.known = list(known)
+        self.widen = widen  # every path gets `Settings.widened()`
         self._cache: dict[Path, Settings] = {}
         self.explicit = None
         if explicit is not None:
@@ -196,9 +217,11 @@ class ConfigResolver:
 
     def for_path(self, path: Path) -> Settings:
         if self.explicit is not None:
-            return self.explicit
-        directory = path if path.is_dir() else path.parent
-        return self._for_dir(directory.resolve())
+            settings = self.explicit
+        else:
+            directory = path if path.is_dir() else path.parent
+            settings = self._for_dir(directory.resolve())
+        return settings.widened() if self.widen else settings
 
     def _for_dir(self, directory: Path) -> Settings:
         cached = self._cache.get(directory)

@@ -228,7 +228,7 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
                 rep.rule.code,
                 rep.rule.name,
                 rep.message,
-                rep.rule.severity,
+                rep.severity or rep.rule.severity,
                 fix,
                 alternatives,
                 stmt_line,
