@@ -7,6 +7,9 @@ import json
 import pytest
 
 from test_cli import BUGGY
+from torchlint import noqa
+from torchlint.config import Overrides, Selection, Settings, normalize_codes
+from torchlint.findings import Severity
 
 
 def codes(run_cli, *args):
@@ -105,3 +108,43 @@ def test_file_level_noqa(tmp_path, run_cli):
     assert codes(run_cli, f) == ["TL101"]
     f.write_text("# torchlint: noqa\n" + BUGGY)
     assert codes(run_cli, f) == []
+
+
+CODES = ["TL101", "TL102", "TL201", "TL601", "TL602"]
+
+
+def test_selection_layers_overrides_on_the_config_and_its_per_file_ignores(tmp_path):
+    settings = Settings(
+        select=["TL1", "TL6"],
+        ignore=["TL102"],
+        per_file_ignores={"tests/*": ["TL601"]},
+        severity={"TL101": Severity.INFO, "TL601": Severity.WARNING},
+        root=tmp_path,
+    )
+    assert settings.selection(tmp_path / "src" / "a.py", CODES) == Selection(
+        ("TL101", "TL601", "TL602"), {"TL101": Severity.INFO, "TL601": Severity.WARNING}
+    )
+    assert settings.selection(tmp_path / "tests" / "a.py", CODES).codes == ("TL101", "TL602")
+    editor = Overrides(select=["TL2", "TL60"], ignore=["TL602"], severity={"TL601": Severity.ERROR})
+    assert settings.selection(tmp_path / "src" / "a.py", CODES, editor) == Selection(
+        ("TL201", "TL601"), {"TL101": Severity.INFO, "TL601": Severity.ERROR}
+    )
+    assert settings.selection(tmp_path / "tests" / "a.py", CODES, editor).codes == ("TL201",)
+    extended = Overrides(extend_select=["TL201"])
+    assert settings.selection(tmp_path / "a.py", CODES, extended).codes == ("TL101", "TL201", "TL601", "TL602")
+
+
+def test_codes_are_normalized_once_for_every_front_end():
+    assert normalize_codes([" tl1", "all", "", "  ", "TL601 "]) == ["TL1", "ALL", "TL601"]
+
+
+def test_noqa_grammar_reads_and_writes_the_same_comments():
+    (c,) = noqa.comments("x = 1  # noqa: TL201,tl101")
+    assert [(k.code, k.start, k.end) for k in c.codes] == [("TL201", 15, 20), ("TL101", 21, 26)]
+    assert noqa.comment("x = 1  # NOQA").codes is None and noqa.comment("x = 1  # fine") is None
+    assert noqa.with_code("x = 1", "TL101") == "x = 1  # noqa: TL101"
+    assert noqa.with_code("x = 1  # noqa: TL201  # why", "TL101") == "x = 1  # noqa: TL201, TL101  # why"
+    assert noqa.with_code("x = 1  # noqa: TL101", "TL101") is None
+    assert noqa.with_code("x = 1  # noqa", "TL101") is None
+    assert noqa.file_codes("# torchlint: noqa: TL601\nx = 1  # torchlint: noqa\n") == {"TL601"}
+    assert noqa.file_codes("  # torchlint: noqa\n") is None

@@ -32,6 +32,24 @@ def test_flake8_noqa_is_respected(tmp_path):
     assert r.returncode == 0 and r.stdout == ""
 
 
+def test_flake8_honours_per_file_ignores(tmp_path):
+    """flake8 selects rules for a file exactly as `torchlint check` does, per-file-ignores included."""
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint.per-file-ignores]\n"tests/*" = ["TL601"]\n')
+    for d in ("tests", "src"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "train.py").write_text(BUGGY)
+    r = subprocess.run(
+        [str(BIN / "flake8"), "--select", "TL", "tests", "src"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 1, r.stderr
+    found = sorted((line.split("/")[0], line.split()[1]) for line in r.stdout.splitlines())
+    assert found == [("src", "TL101"), ("src", "TL601"), ("tests", "TL101")], r.stdout
+
+
 def _git(cwd, *args):
     subprocess.run(
         ["git", *args],

@@ -1,6 +1,6 @@
 """Categories and the default selection: what runs without configuration, and every way to widen it.
 
-The CLI, the language server and the flake8 plugin all select through `Settings.enabled_codes`.
+The CLI, the language server and the flake8 plugin all select through `Settings.selection`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from torchlint.config import ConfigResolver, Settings
+from torchlint.config import ConfigResolver, Overrides, Settings
 from torchlint.engine.rule import DEFAULT_CATEGORIES, Category, Rule
 from torchlint.lsp.settings import ClientSettings
-from torchlint.lsp.settings import select as server_select
+from torchlint.lsp.settings import setup as server_setup
 from torchlint.registry import known_codes, rules
 
 # A removed API (TL710, correctness), a deprecated one (TL701) and a no-op wrapper (TL702): both modernisation.
@@ -67,16 +67,28 @@ def test_a_rule_without_a_valid_category_is_refused():
         (Settings(ignore=["TL710"]), set()),
     ],
 )
-def test_enabled_codes(settings, want):
-    enabled = set(settings.enabled_codes(list(rules()), "legacy.py"))
+def test_selection_codes(settings, want):
+    enabled = set(settings.selection("legacy.py", rules()).codes)
     assert enabled & {"TL701", "TL702", "TL710"} == want
     assert ("TL101" in enabled) == (settings.select in (None, ["ALL"]))
 
 
 def test_per_file_ignores_still_apply_to_the_default():
     s = Settings(per_file_ignores={"tests/*": ["TL1"]})
-    assert "TL101" not in s.enabled_codes(list(rules()), "tests/t.py")
-    assert "TL101" in s.enabled_codes(list(rules()), "train.py")
+    assert "TL101" not in s.selection("tests/t.py", rules()).codes
+    assert "TL101" in s.selection("train.py", rules()).codes
+
+
+@pytest.mark.parametrize(
+    "overrides,want",
+    [
+        (Overrides(), {"TL710"}),
+        (Overrides(extend_select=["TL701"]), {"TL701", "TL710"}),
+        (Overrides(select=["ALL"]), {"TL701", "TL702", "TL710"}),
+    ],
+)
+def test_overrides_on_the_default(overrides, want):
+    assert set(Settings().selection("legacy.py", rules(), overrides).codes) & {"TL701", "TL702", "TL710"} == want
 
 
 @pytest.mark.parametrize(
@@ -98,10 +110,10 @@ def test_cli_default_and_widening(program, run_cli, args, config, want):
 
 def test_server_selects_the_same_default(program):
     resolver = ConfigResolver(known_codes())
-    selected = {cls.code for cls in server_select(resolver, ClientSettings(), str(program)).rules}
+    selected = {cls.code for cls in server_setup(resolver, ClientSettings(), str(program)).rules}
     assert selected == set(rules()) - OPT_IN
     widened = ClientSettings(select=["ALL"])
-    assert {cls.code for cls in server_select(resolver, widened, str(program)).rules} == set(rules())
+    assert {cls.code for cls in server_setup(resolver, widened, str(program)).rules} == set(rules())
 
 
 def test_flake8_runs_the_default_selection_and_honours_extend_select(program):

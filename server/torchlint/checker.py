@@ -13,16 +13,20 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torchlint import cache
-from torchlint.config import ConfigResolver, Settings
+from torchlint.config import ConfigResolver, Overrides
 from torchlint.discovery import Candidate, discover
 from torchlint.findings import Finding, Severity
 from torchlint.registry import rules
+
+if TYPE_CHECKING:
+    from torchlint.engine.rule import Rule
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,7 @@ class RunResult:
         return sum(r.fixed for r in self.files)
 
 
-def _apply_severity(findings: list[Finding], severity) -> list[Finding]:
+def _apply_severity(findings: list[Finding], severity: Iterable[tuple[str, str]]) -> list[Finding]:
     overrides = dict(severity)
     for f in findings:
         if f.code in overrides:
@@ -146,7 +150,7 @@ def _lines(text: str) -> list[str]:
     return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)]) if a < b]
 
 
-def _run_notebook(job: Job, data: bytes, selected) -> FileResult:
+def _run_notebook(job: Job, data: bytes, selected: list[type[Rule]]) -> FileResult:
     """A notebook's code cells checked as one program (see torchlint.notebook)."""
     from torchlint import notebook
 
@@ -193,9 +197,7 @@ def plan(
     paths: list[Path],
     resolver: ConfigResolver,
     mode: str,
-    select=None,
-    ignore=None,
-    extend_select=None,
+    overrides: Overrides | None = None,
     cache_dir: Path | None = None,
 ) -> list[Job]:
     """One job per file with its effective rule codes and severities."""
@@ -203,12 +205,11 @@ def plan(
     all_codes = list(rules())
     jobs = []
     for c in candidates:
-        settings: Settings = resolver.for_path(c.path)
-        effective = settings.overridden(select, ignore, extend_select)
-        rel = os.path.relpath(os.path.abspath(c.path), os.path.abspath(settings.root))
-        codes = tuple(effective.enabled_codes(all_codes, rel.replace(os.sep, "/")))
-        severity = tuple(sorted((k, v.value) for k, v in effective.severity.items()))
-        jobs.append(Job(str(c.path), codes, severity, mode, str(cache_dir) if cache_dir and mode == "check" else None))
+        selection = resolver.for_path(c.path).selection(c.path, all_codes, overrides)
+        severity = tuple(sorted((k, v.value) for k, v in selection.severity.items()))
+        jobs.append(
+            Job(str(c.path), selection.codes, severity, mode, str(cache_dir) if cache_dir and mode == "check" else None)
+        )
     return jobs
 
 

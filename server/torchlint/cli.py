@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from torchlint import __version__
-from torchlint.config import ConfigError, ConfigResolver, check_code
+from torchlint.config import ConfigError, ConfigResolver, Overrides, check_code, normalize_codes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # Subcommands that own their argument parsing, imported only when used.
@@ -16,7 +16,7 @@ DELEGATED = {"server": "torchlint.lsp", "probe": "torchlint.probe.cli"}
 
 
 def _codes(value: str) -> list[str]:
-    return [c.strip().upper() if c.strip() != "ALL" else "ALL" for c in value.split(",") if c.strip()]
+    return normalize_codes(value.split(","))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in DELEGATED:
         import importlib
 
-        return importlib.import_module(DELEGATED[argv[0]]).main(argv[1:])
+        code: int = importlib.import_module(DELEGATED[argv[0]]).main(argv[1:])
+        return code
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -116,7 +117,7 @@ def _rule(code: str) -> int:
     return EXIT_CLEAN
 
 
-def _show_settings(args, resolver: ConfigResolver) -> int:
+def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     """The settings `check` would use for the first PATH, after the command line's own choices."""
     from torchlint.engine.rule import DEFAULT_CATEGORIES, Category
     from torchlint.registry import rules
@@ -125,21 +126,22 @@ def _show_settings(args, resolver: ConfigResolver) -> int:
     if not path.exists():
         print(f"torchlint: error: {path}: no such file or directory", file=sys.stderr)
         return EXIT_ERROR
-    settings = resolver.for_path(path).overridden(args.select, args.ignore, args.extend_select)
-    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(settings.root)).replace(os.sep, "/")
+    settings = resolver.for_path(path)
+    overrides = _overrides(args)
     catalogue = rules()
-    rel = rel if path.is_file() else None  # per-file-ignores apply to files
-    enabled = settings.enabled_codes(list(catalogue), rel)
-    left_out = [c for c in settings.widened().enabled_codes(list(catalogue), rel) if c not in enabled]
+    selection = settings.selection(path, catalogue, overrides)
+    enabled = selection.codes
+    left_out = [c for c in settings.widened().selection(path, catalogue, overrides).codes if c not in enabled]
     default = ", ".join(c.value for c in Category if c in DEFAULT_CATEGORIES)
+    chosen = list(overrides.select) if overrides.select else settings.select
     lines = [
         f"path: {path}",
         f"config: {settings.source or '(none: defaults)'}",
-        f"select: {settings.select if settings.select is not None else f'(default: {default})'}",
-        f"extend-select: {settings.extend_select}",
-        f"ignore: {settings.ignore}",
+        f"select: {chosen if chosen is not None else f'(default: {default})'}",
+        f"extend-select: {[*settings.extend_select, *overrides.extend_select]}",
+        f"ignore: {[*settings.ignore, *overrides.ignore]}",
         f"per-file-ignores: {settings.per_file_ignores}",
-        f"severity: { {k: v.value for k, v in settings.severity.items()} }",
+        f"severity: { {k: v.value for k, v in selection.severity.items()} }",
         f"enabled rules ({len(enabled)} of {len(catalogue)}): {', '.join(enabled)}",
         f"left out by the default selection: {', '.join(left_out) or '(none)'}",
     ]
@@ -147,7 +149,11 @@ def _show_settings(args, resolver: ConfigResolver) -> int:
     return EXIT_CLEAN
 
 
-def _check(args) -> int:
+def _overrides(args: argparse.Namespace) -> Overrides:
+    return Overrides(args.select, args.ignore or (), args.extend_select or ())
+
+
+def _check(args: argparse.Namespace) -> int:
     from torchlint import checker
     from torchlint.progress import Progress
     from torchlint.registry import known_codes
@@ -171,11 +177,12 @@ def _check(args) -> int:
 
         cache_dir = None if args.no_cache else cache.default_dir()
         paths = [Path(p) for p in args.paths]
-        jobs = checker.plan(paths, resolver, mode, args.select, args.ignore, args.extend_select, cache_dir)
+        overrides = _overrides(args)
+        jobs = checker.plan(paths, resolver, mode, overrides, cache_dir)
         if count_hidden:
             selected = {job.path: set(job.codes) for job in jobs}
             wide = ConfigResolver(known_codes(), args.config, widen=True)
-            jobs = checker.plan(paths, wide, mode, args.select, args.ignore, args.extend_select, cache_dir)
+            jobs = checker.plan(paths, wide, mode, overrides, cache_dir)
     except FileNotFoundError as exc:
         print(f"torchlint: error: {exc}: no such file or directory", file=sys.stderr)
         return EXIT_ERROR

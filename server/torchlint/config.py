@@ -10,8 +10,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,6 +49,25 @@ class ConfigError(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class Overrides:
+    """Choices made outside the config file (command line, editor settings), layered on top
+    of it: `select` replaces the configured selection, the others add to it."""
+
+    select: Sequence[str] | None = None
+    ignore: Sequence[str] = ()
+    extend_select: Sequence[str] = ()
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The rule codes that run on one file, and the severities that replace a rule's own."""
+
+    codes: tuple[str, ...]
+    severity: dict[str, Severity]
+
+
 @dataclass
 class Settings:
     # None: the default selection, every rule whose category is in engine.rule.DEFAULT_CATEGORIES
@@ -60,31 +81,31 @@ class Settings:
     root: Path = field(default_factory=Path.cwd)  # paths in the config are relative to this
     source: str | None = None  # the file these settings came from
 
-    def enabled_codes(self, all_codes, rel_path: str | None = None) -> list[str]:
-        """The one selection function: which of `all_codes` run on `rel_path` (CLI, server and flake8 alike).
+    def selection(self, path: Path | str, all_codes: Iterable[str], overrides: Overrides | None = None) -> Selection:
+        """The rules that run on `path` and their severities: these settings, their per-file
+        ignores, then `overrides` on top. The CLI, the language server and the flake8 plugin
+        all select through here, so they cannot disagree. Without a `select`, the rules whose
+        category is in engine.rule.DEFAULT_CATEGORIES run; `extend-select` and codes add to them."""
+        extra = overrides or Overrides()
+        ignore = [*self.ignore, *extra.ignore]
+        rel = self.relative(path)
+        if rel is not None:
+            for pattern, ignored in self.per_file_ignores.items():
+                if _match(rel, pattern):
+                    ignore.extend(ignored)
+        chosen = extra.select or self.select
+        select = [*(chosen or ()), *self.extend_select, *extra.extend_select]
+        # Nothing chose a selection: a rule runs when its category is a default one (ignores still apply).
+        default = _default_codes() if chosen is None else frozenset()
+        codes = tuple(c for c in all_codes if _enabled(c, select, ignore, c in default))
+        return Selection(codes, {**self.severity, **extra.severity})
 
-        Without a `select`, a rule runs when its category is a default one; `extend-select` and explicit
-        codes add to that, `ignore` and `per-file-ignores` take away (the more specific pattern wins).
-        """
-        ignore = list(self.ignore)
-        if rel_path is not None:
-            for pattern, codes in self.per_file_ignores.items():
-                if _match(rel_path, pattern):
-                    ignore.extend(codes)
-        select = [*(self.select or ()), *self.extend_select]
-        default = _default_codes() if self.select is None else frozenset()
-        return [c for c in all_codes if _enabled(c, select, ignore, c in default)]
-
-    def overridden(self, select=None, ignore=None, extend_select=None) -> Settings:
-        """These settings with command-line or editor choices on top (select replaces; the others add)."""
-        if not (select or ignore or extend_select):
-            return self
-        return replace(
-            self,
-            select=list(select) if select else self.select,
-            ignore=[*self.ignore, *(ignore or [])],
-            extend_select=[*self.extend_select, *(extend_select or [])],
-        )
+    def relative(self, path: Path | str) -> str | None:
+        """`path` relative to the config's root, where its patterns apply (None: on another drive)."""
+        try:
+            return os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
+        except ValueError:
+            return None
 
     def widened(self) -> Settings:
         """These settings with every rule the default selection leaves out selected too (for `--statistics`)."""
@@ -102,7 +123,7 @@ def _default_codes() -> frozenset[str]:
     return frozenset(code for code, cls in rules().items() if cls.category in DEFAULT_CATEGORIES)
 
 
-def _specificity(code: str, patterns, default: bool = False) -> int:
+def _specificity(code: str, patterns: Iterable[str], default: bool = False) -> int:
     """How specifically `patterns` name `code`: -1 not at all, 0 `ALL` (or the default selection), else prefix length."""
     best = 0 if default else -1
     for p in patterns:
@@ -113,7 +134,7 @@ def _specificity(code: str, patterns, default: bool = False) -> int:
     return best
 
 
-def _enabled(code: str, select, ignore, default: bool = False) -> bool:
+def _enabled(code: str, select: Iterable[str], ignore: Iterable[str], default: bool = False) -> bool:
     s, i = _specificity(code, select, default), _specificity(code, ignore)
     return s >= 0 and s > i
 
@@ -129,7 +150,7 @@ def _match(rel_path: str, pattern: str) -> bool:
     return any(fnmatch.fnmatch("/".join(parts[:n]), pattern) for n in range(1, len(parts)))
 
 
-def _codes(value, key: str, where: str, known) -> list[str]:
+def _codes(value: object, key: str, where: str, known: Collection[str]) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: `{key}` must be a list of rule codes")
     for v in value:
@@ -137,13 +158,18 @@ def _codes(value, key: str, where: str, known) -> list[str]:
     return list(value)
 
 
-def check_code(code: str, known, where: str) -> None:
+def normalize_codes(values: Iterable[str]) -> list[str]:
+    """Rule codes as people type them (` tl1`, `all`) in the form the config holds (`TL1`, `ALL`)."""
+    return [v.strip().upper() for v in values if v.strip()]
+
+
+def check_code(code: str, known: Collection[str], where: str) -> None:
     if code == "ALL" or any(k.startswith(code) for k in known) and code.startswith("TL"):
         return
     raise ConfigError(f"{where}: unknown rule code {code!r} (see `torchlint rules`)")
 
 
-def parse_table(table: dict, path: Path, known) -> Settings:
+def parse_table(table: dict[str, Any], path: Path, known: Collection[str]) -> Settings:
     where = str(path)
     unknown = sorted(set(table) - KEYS)
     if unknown:
@@ -183,7 +209,7 @@ def parse_table(table: dict, path: Path, known) -> Settings:
     return s
 
 
-def load_file(path: Path, known) -> Settings | None:
+def load_file(path: Path, known: Collection[str]) -> Settings | None:
     """Settings from one file; None when a pyproject.toml has no [tool.torchlint]."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -205,11 +231,11 @@ def load_file(path: Path, known) -> Settings | None:
 class ConfigResolver:
     """Finds the settings that apply to each file (nearest config wins)."""
 
-    def __init__(self, known, explicit: Path | None = None, widen: bool = False) -> None:
+    def __init__(self, known: Iterable[str], explicit: Path | None = None, widen: bool = False) -> None:
         self.known = list(known)
         self.widen = widen  # every path gets `Settings.widened()`
         self._cache: dict[Path, Settings] = {}
-        self.explicit = None
+        self.explicit: Settings | None = None
         if explicit is not None:
             if not explicit.is_file():
                 raise ConfigError(f"{explicit}: config file not found")

@@ -6,6 +6,7 @@ settings torchlint itself would use for that path.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from torchlint import __version__
@@ -15,21 +16,21 @@ class Flake8Plugin:
     name = "torchlint"
     version = __version__
 
-    def __init__(self, tree, filename: str = "stdin", lines=None) -> None:
+    def __init__(self, tree: object, filename: str = "stdin", lines: list[str] | None = None) -> None:
         self.filename = filename
         self.lines = lines or []
 
-    def run(self):
-        from torchlint.config import ConfigError, ConfigResolver
+    def run(self) -> Iterator[tuple[int, int, str, type[Flake8Plugin]]]:
+        from torchlint.config import ConfigError, ConfigResolver, Settings
         from torchlint.engine import lint_text
         from torchlint.registry import known_codes, rules
 
         catalogue = rules()
         try:
             settings = ConfigResolver(known_codes()).for_path(Path(self.filename))
-            codes = settings.enabled_codes(list(catalogue))
-        except ConfigError:
-            codes = list(catalogue)
+            codes: Iterable[str] = settings.selection(self.filename, catalogue).codes
+        except ConfigError:  # flake8 has no way to show it: lint with the default selection
+            codes = Settings().selection(self.filename, catalogue).codes
         text = "".join(self.lines)
         for f in lint_text(self.filename, text, [catalogue[c] for c in codes]).findings:
             if f.code == "TL000":  # flake8 reports syntax errors itself (E999)

@@ -61,6 +61,7 @@ class Session:
         self.client = client
         self.published: list[types.PublishDiagnosticsParams] = []
         self.versions: dict[str, int] = {}
+        self.initialized: types.InitializeResult | None = None
         original = client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
 
         def record(params):
@@ -101,17 +102,20 @@ class Session:
 
 
 @contextlib.asynccontextmanager
-async def session(root: Path, capabilities=PUSH, settings=None, init_options=None):
+async def session(root: Path, capabilities=PUSH, settings=None, init_options=None, folders=None):
+    """`folders`: {workspace folder: its own `torchlint` settings} (default: `root` alone)."""
     client = await ClientServerConfig(server_command=[TORCHLINT, "server"]).start()
     if settings is not None:
         client.set_configuration(settings, section="torchlint")
+    for folder, scoped in (folders or {}).items():
+        client.set_configuration(scoped, section="torchlint", scope_uri=uri(folder))
     s = Session(client)
     try:
-        await client.initialize_session(
+        s.initialized = await client.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities,
                 root_uri=uri(root),
-                workspace_folders=[types.WorkspaceFolder(uri(root), root.name)],
+                workspace_folders=[types.WorkspaceFolder(uri(f), f.name) for f in (folders or [root])],
                 initialization_options=init_options,
             )
         )

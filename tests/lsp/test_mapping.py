@@ -10,8 +10,8 @@ from lsprotocol import types
 from torchlint import notebook
 from torchlint.engine import fix_text, lint_text
 from torchlint.findings import Edit, Fix
+from torchlint.lsp.coordinates import LineIndex
 from torchlint.lsp.edits import noqa_edit
-from torchlint.lsp.positions import LineIndex
 from torchlint.registry import rules
 
 CELLS = [

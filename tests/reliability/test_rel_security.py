@@ -52,7 +52,7 @@ ALLOWED = {
     ("rules/__init__.py", "importlib.import_module"): "rules/__init__.py imports its own family modules",
     ("engine/runner.py", "compile"): "ast.PyCF_ONLY_AST: a syntax check that builds a tree and runs nothing",
     ("reporters/sarif.py", "subprocess.run"): "runs `git rev-parse --show-toplevel` for SARIF paths",
-    ("lsp/commands.py", "asyncio.create_subprocess_exec"): "starts `torchlint probe` on the user's explicit command",
+    ("lsp/probe_runner.py", "asyncio.create_subprocess_exec"): "runs `torchlint probe` on the user's command",
 }
 
 
@@ -183,7 +183,7 @@ def test_linting_never_executes_the_project(booby_trapped, how, mode):
 
 def test_tl601_is_on_by_default_and_explains_the_attack(tmp_path):
     settings = ConfigResolver(known_codes()).for_path(tmp_path / "x.py")
-    assert "TL601" in settings.enabled_codes(list(rules()), "x.py")
+    assert "TL601" in settings.selection(tmp_path / "x.py", rules()).codes
     why = rules()["TL601"].why.lower()
     assert "pickle" in why and "code execution" in why and "weights_only=true" in why
     doc = (Path(__file__).resolve().parents[2] / "docs" / "rules" / "TL601.md").read_text(encoding="utf-8").lower()

@@ -7,12 +7,12 @@ computed only for files that produced findings.
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from torchlint import noqa
 from torchlint.engine import rule as R
 from torchlint.engine.context import FileContext
 from torchlint.engine.node_positions import positions as node_positions
@@ -21,11 +21,6 @@ from torchlint.engine.walk import traverse
 from torchlint.findings import Edit, Finding, Fix, Severity
 
 PARSE_ERROR_CODE = "TL000"
-_NOQA = re.compile(r"#\s*noqa(?::[ \t]*(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+)*))?", re.I)
-_FILE_NOQA = re.compile(
-    r"^[ \t]*#[ \t]*torchlint:[ \t]*noqa(?::[ \t]*(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+)*))?[ \t]*$",
-    re.I | re.M,
-)
 
 
 @dataclass
@@ -165,9 +160,8 @@ def lint_text(path: str, text: str, rules: list[type[R.Rule]], *, prefilter: boo
             ctx.withs.pop()
 
     traverse(module, enter, leave)
-    findings = _to_findings(ctx, path, text, module) if ctx.reports else []
-    findings.extend(error_finding(path, f"internal error in rule {e}") for e in errors)
-    kept = _apply_noqa(text, findings)
+    kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
+    kept.extend(error_finding(path, f"internal error in rule {e}") for e in errors)  # never silenced
     kept.sort(key=Finding.sort_key)
     return LintResult(kept, module, errors)
 
@@ -260,46 +254,6 @@ def _to_fix(nf: R.NodeFix, positions, lines: list[str], module: cst.Module) -> F
             at = line if isinstance(e, R.InsertBefore) else end_line + 1
             edits.append(Edit(at, 1, at, 1, content))
     return Fix(nf.message, tuple(edits))
-
-
-def _codes(match: re.Match) -> set[str] | None:
-    codes = match.group("codes")
-    return None if not codes else {c.strip().upper() for c in codes.split(",")}
-
-
-def _apply_noqa(text: str, findings: list[Finding]) -> list[Finding]:
-    if not findings or "noqa" not in text:
-        return findings
-    file_level: set[str] | None = set()
-    for m in _FILE_NOQA.finditer(text):
-        codes = _codes(m)
-        if codes is None:
-            file_level = None
-            break
-        file_level |= codes
-    lines = split_lines(text)
-
-    def line_codes(n: int):
-        if not 1 <= n <= len(lines) or "noqa" not in lines[n - 1].lower():
-            return set()
-        m = _NOQA.search(lines[n - 1])
-        return _codes(m) if m else set()
-
-    kept = []
-    for f in findings:
-        if f.code == PARSE_ERROR_CODE:
-            kept.append(f)
-            continue
-        if file_level is None or f.code in file_level:
-            continue
-        suppressed = False
-        for n in {f.line, f.statement_line}:
-            codes = line_codes(n)
-            if codes is None or f.code in codes:
-                suppressed = True
-        if not suppressed:
-            kept.append(f)
-    return kept
 
 
 def lint_bytes(path: str, data: bytes, rules) -> tuple[LintResult, Source | None]:

@@ -7,11 +7,21 @@ lint thread: nothing here touches the server.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from lsprotocol import types
 
 from torchlint.findings import Finding, Fix, Severity
-from torchlint.lsp.documents import Snapshot
-from torchlint.lsp.settings import Selection
+from torchlint.lsp.documents import Snapshot, text_snapshot
+from torchlint.lsp.settings import LintSetup
+from torchlint.lsp.uris import from_path
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from torchlint.checker import RunResult
 
 SOURCE = "torchlint"
 MAX_CHARS = 1_000_000  # beyond this a file is not linted (a log message says so): minutes of CPU otherwise
@@ -22,7 +32,9 @@ SEVERITY = {
 }
 
 
-def lint(snap: Snapshot, sel: Selection, parser=None) -> dict[str, list[types.Diagnostic]]:
+def lint(
+    snap: Snapshot, setup: LintSetup, parser: Callable[[str], cst.Module] | None = None
+) -> dict[str, list[types.Diagnostic]]:
     """Diagnostics for every part of the snapshot (an empty list clears a part).
 
     `parser`: the server's incremental parser, so an edit re-parses only what changed.
@@ -30,29 +42,29 @@ def lint(snap: Snapshot, sel: Selection, parser=None) -> dict[str, list[types.Di
     out: dict[str, list[types.Diagnostic]] = {p.uri: [] for p in snap.parts}
     if not snap.parts:
         return out
-    if sel.config_error:
+    if setup.config_error:
         out[snap.parts[0].uri].append(
             types.Diagnostic(
                 types.Range(types.Position(0, 0), types.Position(0, 0)),
-                f"torchlint is not checking this file: {sel.config_error}",
+                f"torchlint is not checking this file: {setup.config_error}",
                 severity=types.DiagnosticSeverity.Error,
                 code="config",
                 source=SOURCE,
             )
         )
         return out
-    if len(snap.text) > MAX_CHARS or not sel.rules:
+    if len(snap.text) > MAX_CHARS or not setup.rules:
         return out
     from torchlint.engine import lint_text  # imported on first use: the server starts without libcst
 
-    for f in lint_text(snap.path, snap.text, list(sel.rules), parser=parser).findings:
-        placed = to_diagnostic(snap, f, sel.severity)
+    for f in lint_text(snap.path, snap.text, list(setup.rules), parser=parser).findings:
+        placed = to_diagnostic(snap, f, setup.severity)
         if placed is not None:
             out[placed[0]].append(placed[1])
     return out
 
 
-def to_diagnostic(snap: Snapshot, f: Finding, severity: dict) -> tuple[str, types.Diagnostic] | None:
+def to_diagnostic(snap: Snapshot, f: Finding, severity: Mapping[str, Severity]) -> tuple[str, types.Diagnostic] | None:
     placed = snap.lsp_range(f.line, f.column, f.end_line, f.end_column)
     if placed is None:  # a span that crosses notebook cells: point at its start
         start = snap.place(f.line, f.column)
@@ -63,7 +75,7 @@ def to_diagnostic(snap: Snapshot, f: Finding, severity: dict) -> tuple[str, type
     uri, rng = placed
     level = severity.get(f.code, f.severity)
     fixes = [x for x in (_fix_data(snap, fx) for fx in (f.fix, *f.alternatives) if fx) if x]
-    noqa = []
+    noqa: list[int] = []
     for line in (f.statement_line or f.line, f.line):
         at = snap.place(line, 1)
         if at is not None and at[0] == uri and at[1] - 1 not in noqa:
@@ -86,8 +98,8 @@ def to_diagnostic(snap: Snapshot, f: Finding, severity: dict) -> tuple[str, type
     )
 
 
-def _fix_data(snap: Snapshot, fix: Fix) -> dict | None:
-    edits = []
+def _fix_data(snap: Snapshot, fix: Fix) -> dict[str, Any] | None:
+    edits: list[list[object]] = []
     for e in fix.edits:
         placed = snap.lsp_range(e.line, e.column, e.end_line, e.end_column)
         if placed is None:
@@ -95,3 +107,28 @@ def _fix_data(snap: Snapshot, fix: Fix) -> dict | None:
         uri, r = placed
         edits.append([uri, r.start.line, r.start.character, r.end.line, r.end.character, e.content])
     return {"title": fix.message, "edits": edits}
+
+
+def from_run(result: RunResult) -> dict[str, list[types.Diagnostic]]:
+    """Diagnostics per file from a checker run over files on disk (notebooks are linted when opened)."""
+    from torchlint.engine.source import SourceError, decode
+
+    out: dict[str, list[types.Diagnostic]] = {}
+    for r in result.files:
+        if r.path.endswith(".ipynb"):
+            continue
+        uri = from_path(r.path)
+        out[uri] = []
+        if not r.findings:
+            continue
+        try:
+            text = decode(Path(r.path).read_bytes()).text
+        except (OSError, SourceError):
+            text = ""
+        snap = text_snapshot(uri, text, 0, types.PositionEncodingKind.Utf16)
+        for f in r.findings:
+            placed = to_diagnostic(snap, f, {})  # the run applied the severities
+            if placed is not None:
+                placed[1].data = None  # no live document to apply fixes to
+                out[uri].append(placed[1])
+    return out

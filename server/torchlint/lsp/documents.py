@@ -6,11 +6,13 @@ program positions to the document (or cell) and LSP position they belong to.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.workspace import TextDocument, Workspace
 
 from torchlint import notebook
-from torchlint.lsp.positions import LineIndex
+from torchlint.lsp.coordinates import LineIndex
 from torchlint.lsp.uris import to_path
 
 
@@ -22,7 +24,11 @@ class Part:
 
 @dataclass
 class Snapshot:
-    """An immutable copy of one document's text at one generation."""
+    """The text of one document, or of one notebook's code cells, as of one generation.
+
+    The lint thread works on it while the editor goes on changing the live
+    document; its fields never change (line indexes are built on first use).
+    """
 
     key: str  # the text document or notebook URI
     generation: int
@@ -68,3 +74,48 @@ def notebook_snapshot(uri: str, cells: list[tuple[str, str, bool]], generation: 
     program = notebook.build(nb_cells)
     parts = {i: Part(u, text) for i, (u, text, code) in enumerate(cells) if code}
     return Snapshot(uri, generation, to_path(uri), program.text, tuple(parts.values()), encoding, program, parts)
+
+
+def encoding(workspace: Workspace) -> str:
+    """The position encoding the client and server agreed on."""
+    return str(workspace.position_encoding or types.PositionEncodingKind.Utf16)
+
+
+def owner(workspace: Workspace, uri: str) -> str:
+    """The key a document is linted under: its notebook for a cell, else itself."""
+    nb = workspace.get_notebook_document(cell_uri=uri)
+    return unquote(nb.uri) if nb is not None else unquote(uri)
+
+
+def is_open(workspace: Workspace, key: str) -> bool:
+    return key in workspace.text_documents or workspace.get_notebook_document(notebook_uri=key) is not None
+
+
+def _open(workspace: Workspace, key: str) -> TextDocument | None:
+    doc: TextDocument | None = workspace.text_documents.get(key)
+    return doc
+
+
+def source(workspace: Workspace, key: str) -> str | None:
+    """The live text of an open text document or cell."""
+    doc = _open(workspace, key)
+    return None if doc is None else doc.source
+
+
+def version(workspace: Workspace, key: str) -> int | None:
+    doc = _open(workspace, key)
+    return None if doc is None else doc.version
+
+
+def snapshot(workspace: Workspace, key: str, generation: int) -> Snapshot | None:
+    """A copy of what is open under `key` now (None if nothing is)."""
+    nb = workspace.get_notebook_document(notebook_uri=key)
+    if nb is not None:
+        cells = []
+        for cell in nb.cells:
+            doc = _open(workspace, unquote(cell.document))
+            code = cell.kind == types.NotebookCellKind.Code and doc is not None and doc.language_id in (None, "python")
+            cells.append((unquote(cell.document), doc.source if doc is not None else "", code))
+        return notebook_snapshot(key, cells, generation, encoding(workspace))
+    text = source(workspace, key)
+    return None if text is None else text_snapshot(key, text, generation, encoding(workspace))

@@ -4,19 +4,19 @@
 from __future__ import annotations
 
 import io
-import re
 import tokenize
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from lsprotocol import types
 
+from torchlint import noqa
+from torchlint.lsp.coordinates import LineIndex
 from torchlint.lsp.documents import Snapshot
-from torchlint.lsp.positions import LineIndex
-from torchlint.lsp.settings import Selection
-
-NOQA = re.compile(r"#\s*noqa(?P<colon>:[ \t]*(?P<codes>[A-Z]+[0-9]+(?:[ \t]*,[ \t]*[A-Z]+[0-9]+)*))?", re.I)
+from torchlint.lsp.settings import LintSetup
 
 
-def from_data(edits: list) -> dict[str, list[types.TextEdit]]:
+def from_data(edits: Iterable[Sequence[Any]]) -> dict[str, list[types.TextEdit]]:
     """The compact edits stored in a diagnostic's data, grouped by document."""
     out: dict[str, list[types.TextEdit]] = {}
     for uri, sl, sc, el, ec, text in edits:
@@ -26,14 +26,14 @@ def from_data(edits: list) -> dict[str, list[types.TextEdit]]:
 
 
 def workspace_edit(
-    changes: dict[str, list[types.TextEdit]], versions: dict[str, int | None] | None
+    changes: Mapping[str, Sequence[types.TextEdit]], versions: Mapping[str, int | None] | None
 ) -> types.WorkspaceEdit:
     """`documentChanges` (version-checked) when the client takes them, else `changes`."""
     if versions is None:
-        return types.WorkspaceEdit(changes=changes)
+        return types.WorkspaceEdit(changes={uri: list(edits) for uri, edits in changes.items()})
     return types.WorkspaceEdit(
         document_changes=[
-            types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri, versions.get(uri)), edits)
+            types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri, versions.get(uri)), list(edits))
             for uri, edits in changes.items()
         ]
     )
@@ -57,26 +57,15 @@ def noqa_edit(text: str, lines0: list[int], code: str, encoding: str) -> types.T
 
     None when the line already suppresses the code (or every code).
     """
-    lines = LineIndex(text, encoding).lines
+    idx = LineIndex(text, encoding)
     for n in lines0:
-        if not 0 <= n < len(lines):
+        if not 0 <= n < len(idx.lines):
             continue
-        line = lines[n]
-        m = NOQA.search(line)
-        if m:
-            if not m.group("colon"):
-                return None  # a bare `# noqa` already silences everything
-            codes = [c.strip().upper() for c in m.group("codes").split(",")]
-            if code in codes:
-                return None
-            new = line[: m.end("codes")] + f", {code}" + line[m.end("codes") :]
-        else:
-            body = line.rstrip()
-            if body.endswith("\\") or _inside_string(text, n + 1):
-                continue
-            new = body + ("  " if body else "") + f"# noqa: {code}"
-        idx = LineIndex(text, encoding)
-        return types.TextEdit(idx.range(n + 1, 1, n + 1, len(line) + 1), new)
+        line = idx.lines[n]
+        if noqa.comment(line) is None and (line.rstrip().endswith("\\") or _inside_string(text, n + 1)):
+            continue  # no comment can go at the end of this line
+        new = noqa.with_code(line, code)
+        return None if new is None else types.TextEdit(idx.range(n + 1, 1, n + 1, len(line) + 1), new)
     return None
 
 
@@ -103,13 +92,13 @@ def _trimmed(old: str, new: str, encoding: str) -> types.TextEdit:
     return types.TextEdit(types.Range(pos(p), pos(len(old) - s)), new[p : len(new) - s])
 
 
-def fix_all(snap: Snapshot, sel: Selection) -> tuple[dict[str, list[types.TextEdit]], int]:
+def fix_all(snap: Snapshot, setup: LintSetup) -> tuple[dict[str, list[types.TextEdit]], int]:
     """Every safe fix in the document (or notebook), as one edit per changed document or cell."""
-    if sel.config_error or not sel.rules:
+    if setup.config_error or not setup.rules:
         return {}, 0
     from torchlint.engine import fix_text
 
-    fixed = fix_text(snap.path, snap.text, list(sel.rules))
+    fixed = fix_text(snap.path, snap.text, list(setup.rules))
     if not fixed.applied or fixed.text == snap.text:
         return {}, 0
     if snap.program is None:
@@ -117,7 +106,7 @@ def fix_all(snap: Snapshot, sel: Selection) -> tuple[dict[str, list[types.TextEd
     sources = snap.program.split(fixed.text)
     if sources is None:
         return {}, 0
-    out = {}
+    out: dict[str, list[types.TextEdit]] = {}
     for index, part in snap.cells.items():
         new = sources.get(index, part.text)
         if new != part.text:

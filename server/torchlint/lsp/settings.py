@@ -5,14 +5,41 @@ file, then the editor's settings (`workspace/configuration`, section
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from torchlint.config import ConfigError, ConfigResolver, check_code
+from torchlint.config import ConfigError, ConfigResolver, Overrides, check_code, normalize_codes
 from torchlint.findings import Severity
 
+if TYPE_CHECKING:
+    from torchlint.engine.rule import Rule
+
 RUN_MODES = ("onType", "onSave")
+# Every key the server reads from the client's `torchlint` settings, with its JSON type
+# (dotted keys are nested objects: `probe.enabled` is {"probe": {"enabled": ...}}).
+KEYS = {
+    "enable": "boolean",
+    "select": "array",
+    "ignore": "array",
+    "severity": "object",
+    "run": "string",
+    "interpreter": "string",
+    "probe.enabled": "boolean",
+    "probe.timeoutSeconds": "number",
+    "probe.maxSteps": "integer",
+}
+
+
+def _read(value: Mapping[str, object], key: str) -> object:
+    """The value of one of KEYS in the client's JSON (None if absent), so no key is read undeclared."""
+    if key not in KEYS:
+        raise KeyError(f"{key} is not in settings.KEYS")
+    current: object = value
+    for part in key.split("."):
+        current = current.get(part) if isinstance(current, Mapping) else None
+    return current
 
 
 @dataclass
@@ -29,40 +56,46 @@ class ClientSettings:
     probe_seconds: float | None = None
     probe_steps: int | None = None
 
+    @property
+    def overrides(self) -> Overrides:
+        return Overrides(self.select, self.ignore, severity=self.severity)
+
     @classmethod
-    def parse(cls, value) -> tuple[ClientSettings, list[str]]:
+    def parse(cls, value: object) -> tuple[ClientSettings, list[str]]:
         """Settings from the client's JSON, and a message for each value we ignored."""
-        s, errors = cls(), []
+        s = cls()
+        errors: list[str] = []
         if value is None:
             return s, errors
-        if not isinstance(value, dict):
+        if not isinstance(value, Mapping):
             return s, [f"settings must be an object, not {type(value).__name__}"]
         from torchlint.registry import known_codes
 
         known = known_codes()
 
-        def codes(key):
-            raw = value.get(key)
+        def codes(key: str) -> list[str] | None:
+            raw = _read(value, key)
             if raw is None:
                 return None
             if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
                 errors.append(f"`torchlint.{key}` must be a list of rule codes")
                 return None
             good = []
-            for c in raw:
+            for code in normalize_codes(raw):
                 try:
-                    check_code(c.strip().upper() if c.strip() != "ALL" else "ALL", known, f"`torchlint.{key}`")
-                    good.append(c.strip().upper() if c.strip() != "ALL" else "ALL")
+                    check_code(code, known, f"`torchlint.{key}`")
+                    good.append(code)
                 except ConfigError as exc:
                     errors.append(str(exc))
             return good
 
-        if isinstance(value.get("enable"), bool):
-            s.enable = value["enable"]
+        enable = _read(value, "enable")
+        if isinstance(enable, bool):
+            s.enable = enable
         s.select = codes("select")
         s.ignore = codes("ignore") or []
-        sev = value.get("severity") or {}
-        if isinstance(sev, dict):
+        sev = _read(value, "severity") or {}
+        if isinstance(sev, Mapping):
             for code, level in sev.items():
                 try:
                     check_code(str(code), known, "`torchlint.severity`")
@@ -75,50 +108,42 @@ class ClientSettings:
                     )
         else:
             errors.append("`torchlint.severity` must be an object of code: level")
-        run = value.get("run")
+        run = _read(value, "run")
         if run is not None:
             if run in RUN_MODES:
-                s.run = run
+                s.run = str(run)
             else:
                 errors.append(f"`torchlint.run` must be one of {', '.join(RUN_MODES)}, not {run!r}")
-        if isinstance(value.get("interpreter"), str) and value["interpreter"]:
-            s.interpreter = value["interpreter"]
-        probe = value.get("probe")
-        if isinstance(probe, dict):
-            if isinstance(probe.get("enabled"), bool):
-                s.probe_enabled = probe["enabled"]
-            seconds, steps = probe.get("timeoutSeconds"), probe.get("maxSteps")
-            if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > 0:
-                s.probe_seconds = float(seconds)
-            if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0:
-                s.probe_steps = steps
+        interpreter = _read(value, "interpreter")
+        if isinstance(interpreter, str) and interpreter:
+            s.interpreter = interpreter
+        enabled, seconds, steps = (_read(value, k) for k in ("probe.enabled", "probe.timeoutSeconds", "probe.maxSteps"))
+        if isinstance(enabled, bool):
+            s.probe_enabled = enabled
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > 0:
+            s.probe_seconds = float(seconds)
+        if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0:
+            s.probe_steps = steps
         return s, errors
 
 
 @dataclass(frozen=True)
-class Selection:
-    """The rules and severities for one file."""
+class LintSetup:
+    """What one document is linted with: its rules and severities, or why it is not linted."""
 
-    rules: tuple
-    severity: dict
+    rules: tuple[type[Rule], ...]
+    severity: dict[str, Severity]
     config_error: str | None = None  # the config file is broken: nothing is linted
     source: str | None = None  # the config file the settings came from
 
 
-def select(resolver: ConfigResolver, client: ClientSettings, path: str) -> Selection:
+def setup(resolver: ConfigResolver, client: ClientSettings, path: str) -> LintSetup:
     from torchlint.registry import rules
 
     try:
         settings = resolver.for_path(Path(path))
     except ConfigError as exc:
-        return Selection((), {}, str(exc))
-    effective = settings.overridden(client.select, client.ignore, None)
-    try:
-        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(settings.root)).replace(os.sep, "/")
-    except ValueError:  # another drive on Windows
-        rel = None
+        return LintSetup((), {}, str(exc))
     catalogue = rules()
-    codes = effective.enabled_codes(list(catalogue), rel)
-    return Selection(
-        tuple(catalogue[c] for c in codes), {**settings.severity, **client.severity}, None, settings.source
-    )
+    selection = settings.selection(path, catalogue, client.overrides)
+    return LintSetup(tuple(catalogue[c] for c in selection.codes), selection.severity, None, settings.source)

@@ -1,0 +1,121 @@
+"""Code actions: each diagnostic's fixes and "disable for this line", and fix-all
+(its edit computed when the client resolves it, if the client can)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+
+from torchlint.lsp import documents, edits
+from torchlint.lsp.session import Session
+
+FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.torchlint"
+OPTIONS = types.CodeActionOptions(
+    code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL],
+    resolve_provider=True,
+)
+
+
+async def code_action(session: Session, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = unquote(params.text_document.uri)
+    key = session.owner(uri)
+    if not session.is_open(key):
+        return []
+    only = params.context.only
+    actions: list[types.CodeAction] = []
+    if _wants(only, types.CodeActionKind.QuickFix):
+        actions.extend(_quick_fixes(session, uri, key, params.context.diagnostics))
+    if _wants(only, FIX_ALL) and (only or _has_fixes(session, key)):
+        action = types.CodeAction(
+            "torchlint: fix all auto-fixable problems",
+            kind=FIX_ALL,
+            data={"fixAll": key, "generation": session.generation(key)},
+        )
+        if not _lazy_edits(session):
+            action = await resolve(session, action)
+        actions.append(action)
+    return actions
+
+
+async def resolve(session: Session, action: types.CodeAction) -> types.CodeAction:
+    """Fill in a fix-all action's edit."""
+    data = action.data if isinstance(action.data, dict) else {}
+    key = data.get("fixAll")
+    if not isinstance(key, str) or action.edit is not None:
+        return action
+    changes, applied = await session.fix_all(key)
+    if applied:
+        action.title = f"torchlint: fix {applied} problem{'s' if applied != 1 else ''}"
+    action.edit = edits.workspace_edit(changes, session.versions(changes))
+    return action
+
+
+def _wants(only: Sequence[str] | None, kind: str) -> bool:
+    """Whether a code action request restricted to `only` kinds includes `kind`."""
+    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+def _lazy_edits(session: Session) -> bool:
+    """The client resolves a code action's edit when it is chosen, so fix-all is computed only then."""
+    caps = session.server.client_capabilities.text_document
+    support = caps and caps.code_action and caps.code_action.resolve_support
+    return bool(support and "edit" in support.properties)
+
+
+def _has_fixes(session: Session, key: str) -> bool:
+    published = session.results.get(key)
+    return published is not None and any(
+        isinstance(d.data, dict) and d.data.get("fixes") for ds in published.diagnostics.values() for d in ds
+    )
+
+
+def _fix_data(session: Session, uri: str, key: str, diag: types.Diagnostic) -> dict[str, Any] | None:
+    """The fixes and noqa lines of one of our diagnostics, from its `data` or from our last lint."""
+    generation = session.generation(key)
+    if isinstance(diag.data, dict) and diag.data.get("generation") == generation:
+        return diag.data
+    # a client that drops `data`, or an older diagnostic: use ours if it matches
+    published = session.results.get(key)
+    current = published.diagnostics.get(uri, []) if published and published.generation == generation else []
+    same = [d.data for d in current if d.code == diag.code and d.range == diag.range]
+    return same[0] if same and isinstance(same[0], dict) else None
+
+
+def _quick_fixes(
+    session: Session, uri: str, key: str, diagnostics: Sequence[types.Diagnostic]
+) -> list[types.CodeAction]:
+    actions = []
+    for diag in diagnostics:
+        if diag.source != "torchlint" or not isinstance(diag.code, str):
+            continue
+        data = _fix_data(session, uri, key, diag)
+        if data is None:
+            continue
+        for i, fix in enumerate(data.get("fixes") or []):
+            changes = edits.from_data(fix["edits"])
+            actions.append(
+                types.CodeAction(
+                    f"{fix['title']} ({diag.code})",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    is_preferred=bool(i == 0 and data.get("preferred")),
+                    edit=edits.workspace_edit(changes, session.versions(changes)),
+                )
+            )
+        text = documents.source(session.workspace, uri)
+        if text is not None and diag.code != "TL000":
+            edit = edits.noqa_edit(text, list(data.get("noqa") or []), diag.code, documents.encoding(session.workspace))
+            if edit is not None:
+                noqa_changes = {uri: [edit]}
+                actions.append(
+                    types.CodeAction(
+                        f"Disable {diag.code} for this line",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[diag],
+                        edit=edits.workspace_edit(noqa_changes, session.versions(noqa_changes)),
+                    )
+                )
+    return actions

@@ -1,0 +1,352 @@
+"""The language server's state, and the methods that change it.
+
+A Session owns what the server knows beyond pygls' copy of the open documents:
+each document's generation and last lint, the lints waiting to run, the
+client's settings per workspace folder, the config files read, and the lint
+thread. Handlers (lsp/handlers/) call its methods; nothing else edits its state.
+
+Linting runs on one worker thread, never on the event loop. Every edit bumps
+the document's generation; a lint started for an older generation is dropped
+instead of published, and a debounce delay lets a burst of keystrokes end in a
+single lint of the last text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import itertools
+import logging
+import os
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.workspace import Workspace
+
+from torchlint.config import ConfigResolver
+from torchlint.lsp import diagnostics, documents, edits
+from torchlint.lsp.documents import Snapshot
+from torchlint.lsp.folders import FolderSettings
+from torchlint.lsp.settings import ClientSettings, LintSetup, setup
+from torchlint.lsp.uris import to_path
+
+if TYPE_CHECKING:
+    from torchlint.engine.incremental import ChunkParser
+
+log = logging.getLogger("torchlint.lsp")
+
+DEBOUNCE = 0.15  # seconds of quiet after an edit before linting
+CONFIG_NAMES = ("pyproject.toml", "torchlint.toml")
+SECTION = "torchlint"  # the client's settings section
+
+
+@dataclass
+class Published:
+    generation: int
+    diagnostics: dict[str, list[types.Diagnostic]]
+
+
+def is_config(uri: str) -> bool:
+    return Path(unquote(uri).split("?")[0]).name in CONFIG_NAMES
+
+
+def _mtime(path: str) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
+
+
+class Session:
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server  # the connection to the client
+        self.settings = FolderSettings()
+        self.pull = False  # the client pulls diagnostics (textDocument/diagnostic)
+        self.results: dict[str, Published] = {}  # the last lint of each open document
+        self.probe: dict[str, list[types.Diagnostic]] = {}  # the last probe run's observations per URI
+        self.lint_pool = ThreadPoolExecutor(1, thread_name_prefix="torchlint-lint")
+        self._resolver: ConfigResolver | None = None
+        self._generations: dict[str, int] = {}
+        self._counter = itertools.count(1)
+        self._pending: dict[str, asyncio.Task[Published | None]] = {}
+        self._pending_generation: dict[str, int | None] = {}  # the generation each pending lint was asked for
+        self._last_edit: dict[str, float] = {}  # monotonic time of each document's last edit
+        self._parser: ChunkParser | None = None  # made on the lint thread at first use
+        self._frozen = False  # long-lived objects moved to the GC's permanent generation
+        self._shown: set[str] = set()  # messages already shown once
+        self._config_mtimes: dict[str, float | None] = {}  # config files read, and their mtime then
+
+    # --- documents ------------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.server.workspace
+
+    def owner(self, uri: str) -> str:
+        """The key a document is linted under: its notebook for a cell, else itself."""
+        return documents.owner(self.workspace, uri)
+
+    def is_open(self, key: str) -> bool:
+        return documents.is_open(self.workspace, key)
+
+    def generation(self, key: str) -> int | None:
+        """The document's current generation (None if it has none yet)."""
+        return self._generations.get(key)
+
+    def touch(self, key: str) -> int:
+        """A new generation for `key`: its text changed, or must be linted afresh."""
+        self._generations[key] = gen = next(self._counter)
+        return gen
+
+    def snapshot(self, key: str) -> Snapshot | None:
+        return documents.snapshot(self.workspace, key, self.generation(key) or self.touch(key))
+
+    def settings_for(self, key: str) -> ClientSettings:
+        return self.settings.for_path(to_path(key))
+
+    def versions(self, uris: Iterable[str]) -> dict[str, int | None] | None:
+        """Document versions for version-checked edits, or None if the client wants plain `changes`."""
+        caps = self.server.client_capabilities.workspace
+        if not (caps and caps.workspace_edit and caps.workspace_edit.document_changes):
+            return None
+        return {uri: documents.version(self.workspace, uri) for uri in uris}
+
+    def opened(self, key: str) -> None:
+        self.touch(key)
+        if not self.pull:
+            self.schedule(key, 0)
+
+    def edited(self, key: str) -> None:
+        self.touch(key)
+        self.results.pop(key, None)
+        if self.settings_for(key).run == "onType" and not self.pull:
+            self.schedule(key, DEBOUNCE)
+
+    def saved(self, key: str) -> None:
+        if not self.pull and self.is_open(key) and key not in self.results:
+            self.schedule(key, 0)
+
+    def closed(self, key: str, uris: Iterable[str]) -> None:
+        """`key` was closed, with the documents (cells) in `uris`: forget it and clear what it showed."""
+        task = self._pending.pop(key, None)
+        if task is not None:
+            task.cancel()
+        self._generations.pop(key, None)
+        published = self.results.pop(key, None)
+        self.clear({*uris, *(published.diagnostics if published else ())})
+
+    # --- linting ---------------------------------------------------------------------
+
+    @property
+    def resolver(self) -> ConfigResolver:
+        if self._resolver is None:
+            from torchlint.registry import known_codes  # loads the rules (and libcst): not at startup
+
+            self._resolver = ConfigResolver(known_codes())
+        return self._resolver
+
+    def warm_up(self) -> None:
+        """Load the engine and rules on the lint thread while the client finishes starting."""
+        self.lint_pool.submit(lambda: self.resolver)
+
+    def setup(self, snap: Snapshot) -> LintSetup:
+        return setup(self.resolver, self.settings_for(snap.key), snap.path)
+
+    def _lint_sync(self, snap: Snapshot) -> tuple[dict[str, list[types.Diagnostic]], LintSetup | None]:
+        if not self.settings_for(snap.key).enable:
+            return {p.uri: [] for p in snap.parts}, None
+        lint_setup = self.setup(snap)
+        if self._parser is None:
+            from torchlint.engine.incremental import ChunkParser  # libcst loads on the lint thread
+
+            self._parser = ChunkParser()
+        result = diagnostics.lint(snap, lint_setup, self._parser.parse)
+        if not self._frozen:
+            # Everything loaded by now (lsprotocol's thousands of types, libcst, the rules) lives
+            # as long as the server: move it out of the cyclic GC's way, once, so full
+            # collections stop re-scanning it on every keystroke.
+            gc.collect()
+            gc.freeze()
+            self._frozen = True
+        return result, lint_setup
+
+    def schedule(self, key: str, delay: float = DEBOUNCE) -> asyncio.Task[Published | None]:
+        """Lint `key` after `delay`; replaces any lint still waiting for the same document.
+
+        Leading-edge debounce: the first edit after a quiet spell is linted at once
+        (diagnostics follow a single keystroke without waiting); edits that arrive
+        while a lint is pending or within `delay` of the previous one wait `delay`.
+        """
+        old = self._pending.pop(key, None)
+        if delay:
+            now = time.monotonic()
+            busy = old is not None and not old.done()
+            if not busy and now - self._last_edit.get(key, float("-inf")) >= delay:
+                delay = 0
+            self._last_edit[key] = now
+        if old is not None and not old.done():
+            old.cancel()
+        task = asyncio.ensure_future(self._lint_later(key, delay))
+        self._pending[key] = task
+        self._pending_generation[key] = self.generation(key)
+        return task
+
+    async def current(self, key: str) -> Published | None:
+        """The lint of `key`'s current generation: the last one, a pending one, or a new one."""
+        generation = self.generation(key) or self.touch(key)
+        published = self.results.get(key)
+        if published is None or published.generation != generation:
+            task = self._pending.get(key)
+            if task is None or task.done() or self._pending_generation.get(key) != generation:
+                task = self.schedule(key, 0)
+            published = await asyncio.shield(task)  # one lint serves every cell's pull; a cancelled pull keeps it
+        return published if published is not None and self.generation(key) == published.generation else None
+
+    async def _lint_later(self, key: str, delay: float) -> Published | None:
+        if delay:
+            await asyncio.sleep(delay)
+        if self.config_changed():
+            self.reload_config()  # re-schedules every open document, this one included
+            return None
+        snap = self.snapshot(key)
+        if snap is None:
+            return None
+        cached = self.results.get(key)
+        if cached is not None and cached.generation == snap.generation:
+            return cached
+        if len(snap.text) > diagnostics.MAX_CHARS:
+            self.log_once(
+                f"{snap.path}: not linted: larger than {diagnostics.MAX_CHARS} characters", types.MessageType.Info
+            )
+        loop = asyncio.get_running_loop()
+        try:
+            result, lint_setup = await loop.run_in_executor(self.lint_pool, self._lint_sync, snap)
+        except Exception as exc:  # a bug in a rule or the engine: report it, keep serving
+            log.exception("lint failed for %s", key)
+            self.log_once(f"torchlint failed on {snap.path}: {type(exc).__name__}: {exc}", types.MessageType.Error)
+            return None
+        if self.generation(key) != snap.generation or not self.is_open(key):
+            return None  # the document changed (or closed) meanwhile: never publish stale results
+        if lint_setup is not None and lint_setup.config_error:
+            self.show_once(f"torchlint: {lint_setup.config_error}", types.MessageType.Error)
+        if lint_setup is not None and lint_setup.source and lint_setup.source not in self._config_mtimes:
+            self._config_mtimes[lint_setup.source] = _mtime(lint_setup.source)
+        published = Published(snap.generation, result)
+        self.results[key] = published
+        if not self.pull:
+            self.publish(key, published)
+        return published
+
+    async def fix_all(self, key: str) -> tuple[dict[str, list[types.TextEdit]], int]:
+        """Every safe fix of the open document (or notebook) `key`, and how many there are."""
+        snap = self.snapshot(key) if self.is_open(key) else None
+        if snap is None:
+            return {}, 0
+        loop = asyncio.get_running_loop()
+        changes, applied = await loop.run_in_executor(self.lint_pool, lambda: edits.fix_all(snap, self.setup(snap)))
+        if self.generation(key) != snap.generation:
+            return {}, 0  # edited meanwhile: these edits would land on the wrong text
+        return changes, applied
+
+    # --- publishing ---------------------------------------------------------------------
+
+    def publish(self, key: str, published: Published) -> None:
+        for uri, diags in published.diagnostics.items():
+            version = documents.version(self.workspace, uri) if uri == key else None
+            self.show(uri, diags, version)
+
+    def show(self, uri: str, lint: list[types.Diagnostic], version: int | None = None) -> None:
+        """Push `uri`'s lint diagnostics, with the probe's observations of it."""
+        diags = [*lint, *self.probe.get(uri, [])]
+        self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diags, version))
+
+    def clear(self, uris: Iterable[str]) -> None:
+        if self.pull:
+            return
+        for uri in uris:
+            self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
+
+    def relint_all(self) -> None:
+        self.results.clear()
+        keys = {self.owner(uri) for uri in list(self.workspace.text_documents)}
+        if self.pull:
+            caps = self.server.client_capabilities.workspace
+            if caps and caps.diagnostics and caps.diagnostics.refresh_support:
+                self.server.workspace_diagnostic_refresh(None)
+            return
+        for key in keys:
+            self.touch(key)
+            self.schedule(key, 0)
+
+    def show_once(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        if message not in self._shown:
+            self._shown.add(message)
+            self.server.window_show_message(types.ShowMessageParams(kind, message))
+
+    def log_once(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        if message not in self._shown:
+            self._shown.add(message)
+            self.server.window_log_message(types.LogMessageParams(kind, message))
+
+    # --- configuration ---------------------------------------------------------------------
+
+    def _parsed(self, value: object) -> ClientSettings:
+        settings, errors = ClientSettings.parse(value)
+        for e in errors:
+            self.show_once(f"torchlint settings: {e}")
+        return settings
+
+    def apply_settings(self, value: object) -> None:
+        """Settings the client sent unasked: the global ones, for every folder not asked about."""
+        self.settings.replace(self._parsed(value), {})
+
+    async def fetch_settings(self) -> bool:
+        """Ask the client for its settings, global and per workspace folder; True if any changed."""
+        caps = self.server.client_capabilities.workspace
+        if not (caps and caps.configuration):
+            return False
+        folders = [str(folder.uri) for folder in self.workspace.folders.values()]
+        items = [types.ConfigurationItem(section=SECTION)]
+        items += [types.ConfigurationItem(scope_uri=uri, section=SECTION) for uri in folders]
+        try:
+            result = await self.server.workspace_configuration_async(types.ConfigurationParams(items))
+        except Exception as exc:
+            log.warning("workspace/configuration failed: %s", exc)
+            return False
+        default = self.settings.default if not result or result[0] is None else self._parsed(result[0])
+        per_folder = {to_path(uri): self._parsed(value) for uri, value in zip(folders, result[1:]) if value is not None}
+        return self.settings.replace(default, per_folder)
+
+    def config_changed(self) -> bool:
+        """A config file we read has changed on disk (for clients that do not watch files)."""
+        return any(_mtime(path) != seen for path, seen in self._config_mtimes.items())
+
+    def reload_config(self) -> None:
+        self._config_mtimes.clear()
+        self._resolver = None
+        self._shown = {m for m in self._shown if not m.startswith("torchlint: ")}
+        self.relint_all()
+
+    def watch_config_files(self) -> None:
+        caps = self.server.client_capabilities.workspace
+        if not (caps and caps.did_change_watched_files and caps.did_change_watched_files.dynamic_registration):
+            return
+        watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
+        registration = types.Registration(
+            "torchlint-config-watch",
+            types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            types.DidChangeWatchedFilesRegistrationOptions(watchers),
+        )
+        self.server.client_register_capability(types.RegistrationParams([registration]))
+
+    def shutdown(self) -> None:
+        for task in self._pending.values():
+            task.cancel()
+        self.lint_pool.shutdown(wait=False, cancel_futures=True)
