@@ -1,8 +1,9 @@
-"""Probe overhead: the same training script timed plain and under `torchlint probe`, in the same run.
+"""Probe overhead: training scripts timed plain and under `torchlint probe`, in the same run.
 
-Each configuration runs the script in a fresh interpreter; the script times its own
-training loop (after warm-up) so that interpreter start and `import torch` are not
-counted. Prints a table; asserts nothing about time.
+Two workloads: a small Adam-trained MLP and a recurrent language model
+(`bench/probe_rnn_lm.py`). Each configuration runs the script in a fresh interpreter;
+the script times its own training loop (after warm-up) so that interpreter start and
+`import torch` are not counted. Prints a table; asserts nothing about time.
 
     python bench/probe_overhead.py [--steps N] [--repeat R]
 """
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-SCRIPT = """
+MLP = """
 import json, sys, time
 import torch
 from torch import nn
@@ -39,6 +40,9 @@ with open(out, "w") as fh:
 """
 
 
+RNN_LM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe_rnn_lm.py")
+
+
 def run(cmd: list[str], out: str) -> float:
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with open(out) as fh:
@@ -50,33 +54,39 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        script = os.path.join(tmp, "train.py")
-        out = os.path.join(tmp, "out.json")
-        with open(script, "w") as fh:
-            fh.write(SCRIPT)
-        probe = [
-            sys.executable,
-            "-m",
-            "torchlint",
-            "probe",
-            "--max-steps",
-            str(args.steps + 10),
-            "--max-seconds",
-            "600",
-            "--output-format",
-            "json",
-        ]
-        configs = {
-            "plain": [sys.executable, script, str(args.steps), out],
-            "probe (real devices)": [*probe, "--no-simulate-cuda", script, "--", str(args.steps), out],
-            "probe (simulated CUDA)": [*probe, "--simulate-cuda", script, "--", str(args.steps), out],
-        }
-        best = {name: min(run(cmd, out) for _ in range(args.repeat)) for name, cmd in configs.items()}
-    base = best["plain"]
-    print(f"{'configuration':<26}{'ms/step':>10}{'ratio':>8}")
-    for name, ms in best.items():
-        print(f"{name:<26}{ms:>10.3f}{ms / base:>7.2f}x")
+        mlp = os.path.join(tmp, "train.py")
+        with open(mlp, "w") as fh:
+            fh.write(MLP)
+        for workload, script in (("MLP", mlp), ("RNN LM", RNN_LM)):
+            rows += measure(workload, script, os.path.join(tmp, "out.json"), args.steps, args.repeat)
+    print(f"{'workload':<10}{'configuration':<26}{'ms/step':>10}{'ratio':>8}")
+    for workload, name, ms, ratio in rows:
+        print(f"{workload:<10}{name:<26}{ms:>10.3f}{ratio:>7.2f}x")
+
+
+def measure(workload: str, script: str, out: str, steps: int, repeat: int) -> list[tuple]:
+    """Best of `repeat` runs per configuration, each as a ratio to plain."""
+    probe = [
+        sys.executable,
+        "-m",
+        "torchlint",
+        "probe",
+        "--max-steps",
+        str(steps + 10),
+        "--max-seconds",
+        "600",
+        "--output-format",
+        "json",
+    ]
+    configs = {
+        "plain": [sys.executable, script, str(steps), out],
+        "probe (real devices)": [*probe, "--no-simulate-cuda", script, "--", str(steps), out],
+        "probe (simulated CUDA)": [*probe, "--simulate-cuda", script, "--", str(steps), out],
+    }
+    best = {name: min(run(cmd, out) for _ in range(repeat)) for name, cmd in configs.items()}
+    return [(workload, name, ms, ms / best["plain"]) for name, ms in best.items()]
 
 
 if __name__ == "__main__":

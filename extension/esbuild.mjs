@@ -1,5 +1,9 @@
-// Bundles the extension (and, with --tests, the end-to-end suite) into dist/.
+// Bundles the extension (and, with --tests, the end-to-end suite) into dist/, after bringing
+// src/manifest.ts up to date with package.json.
 import * as esbuild from 'esbuild';
+import { writeManifest } from './scripts/manifest.mjs';
+
+if (writeManifest()) console.log('esbuild: regenerated src/manifest.ts from package.json');
 
 const common = {
   bundle: true,

@@ -2,11 +2,27 @@
 # Bundle torchlint (built from this repository) and its dependencies into
 # bundled/libs/cpXY, one folder per supported CPython, for one VS Code target.
 # libcst and PyYAML are compiled, so each target needs its own .vsix.
-#   TARGET=linux-x64 (default) | linux-arm64 | darwin-x64 | darwin-arm64 | win32-x64
+# `vsce package` runs it (vscode:prepublish), so TARGET defaults to this machine.
+#   TARGET=linux-x64 | linux-arm64 | darwin-x64 | darwin-arm64 | win32-x64
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-TARGET="${TARGET:-linux-x64}"
+host_target() {
+  local os arch
+  case "$(uname -s)" in
+    Linux) os=linux ;;
+    Darwin) os=darwin ;;
+    MINGW* | MSYS* | CYGWIN*) os=win32 ;;
+    *) os="$(uname -s)" ;;
+  esac
+  case "$(uname -m)" in
+    x86_64 | amd64) arch=x64 ;;
+    aarch64 | arm64) arch=arm64 ;;
+    *) arch="$(uname -m)" ;;
+  esac
+  echo "$os-$arch"
+}
+TARGET="${TARGET:-$(host_target)}"
 VERSIONS="${TORCHLINT_BUNDLE_PYTHONS:-3.10 3.11 3.12 3.13 3.14}"
 case "$TARGET" in
   linux-x64) PLATFORMS="manylinux_2_28_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64" ;;

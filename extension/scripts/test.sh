@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Everything the VS Code extension needs, from a fresh Debian machine (as root) to
-# green: system packages, npm ci, type check, unit tests (vitest), the bundled
-# Python server, the .vsix (vsce), and the end-to-end tests in real VS Code
-# (code-server + headless Chromium). `python3` on PATH must have torchlint[server]
-# installed: the end-to-end suite starts on it before switching to the bundle.
+# green: system packages, npm ci, type check, unit tests (vitest), the .vsix
+# (`vsce package`, whose vscode:prepublish bundles the Python server and builds),
+# and the end-to-end tests in real VS Code (code-server + headless Chromium).
+# `python3` on PATH must have torchlint[server] installed: the unit tests ask it
+# for the server's commands, and the end-to-end suite starts on it before
+# switching to the bundle.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS
@@ -39,13 +41,11 @@ step "type check and unit tests"
 npx tsc --noEmit -p .
 npx vitest run
 
-step "bundle the Python server and build"
-PYTHON=python3 bash scripts/bundle-python.sh
-node esbuild.mjs --minify --tests
+step "package the .vsix (vscode:prepublish bundles the Python server and builds)"
+PYTHON=python3 TARGET=linux-x64 npx vsce package --target linux-x64 -o dist/torchlint-linux-x64.vsix
 
-step "package the .vsix"
-npx vsce package --target linux-x64 --allow-missing-repository --skip-license --no-dependencies \
-  -o dist/torchlint-linux-x64.vsix
+step "build the end-to-end suite"
+node esbuild.mjs --tests
 
 step "code-server (cached in ${XDG_CACHE_HOME:-$HOME/.cache}/torchlint-e2e)"
 bash scripts/install-code-server.sh >/dev/null
@@ -55,6 +55,8 @@ status=0
 node test/e2e/runSuite.mjs || status=1
 step "end-to-end tests in an untrusted workspace"
 node test/e2e/runSuite.mjs untrusted || status=1
+step "end-to-end tests in a multi-root workspace"
+node test/e2e/runSuite.mjs multiroot || status=1
 step "UI smoke test of the .vsix"
 node test/e2e/runUi.mjs dist/torchlint-linux-x64.vsix || status=1
 step "done, exit $status; screenshots and logs in extension/out/e2e/"

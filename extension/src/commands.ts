@@ -1,16 +1,26 @@
 /**
- * The client's commands. The server's own commands (`torchlint.lintWorkspace`, ...) are
- * registered by the language client while the server runs; registering them here too would clash.
+ * The client's commands: a handler for each command package.json contributes, except those the
+ * server provides, which the language client registers while the server runs (registering them
+ * here too would clash).
  */
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
+import { COMMAND, type CommandId, SECTION, type SettingKey } from './manifest';
 import { hasPythonExtension } from './pythonExtension';
 import type { ServerController } from './server';
+import { settingId } from './settings';
 
-/** The server's commands that act on one document (its `executeCommandProvider`). */
-export const SERVER_RUN_PROBE = 'torchlint.runProbe';
-export const SERVER_APPLY_ALL_FIXES = 'torchlint.applyAllFixes';
-export const SERVER_RULE_DOCS = 'torchlint.showRuleDocs';
+/** Contributed commands the server provides (in its `executeCommandProvider`). */
+export const SERVER_PROVIDED = [COMMAND.lintWorkspace] as const;
+
+/** The server's own commands the client sends for one document or rule (also in `executeCommandProvider`). */
+export const SERVER_COMMAND = {
+  runProbe: `${SECTION}.runProbe`,
+  applyAllFixes: `${SECTION}.applyAllFixes`,
+  ruleDocs: `${SECTION}.showRuleDocs`,
+} as const;
+
+type ClientCommand = Exclude<CommandId, (typeof SERVER_PROVIDED)[number]>;
 
 export function registerCommands(server: ServerController, log: vscode.LogOutputChannel): vscode.Disposable[] {
   const running = () => {
@@ -26,30 +36,31 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
     void vscode.window.showInformationMessage('Open a Python file first.');
     return undefined;
   };
-  return [
-    vscode.commands.registerCommand('torchlint.restart', () => server.restart()),
-    vscode.commands.registerCommand('torchlint.showLogs', () => log.show()),
-    vscode.commands.registerCommand('torchlint.selectInterpreter', async () => {
+  // A Record over ClientCommand: a contributed command without a handler does not compile.
+  const handlers: Record<ClientCommand, (...args: never[]) => unknown> = {
+    [COMMAND.restart]: () => server.restart(),
+    [COMMAND.showLogs]: () => log.show(),
+    [COMMAND.selectInterpreter]: async () => {
       if (hasPythonExtension()) await vscode.commands.executeCommand('python.setInterpreter');
-      else await vscode.commands.executeCommand('workbench.action.openSettings', 'torchlint.interpreter');
-    }),
-    vscode.commands.registerCommand('torchlint.fixAll', async () => {
+      else await vscode.commands.executeCommand('workbench.action.openSettings', settingId('interpreter'));
+    },
+    [COMMAND.fixAll]: async () => {
       const editor = pythonEditor();
       const client = editor && running();
       if (!editor || !client) return;
       await client.sendRequest(ExecuteCommandRequest.type, {
-        command: SERVER_APPLY_ALL_FIXES,
+        command: SERVER_COMMAND.applyAllFixes,
         arguments: [editor.document.uri.toString()],
       });
-    }),
-    vscode.commands.registerCommand('torchlint.showRuleDocumentation', async (code?: string) => {
+    },
+    [COMMAND.showRuleDocumentation]: async (code?: string) => {
       const client = running();
       if (!client) return undefined;
       const chosen = code ?? (await pickRuleCode());
       if (!chosen) return undefined;
       try {
         const docs = (await client.sendRequest(ExecuteCommandRequest.type, {
-          command: SERVER_RULE_DOCS,
+          command: SERVER_COMMAND.ruleDocs,
           arguments: [chosen],
         })) as { markdown: string };
         const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: docs.markdown });
@@ -59,8 +70,8 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
         void vscode.window.showErrorMessage(`torchlint: ${err instanceof Error ? err.message : String(err)}`);
         return undefined;
       }
-    }),
-    vscode.commands.registerCommand('torchlint.runProbeOnFile', async () => {
+    },
+    [COMMAND.runProbeOnFile]: async () => {
       const editor = pythonEditor();
       const client = editor && running();
       if (!editor || !client) return undefined;
@@ -80,13 +91,15 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
           enable,
         );
         if (answer !== enable) return undefined;
-        await vscode.workspace.getConfiguration('torchlint', editor.document.uri).update('probe.enabled', true);
+        await vscode.workspace
+          .getConfiguration(SECTION, editor.document.uri)
+          .update('probe.enabled' satisfies SettingKey, true);
       }
       await editor.document.save();
       const name = editor.document.uri.path.split('/').pop();
       try {
         const result = await client.sendRequest(ExecuteCommandRequest.type, {
-          command: SERVER_RUN_PROBE,
+          command: SERVER_COMMAND.runProbe,
           arguments: [editor.document.uri.toString()],
         });
         const count = (result as { observations?: number } | null)?.observations ?? 0;
@@ -97,8 +110,9 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
         void vscode.window.showErrorMessage(`torchlint probe: ${err instanceof Error ? err.message : String(err)}`);
         return undefined;
       }
-    }),
-  ];
+    },
+  };
+  return Object.entries(handlers).map(([id, handler]) => vscode.commands.registerCommand(id, handler));
 }
 
 /** The code of the torchlint finding under the cursor, else a pick among the file's, else typed in. */

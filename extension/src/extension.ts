@@ -21,6 +21,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Server
       else if (action === 'notify') void server.notifySettingsChanged();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void server.restart()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void server.foldersChanged()),
   );
   const interpreterListener = await onInterpreterChange(() => void server.restart()).catch((err) => {
     log.warn(`not following the Python extension's interpreter: ${err}`);

@@ -1,6 +1,7 @@
 /** With the user's consent, installs torchlint into their interpreter when the bundled one cannot run. */
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
+import { COMMAND, SECTION, type SettingKey } from './manifest';
 
 export const PIP_REQUIREMENT = 'torchlint[server]';
 
@@ -25,7 +26,7 @@ export async function offerPipInstall(
     'Select Interpreter',
   );
   if (choice === 'Select Interpreter') {
-    await vscode.commands.executeCommand('torchlint.selectInterpreter');
+    await vscode.commands.executeCommand(COMMAND.selectInterpreter);
     return false;
   }
   if (choice !== install) return false;
@@ -54,6 +55,8 @@ export async function offerPipInstall(
   const target = vscode.workspace.workspaceFolders?.length
     ? vscode.ConfigurationTarget.Workspace
     : vscode.ConfigurationTarget.Global;
-  await vscode.workspace.getConfiguration('torchlint').update('importStrategy', 'fromEnvironment', target);
+  await vscode.workspace
+    .getConfiguration(SECTION)
+    .update('importStrategy' satisfies SettingKey, 'fromEnvironment', target);
   return true;
 }

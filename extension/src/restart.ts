@@ -1,22 +1,20 @@
 /** When the server must be restarted, and a queue that never runs two restarts at once. */
+import { SETTING, type SettingKey } from './manifest';
+import { LANGUAGE_CLIENT_SETTINGS, settingId } from './settings';
 
 /** Settings that change which process runs: a new server is needed. */
-export const PROCESS_SETTINGS = ['torchlint.enable', 'torchlint.interpreter', 'torchlint.importStrategy', 'torchlint.args'];
-/** Settings the running server takes through `workspace/didChangeConfiguration`. */
-export const LIVE_SETTINGS = [
-  'torchlint.lintOnChange',
-  'torchlint.severity',
-  'torchlint.select',
-  'torchlint.ignore',
-  'torchlint.probe',
-];
+export const PROCESS_SETTINGS: readonly SettingKey[] = ['enable', 'interpreter', 'importStrategy', 'args'];
+/** Every other setting the running server takes anew when told (`workspace/didChangeConfiguration`). */
+export const LIVE_SETTINGS = (Object.keys(SETTING) as SettingKey[]).filter(
+  (key) => !PROCESS_SETTINGS.includes(key) && !LANGUAGE_CLIENT_SETTINGS.includes(key),
+);
 
 export type ConfigAction = 'restart' | 'notify' | 'none';
 
-/** `affects` is `ConfigurationChangeEvent.affectsConfiguration`. */
+/** `affects` is `ConfigurationChangeEvent.affectsConfiguration`: true when any folder's value changed. */
 export function configChangeAction(affects: (section: string) => boolean): ConfigAction {
-  if (PROCESS_SETTINGS.some(affects)) return 'restart';
-  if (LIVE_SETTINGS.some(affects)) return 'notify';
+  if (PROCESS_SETTINGS.map(settingId).some(affects)) return 'restart';
+  if (LIVE_SETTINGS.map(settingId).some(affects)) return 'notify';
   return 'none';
 }
 

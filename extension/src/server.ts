@@ -1,8 +1,9 @@
-/** Starts, stops and restarts the torchlint language server for this window. */
+/** Starts, stops and restarts the torchlint language server for this window (see ./folders for multi-root). */
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
   type ClientCapabilities,
+  DidChangeConfigurationNotification,
   LanguageClient,
   type LanguageClientOptions,
   RevealOutputChannelOn,
@@ -11,12 +12,14 @@ import {
   type StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
+import { projectRoot } from './folders';
 import { chooseInterpreter, inspectPython, type PythonInfo, versionProblem } from './interpreter';
+import { COMMAND, SECTION } from './manifest';
 import { offerPipInstall } from './pipInstall';
 import { activeInterpreter } from './pythonExtension';
 import { SerialRunner } from './restart';
 import { bundledLibs, serverCommand, serverSettings } from './serverCommand';
-import { readSettings, type Settings } from './settings';
+import { readSettings, settingId, type Settings } from './settings';
 import type { ServerStatus } from './status';
 
 export const DOCUMENT_SELECTOR = [
@@ -31,6 +34,8 @@ export class ServerController implements vscode.Disposable {
   python: PythonInfo | undefined;
   /** The command line of the running server (empty when none runs). */
   commandLine: string[] = [];
+  /** The project root the last start followed. */
+  private startedFor: vscode.Uri | undefined;
   private readonly runner: SerialRunner;
 
   constructor(
@@ -52,26 +57,43 @@ export class ServerController implements vscode.Disposable {
     return this.runner.request();
   }
 
-  settings(resource?: vscode.Uri): Settings {
-    const folder = resource
-      ? vscode.workspace.getWorkspaceFolder(resource)
-      : vscode.workspace.workspaceFolders?.[0];
-    return readSettings(vscode.workspace.getConfiguration('torchlint', resource ?? folder?.uri), {
+  /**
+   * The settings for `scope` (a file or a workspace folder): its folder's values over the
+   * workspace's and the user's. Without a scope, the window's values, which files outside every
+   * folder get.
+   */
+  settings(scope?: vscode.Uri): Settings {
+    const folder = scope ? vscode.workspace.getWorkspaceFolder(scope) : this.root();
+    return readSettings(vscode.workspace.getConfiguration(SECTION, scope), {
       trusted: vscode.workspace.isTrusted,
       workspaceFolder: folder?.uri.fsPath,
       env: process.env,
     });
   }
 
+  /** The folder the server process follows (./folders). */
+  root(): vscode.WorkspaceFolder | undefined {
+    return projectRoot(vscode.workspace.workspaceFolders ?? []);
+  }
+
+  /** After folders were added or removed: a new project root needs a new process. */
+  async foldersChanged(): Promise<void> {
+    if (this.root()?.uri.toString() !== this.startedFor?.toString()) await this.restart();
+  }
+
   private async start(): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    const settings = this.settings();
-    if (!settings.enable) {
-      this.status.set('disabled', 'torchlint.enable is off');
+    const root = this.root();
+    this.startedFor = root?.uri;
+    const settings = this.settings(root?.uri);
+    // One server for every folder: it runs unless every folder turned torchlint off.
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    const scopes = folders.length > 0 ? folders.map((f) => f.uri) : [undefined];
+    if (!scopes.some((scope) => this.settings(scope).enable)) {
+      this.status.set('disabled', `${settingId('enable')} is off`);
       return;
     }
     this.status.set('starting');
-    const fromPython = await activeInterpreter(folder?.uri).catch((err) => {
+    const fromPython = await activeInterpreter(root?.uri).catch((err) => {
       this.log.warn(`could not ask the Python extension for its interpreter: ${errorText(err)}`);
       return undefined;
     });
@@ -102,21 +124,22 @@ export class ServerController implements vscode.Disposable {
       command: cmd.command,
       args: cmd.args,
       transport: TransportKind.stdio,
-      options: { env: { ...process.env, ...cmd.env }, cwd: folder?.uri.fsPath },
+      options: { env: { ...process.env, ...cmd.env }, cwd: root?.uri.fsPath },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: DOCUMENT_SELECTOR,
       outputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: { settings: serverSettings(settings, info.executable) },
+      // The window's settings; the server asks for each folder's (the middleware below).
+      initializationOptions: { settings: serverSettings(this.settings(), info.executable) },
       middleware: {
         workspace: {
-          // Answer `workspace/configuration` for our section in the server's vocabulary.
+          // Answer `workspace/configuration` for our section in the server's vocabulary, per scope.
           configuration: async (params, token, next) => {
             const answers = await next(params, token);
             if (!Array.isArray(answers)) return answers;
             return params.items.map((item, i) =>
-              item.section === 'torchlint'
+              item.section === SECTION
                 ? serverSettings(this.settings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined), info.executable)
                 : answers[i],
             );
@@ -124,7 +147,8 @@ export class ServerController implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient('torchlint', 'torchlint', serverOptions, clientOptions);
+    // The id is the section: the client follows `<id>.trace.server` itself.
+    const client = new LanguageClient(SECTION, 'torchlint', serverOptions, clientOptions);
     client.registerFeature(new PushDiagnostics());
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.status.set('running', describe(info, settings));
@@ -148,12 +172,13 @@ export class ServerController implements vscode.Disposable {
     this.status.set('running', describe(info, settings));
   }
 
-  /** Sends changed live settings (severity, select, ...) to the running server. */
+  /**
+   * Tells the running server that live settings (severity, select, ...) changed. No values: one
+   * set cannot be right for every folder, so the server asks again per folder (`workspace/configuration`).
+   */
   async notifySettingsChanged(): Promise<void> {
-    if (this.client?.state !== State.Running || !this.python) return;
-    await this.client.sendNotification('workspace/didChangeConfiguration', {
-      settings: { torchlint: serverSettings(this.settings(), this.python.executable) },
-    });
+    if (this.client?.state !== State.Running) return;
+    await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
   }
 
   async stop(): Promise<void> {
@@ -178,7 +203,7 @@ export class ServerController implements vscode.Disposable {
     if (!notify) return;
     const actions = offerInterpreter ? ['Select Interpreter', 'Show Output'] : ['Show Output'];
     void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
-      if (choice === 'Select Interpreter') void vscode.commands.executeCommand('torchlint.selectInterpreter');
+      if (choice === 'Select Interpreter') void vscode.commands.executeCommand(COMMAND.selectInterpreter);
       else if (choice === 'Show Output') this.log.show();
     });
   }

@@ -1,7 +1,12 @@
-/** Reads torchlint's settings into one plain object, applying workspace-trust limits. */
+/**
+ * Reads torchlint's settings into one plain object, applying workspace-trust limits. Keys, defaults,
+ * allowed values and minimums come from package.json (through the generated ./manifest), so the
+ * Settings editor and the code cannot disagree.
+ */
+import { SECTION, SETTING, type SettingKey } from './manifest';
 
-export type ImportStrategy = 'useBundled' | 'fromEnvironment';
-export type Trace = 'off' | 'messages' | 'verbose';
+export type ImportStrategy = (typeof SETTING.importStrategy.enum)[number];
+type Level = (typeof SETTING.severity.additionalProperties.enum)[number];
 
 export interface Settings {
   enable: boolean;
@@ -9,16 +14,23 @@ export interface Settings {
   importStrategy: ImportStrategy;
   args: string[];
   lintOnChange: boolean;
-  severity: Record<string, string>;
+  severity: Record<string, Level>;
   select: string[];
   ignore: string[];
   probe: { enabled: boolean; timeoutSeconds: number; maxSteps: number };
-  trace: Trace;
+}
+
+/** Read by vscode-languageclient itself (`<client id>.trace.server`), never by this code. */
+export const LANGUAGE_CLIENT_SETTINGS: readonly SettingKey[] = ['trace.server'];
+
+/** The full id of a setting, e.g. `torchlint.probe.enabled`. */
+export function settingId(key: SettingKey): string {
+  return `${SECTION}.${key}`;
 }
 
 /** The part of `vscode.WorkspaceConfiguration` this module needs (so tests can fake it). */
 export interface ConfigReader {
-  get<T>(section: string, defaultValue: T): T;
+  get<T>(section: SettingKey, defaultValue: T): T;
 }
 
 export interface SettingsContext {
@@ -26,10 +38,6 @@ export interface SettingsContext {
   workspaceFolder?: string;
   env?: Record<string, string | undefined>;
 }
-
-const STRATEGIES: readonly ImportStrategy[] = ['useBundled', 'fromEnvironment'];
-const TRACES: readonly Trace[] = ['off', 'messages', 'verbose'];
-const SEVERITIES = new Set(['error', 'warning', 'info', 'off']);
 
 /** `${workspaceFolder}`, `${userHome}` and `${env:NAME}` in a path-like setting. */
 export function expandVariables(value: string, ctx: SettingsContext): string {
@@ -49,34 +57,43 @@ function codes(value: unknown): string[] {
   return strings(value).map((c) => c.trim().toUpperCase());
 }
 
-function positive(value: unknown, fallback: number): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
+function oneOf<T extends string>(value: unknown, allowed: readonly T[]): T | undefined {
+  return allowed.find((a) => a === value);
 }
 
 export function readSettings(cfg: ConfigReader, ctx: SettingsContext): Settings {
-  const strategy = cfg.get<string>('importStrategy', 'useBundled');
-  const trace = cfg.get<string>('trace.server', 'off');
-  const severity: Record<string, string> = {};
-  for (const [code, level] of Object.entries(cfg.get<Record<string, unknown>>('severity', {}) ?? {})) {
-    if (typeof level === 'string' && SEVERITIES.has(level.toLowerCase())) {
-      severity[code.trim().toUpperCase()] = level.toLowerCase();
-    }
+  const get = (key: SettingKey): unknown => cfg.get<unknown>(key, SETTING[key].default);
+  const flag = (key: 'enable' | 'lintOnChange' | 'probe.enabled'): boolean => {
+    const value = get(key);
+    return typeof value === 'boolean' ? value : SETTING[key].default;
+  };
+  const atLeastMinimum = (key: 'probe.timeoutSeconds' | 'probe.maxSteps'): number => {
+    const value = get(key);
+    const { minimum, default: fallback } = SETTING[key];
+    return typeof value === 'number' && Number.isFinite(value) && value >= minimum ? value : fallback;
+  };
+  const severity: Record<string, Level> = {};
+  const levels = SETTING.severity.additionalProperties.enum;
+  const table = get('severity');
+  const entries = table && typeof table === 'object' && !Array.isArray(table) ? Object.entries(table) : [];
+  for (const [code, level] of entries) {
+    const known = oneOf(typeof level === 'string' ? level.toLowerCase() : undefined, levels);
+    if (known) severity[code.trim().toUpperCase()] = known;
   }
   const settings: Settings = {
-    enable: cfg.get<boolean>('enable', true) !== false,
-    interpreter: strings(cfg.get<unknown>('interpreter', [])).map((p) => expandVariables(p, ctx)),
-    importStrategy: STRATEGIES.includes(strategy as ImportStrategy) ? (strategy as ImportStrategy) : 'useBundled',
-    args: strings(cfg.get<unknown>('args', [])).map((a) => expandVariables(a, ctx)),
-    lintOnChange: cfg.get<boolean>('lintOnChange', true) !== false,
+    enable: flag('enable'),
+    interpreter: strings(get('interpreter')).map((p) => expandVariables(p, ctx)),
+    importStrategy: oneOf(get('importStrategy'), SETTING.importStrategy.enum) ?? SETTING.importStrategy.default,
+    args: strings(get('args')).map((a) => expandVariables(a, ctx)),
+    lintOnChange: flag('lintOnChange'),
     severity,
-    select: codes(cfg.get<unknown>('select', [])),
-    ignore: codes(cfg.get<unknown>('ignore', [])),
+    select: codes(get('select')),
+    ignore: codes(get('ignore')),
     probe: {
-      enabled: cfg.get<boolean>('probe.enabled', false) === true,
-      timeoutSeconds: positive(cfg.get<unknown>('probe.timeoutSeconds', 60), 60),
-      maxSteps: Math.floor(positive(cfg.get<unknown>('probe.maxSteps', 20), 20)),
+      enabled: flag('probe.enabled'),
+      timeoutSeconds: atLeastMinimum('probe.timeoutSeconds'),
+      maxSteps: Math.floor(atLeastMinimum('probe.maxSteps')),
     },
-    trace: TRACES.includes(trace as Trace) ? (trace as Trace) : 'off',
   };
   if (!ctx.trusted) {
     // Untrusted code must not choose what runs: only the bundled server, never the probe.

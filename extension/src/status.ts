@@ -1,5 +1,9 @@
 /** The language-status item: is the server running, and on which Python. */
 import * as vscode from 'vscode';
+import { COMMAND, SECTION } from './manifest';
+
+/** The context key package.json's `when` clauses test. */
+export const SERVER_RUNNING = `${SECTION}.serverRunning`;
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'disabled' | 'error';
 
@@ -16,7 +20,7 @@ export class ServerStatus implements vscode.Disposable {
   state: ServerState = 'stopped';
 
   constructor() {
-    this.item = vscode.languages.createLanguageStatusItem('torchlint.status', [
+    this.item = vscode.languages.createLanguageStatusItem(`${SECTION}.status`, [
       { language: 'python' },
       { notebookType: 'jupyter-notebook', language: 'python' },
     ]);
@@ -27,7 +31,7 @@ export class ServerStatus implements vscode.Disposable {
   /** `detail` says which interpreter runs the server, or what went wrong. */
   set(state: ServerState, detail = ''): void {
     this.state = state;
-    void vscode.commands.executeCommand('setContext', 'torchlint.serverRunning', state === 'running');
+    void vscode.commands.executeCommand('setContext', SERVER_RUNNING, state === 'running');
     this.item.text = LABELS[state];
     this.item.detail = detail;
     this.item.busy = state === 'starting';
@@ -35,8 +39,8 @@ export class ServerStatus implements vscode.Disposable {
       state === 'error' ? vscode.LanguageStatusSeverity.Error : vscode.LanguageStatusSeverity.Information;
     this.item.command =
       state === 'error'
-        ? { title: 'Select Interpreter', command: 'torchlint.selectInterpreter' }
-        : { title: 'Show Output', command: 'torchlint.showLogs' };
+        ? { title: 'Select Interpreter', command: COMMAND.selectInterpreter }
+        : { title: 'Show Output', command: COMMAND.showLogs };
   }
 
   dispose(): void {

@@ -3,7 +3,8 @@
 Keyed by the file's bytes, torchlint's version and code, and the effective
 rule selection, so any change to one of them is a miss. Entries are written to
 a temporary file and renamed into place: concurrent runs never see half an
-entry, and a damaged entry is just a miss.
+entry, and a damaged entry is just a miss. Notebooks are cached like `.py`
+files: an entry keeps the cell part of each finding's path.
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ def _fix_from(raw) -> Fix | None:
     return None if raw is None else Fix(raw[0], tuple(Edit(*e) for e in raw[1]))
 
 
-def _encode(f: Finding) -> list:
+def _encode(path: str, f: Finding) -> list:
     return [
+        f.path[len(path) :] if f.path.startswith(path) else "",  # a notebook finding's `:cell_3`
         f.line,
         f.column,
         f.end_line,
@@ -73,9 +75,9 @@ def _encode(f: Finding) -> list:
 
 
 def _decode(path: str, raw: list) -> Finding:
-    line, col, eline, ecol, code, name, message, sev, fix, alts, stmt, node_end = raw
+    suffix, line, col, eline, ecol, code, name, message, sev, fix, alts, stmt, node_end = raw
     return Finding(
-        path,
+        path + suffix,
         line,
         col,
         eline,
@@ -105,7 +107,7 @@ class Cache:
         except (OSError, ValueError, TypeError, KeyError):
             return None
 
-    def put(self, k: str, findings: list[Finding]) -> None:
+    def put(self, k: str, path: str, findings: list[Finding]) -> None:
         entry = self._entry(k)
         try:
             if not self.directory.exists():
@@ -114,7 +116,7 @@ class Cache:
             entry.parent.mkdir(exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
             with os.fdopen(fd, "w") as fh:
-                json.dump([_encode(f) for f in findings], fh, separators=(",", ":"))
+                json.dump([_encode(path, f) for f in findings], fh, separators=(",", ":"))
             os.replace(tmp, entry)
         except OSError:
             pass  # a read-only tree just means no cache

@@ -10,6 +10,7 @@ import difflib
 import errno
 import gc
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -27,6 +28,8 @@ from torchlint.registry import rules
 
 if TYPE_CHECKING:
     from torchlint.engine.rule import Rule
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
 @dataclass(frozen=True)
@@ -77,16 +80,14 @@ def run_job(job: Job) -> FileResult:
         return FileResult(job.path, [error_finding(job.path, "is a directory, not a Python file")])
     except OSError as exc:
         return FileResult(job.path, [error_finding(job.path, f"cannot read file: {exc.strerror or exc}")])
-    if (
-        job.mode == "check" and job.cache_dir is not None and not job.path.endswith(".ipynb")
-    ):  # cache keeps no cell paths
+    if job.mode == "check" and job.cache_dir is not None:
         store = cache.Cache(Path(job.cache_dir))
         k = cache.key(data, job.codes, job.severity, Path(job.path).suffix)
         hit = store.get(k, job.path)
         if hit is not None:
             return FileResult(job.path, hit)
         result = _run_job(job, data)
-        store.put(k, result.findings)
+        store.put(k, job.path, result.findings)
         return result
     return _run_job(job, data)
 
@@ -105,7 +106,7 @@ def read_source(path: str) -> bytes:
 
 def _run_job(job: Job, data: bytes) -> FileResult:
     from torchlint.engine import fix_text, lint_bytes
-    from torchlint.engine.runner import error_finding
+    from torchlint.engine.runner import source_error_finding
     from torchlint.engine.source import SourceError, decode
 
     catalogue = rules()
@@ -118,36 +119,54 @@ def _run_job(job: Job, data: bytes) -> FileResult:
     try:
         source = decode(data)
     except SourceError as exc:
-        return FileResult(job.path, [error_finding(job.path, exc.message, exc.line, exc.column)])
+        return FileResult(job.path, [source_error_finding(job.path, exc)])
     fixed = fix_text(job.path, source.text, selected)
     out = FileResult(job.path, _apply_severity(fixed.remaining, job.severity), fixed.applied)
     if fixed.applied == 0 or fixed.text == source.text:
         out.fixed = 0
         return out
+    return _deliver(job, out, data, source.encode(fixed.text), source.encoding)
+
+
+def _deliver(job: Job, out: FileResult, data: bytes, new: bytes, encoding: str = "utf-8") -> FileResult:
+    """`--fix` writes the fixed file; `--diff` shows the patch that would write it."""
     if job.mode == "diff":
-        out.diff = "".join(
-            difflib.unified_diff(
-                _lines(source.text),
-                _lines(fixed.text),
-                fromfile=f"a/{job.path}",
-                tofile=f"b/{job.path}",
-            )
-        )
+        out.diff = unified_diff(job.path, data, new, encoding)
         return out
     try:
-        write_atomic(Path(job.path), data, source.encode(fixed.text))
+        write_atomic(Path(job.path), data, new)
     except (OSError, ValueError) as exc:
         out.error = f"{job.path}: not written: {exc}"
         out.fixed = 0
     return out
 
 
-def _lines(text: str) -> list[str]:
-    """Lines with their endings, split where Python splits (str.splitlines also splits at form feeds)."""
-    from torchlint.engine.source import line_offsets
+def unified_diff(path: str, before: bytes, after: bytes, encoding: str = "utf-8") -> str:
+    """A patch that `git apply` and `patch -p1` take where `path` is relative to.
 
-    starts = line_offsets(text)
-    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)]) if a < b]
+    Lines are split where those tools split them (at `\\n` only), a last line
+    without a newline is followed by `\\ No newline at end of file` (else the
+    next line of the patch is glued onto it), a UTF-8 BOM stays on line 1, and
+    a name with a space ends with a tab, as git writes it (else `patch` stops
+    reading the name at the space).
+    """
+    text = "utf-8" if encoding == "utf-8-sig" else encoding
+    try:
+        name = os.path.relpath(path)
+    except ValueError:  # another drive
+        name = path
+    name = Path(path if name.startswith("..") else name).as_posix() + ("\t" if " " in path else "")
+    out = []
+    for line in difflib.unified_diff(
+        _lines(before.decode(text)), _lines(after.decode(text)), fromfile=f"a/{name}", tofile=f"b/{name}"
+    ):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their `\\n` endings; a lone `\\r` stays inside its line, as git and patch see it."""
+    return _LINE.findall(text)
 
 
 def _run_notebook(job: Job, data: bytes, selected: list[type[Rule]]) -> FileResult:
@@ -155,14 +174,8 @@ def _run_notebook(job: Job, data: bytes, selected: list[type[Rule]]) -> FileResu
     from torchlint import notebook
 
     nb = notebook.check(job.path, data, selected, fix=job.mode != "check")
-    out = FileResult(job.path, _apply_severity(nb.findings, job.severity), nb.applied, nb.diff)
-    if job.mode == "fix" and nb.data is not None:
-        try:
-            write_atomic(Path(job.path), data, nb.data)
-        except (OSError, ValueError) as exc:
-            out.error = f"{job.path}: not written: {exc}"
-            out.fixed = 0
-    return out
+    out = FileResult(job.path, _apply_severity(nb.findings, job.severity), nb.applied)
+    return out if nb.data is None else _deliver(job, out, data, nb.data)
 
 
 def write_atomic(path: Path, original: bytes, new: bytes) -> None:

@@ -155,6 +155,7 @@ def _overrides(args: argparse.Namespace) -> Overrides:
 
 def _check(args: argparse.Namespace) -> int:
     from torchlint import checker
+    from torchlint.findings import Finding
     from torchlint.progress import Progress
     from torchlint.registry import known_codes
     from torchlint.reporters import FORMATS, text
@@ -192,7 +193,7 @@ def _check(args: argparse.Namespace) -> int:
     result = checker.run(jobs, workers, progress)
     progress.close()
 
-    hidden = []
+    hidden: list[Finding] = []
     if count_hidden:
         for r in result.files:
             codes = selected.get(r.path, set()) | {"TL000"}

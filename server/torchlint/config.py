@@ -35,6 +35,7 @@ DEFAULT_EXCLUDE = (
     "build",
     "dist",
     "__pycache__",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies: every finding would appear twice
     ".mypy_cache",
     ".pytest_cache",
     ".ruff_cache",

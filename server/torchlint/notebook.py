@@ -3,27 +3,34 @@ code cells of a notebook together (a variable defined in cell 2 is known in
 cell 5), then map findings and fixes back to the cell they belong to.
 
 The program puts a marker comment line before each cell, so fixes that insert
-or remove lines can be split back into cells, and it replaces IPython syntax
-(`%magic`, `!shell`, `%%cell magic`) with placeholder lines that keep the line
-numbering and are restored when the cells are rebuilt.
+or remove lines can be split back into cells. IPython syntax gets a Python
+stand-in that keeps line numbers and columns (torchlint.ipython_syntax), and the
+original line is restored when the cells are rebuilt. Each cell is parsed on its
+own first: a cell Python cannot parse (an exercise's `x = # TODO`) is reported
+where Python says, and left out of the program so the other cells are still
+analysed.
 """
 
 from __future__ import annotations
 
-import difflib
+import codecs
 import json
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from torchlint import ipython_syntax
 from torchlint.findings import Edit, Finding, Fix
+from torchlint.notebook_json import Layout
+
+if TYPE_CHECKING:
+    from torchlint.engine.source import SourceError
 
 _MARKER = "# torchlint-cell {}"
 _MARKER_RE = re.compile(r"^# torchlint-cell (\d+)$")
-_PLACEHOLDER = "pass  # torchlint-magic {}"
-_PLACEHOLDER_RE = re.compile(r"^([ \t]*)pass  # torchlint-magic (\d+)$")
-_CELL_PLACEHOLDER = "# torchlint-magic {}"
-_CELL_PLACEHOLDER_RE = re.compile(r"^# torchlint-magic (\d+)$")
-_LINE_MAGIC = re.compile(r"^([ \t]*)[%!]")
+_STAND_IN = "# torchlint-magic {}"  # ends a line whose original is magics[n]
+_STAND_IN_RE = re.compile(r"# torchlint-magic (\d+)$")
+_CELL_PATH = re.compile(r"(?P<file>.+\.ipynb):cell_(?P<cell>[1-9][0-9]*)")
 
 
 class NotebookError(Exception):
@@ -50,8 +57,10 @@ class Program:
 
     text: str
     spans: list[Span]
-    magics: list[str] = field(default_factory=list)  # original lines behind the placeholders
+    magics: list[str] = field(default_factory=list)  # original lines behind the stand-ins
     endings: dict[int, bool] = field(default_factory=dict)  # cell index -> source ended with a newline
+    # cell index -> why Python cannot parse that cell (cell-relative position); its lines are comments here
+    broken: dict[int, SourceError] = field(default_factory=dict)
 
     def locate(self, line: int, column: int) -> tuple[int, int, int] | None:
         """(cell index, line in cell, column) of a program position; None inside a marker.
@@ -81,19 +90,35 @@ class Program:
             out.append((start[0], Edit(start[1], start[2], end[1], end[2], e.content)))
         return out
 
+    def syntax_errors(self, path: str) -> list[Finding]:
+        """One TL000 per cell Python cannot parse, in program coordinates (to_cells maps them back)."""
+        from torchlint.engine.runner import error_finding
+
+        first = {s.index: s.first_line - 1 for s in self.spans}
+        return [
+            error_finding(path, e.message, first[i] + e.line, e.column, first[i] + e.end_line, e.end_column)
+            for i, e in self.broken.items()
+        ]
+
     def split(self, text: str) -> dict[int, str] | None:
-        """Cell sources from a (fixed) program text; None if the markers did not survive."""
+        """Cell sources from a (fixed) program text; None if a marker or a stand-in did not survive."""
         out: dict[int, list[str]] = {}
         current: list[str] | None = None
+        restored: set[int] = set()
         for line in text.splitlines(keepends=True):
-            m = _MARKER_RE.match(line.rstrip("\r\n"))
+            body = line.rstrip("\r\n")
+            m = _MARKER_RE.match(body)
             if m:
                 current = out.setdefault(int(m.group(1)), [])
                 continue
             if current is None:
                 return None
-            current.append(self._restore(line))
-        if sorted(out) != sorted(s.index for s in self.spans):
+            m = _STAND_IN_RE.search(body)
+            if m and int(m.group(1)) < len(self.magics):
+                restored.add(int(m.group(1)))
+                line = self.magics[int(m.group(1))] + line[len(body) :]
+            current.append(line)
+        if sorted(out) != sorted(s.index for s in self.spans) or len(restored) != len(self.magics):
             return None
         sources = {}
         for index, lines in out.items():
@@ -103,22 +128,12 @@ class Program:
             sources[index] = src
         return sources
 
-    def _restore(self, line: str) -> str:
-        body = line.rstrip("\r\n")
-        ending = line[len(body) :]
-        m = _PLACEHOLDER_RE.match(body) or _CELL_PLACEHOLDER_RE.match(body)
-        if m is None:
-            return line
-        return self.magics[int(m.group(m.lastindex))] + ending
-
 
 def build(cells: list[Cell]) -> Program:
-    parts: list[str] = []
-    spans: list[Span] = []
-    magics: list[str] = []
-    endings: dict[int, bool] = {}
     from torchlint.engine.source import split_lines  # lazily: the language server starts without libcst
 
+    program = Program("", [])
+    parts: list[str] = []
     line = 1
     for cell in cells:
         if cell.kind != "code":
@@ -126,22 +141,40 @@ def build(cells: list[Cell]) -> Program:
         lines = split_lines(cell.source)
         if lines and lines[-1] == "":
             lines.pop()
-        endings[cell.index] = cell.source.endswith(("\n", "\r"))
-        cell_magic = bool(lines) and lines[0].lstrip().startswith("%%")
-        body = []
-        for text in lines:
-            m = _LINE_MAGIC.match(text)
-            if cell_magic or m:
-                magics.append(text)
-                n = len(magics) - 1
-                body.append(_CELL_PLACEHOLDER.format(n) if cell_magic else m.group(1) + _PLACEHOLDER.format(n))
-            else:
-                body.append(text)
+        program.endings[cell.index] = cell.source.endswith(("\n", "\r"))
+        stand_ins = ipython_syntax.stand_ins(lines)
+        error = _refused("".join(stand_ins.get(i, text) + "\n" for i, text in enumerate(lines)))
+        if error is not None:  # analysed without this cell: all of it becomes comments
+            program.broken[cell.index] = error.within(lines)
+            stand_ins = dict.fromkeys(range(len(lines)), "")
         parts.append(_MARKER.format(cell.index) + "\n")
-        parts.extend(t + "\n" for t in body)
-        spans.append(Span(cell.index, line + 1, len(body)))
-        line += 1 + len(body)
-    return Program("".join(parts), spans, magics, endings)
+        for i, text in enumerate(lines):
+            if i in stand_ins:
+                marker = _STAND_IN.format(len(program.magics))
+                program.magics.append(text)
+                text = f"{stand_ins[i]}  {marker}" if stand_ins[i] else marker
+            parts.append(text + "\n")
+        program.spans.append(Span(cell.index, line + 1, len(lines)))
+        line += 1 + len(lines)
+    program.text = "".join(parts)
+    return program
+
+
+def _refused(python: str) -> SourceError | None:
+    """Why a cell cannot be parsed, in CPython's words; None if libcst, which may know newer
+    grammar than the running Python, parses what CPython refuses (as for `.py` files)."""
+    from torchlint.engine.source import syntax_error
+
+    error = syntax_error(python)
+    if error is None or error.too_deep:
+        return error
+    import libcst
+
+    try:
+        libcst.parse_module(python)
+    except Exception:  # libcst raises a few types besides ParserSyntaxError on odd input
+        return error
+    return None
 
 
 def read_ipynb(data: bytes) -> tuple[dict, list[Cell]]:
@@ -166,8 +199,17 @@ def read_ipynb(data: bytes) -> tuple[dict, list[Cell]]:
     return nb, cells
 
 
-def write_ipynb(nb: dict, sources: dict[int, str]) -> bytes:
-    """The notebook with new cell sources, in Jupyter's own layout (indent 1)."""
+def write_ipynb(data: bytes, nb: dict, sources: dict[int, str]) -> bytes:
+    """The notebook `data` (parsed: `nb`) with new sources for some cells.
+
+    Only those `source` values change, each written in the style of the one it
+    replaces; a file whose cells cannot be located is written whole in
+    Jupyter's own layout (indent 1).
+    """
+    bom = codecs.BOM_UTF8 if data.startswith(codecs.BOM_UTF8) else b""
+    layout = Layout.of(data[len(bom) :].decode("utf-8"))
+    if layout is not None and all(i in layout.spans for i in sources):
+        return bom + layout.with_sources(sources).encode("utf-8")
     for index, src in sources.items():
         nb["cells"][index]["source"] = src.splitlines(keepends=True)
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
@@ -176,6 +218,12 @@ def write_ipynb(nb: dict, sources: dict[int, str]) -> bytes:
 def cell_path(path: str, index: int) -> str:
     """How findings name a cell: `nb.ipynb:cell_3` (1-based, counting every cell)."""
     return f"{path}:cell_{index + 1}"
+
+
+def file_and_cell(path: str) -> tuple[str, int | None]:
+    """The inverse of cell_path: (notebook file, 1-based cell), or (path, None) for any other path."""
+    m = _CELL_PATH.fullmatch(path)
+    return (m["file"], int(m["cell"])) if m else (path, None)
 
 
 def to_cells(program: Program, path: str, findings: list[Finding]) -> list[Finding]:
@@ -222,12 +270,17 @@ class NotebookResult:
     findings: list[Finding]
     applied: int = 0
     data: bytes | None = None  # the fixed notebook, when fixes changed it
-    diff: str = ""
+
+
+def _lint(program: Program, path: str, rules) -> list[Finding]:
+    from torchlint.engine import lint_text
+
+    return to_cells(program, path, program.syntax_errors(path) + lint_text(path, program.text, rules).findings)
 
 
 def check(path: str, data: bytes, rules, fix: bool = False) -> NotebookResult:
     """Lint (and with `fix`, fix) a notebook file as one program; findings name their cell."""
-    from torchlint.engine import fix_text, lint_text
+    from torchlint.engine import fix_text
     from torchlint.engine.runner import error_finding
 
     try:
@@ -236,32 +289,19 @@ def check(path: str, data: bytes, rules, fix: bool = False) -> NotebookResult:
         return NotebookResult([error_finding(path, str(exc))])
     program = build(cells)
     if not fix:
-        return NotebookResult(to_cells(program, path, lint_text(path, program.text, rules).findings))
+        return NotebookResult(_lint(program, path, rules))
     fixed = fix_text(path, program.text, rules)
-    out = NotebookResult(to_cells(program, path, fixed.remaining), fixed.applied)
+    out = NotebookResult(to_cells(program, path, program.syntax_errors(path) + fixed.remaining), fixed.applied)
     if fixed.applied == 0 or fixed.text == program.text:
         out.applied = 0
         return out
     sources = program.split(fixed.text)
-    if sources is None:  # a fix moved a cell boundary: refuse rather than guess
+    if sources is None:  # a fix moved a cell boundary or a stand-in: refuse rather than guess
         out.applied = 0
         out.findings.insert(0, error_finding(path, "fixes could not be mapped back to cells; notebook left unchanged"))
         return out
     changed = {i: s for i, s in sources.items() if s != cells[i].source}
     new_cells = [Cell(c.index, changed.get(c.index, c.source), c.kind) for c in cells]
-    new_program = build(new_cells)  # line numbers moved: report against the fixed cells
-    out.findings = to_cells(new_program, path, lint_text(path, new_program.text, rules).findings)
-
-    out.diff = "".join(
-        "".join(
-            difflib.unified_diff(
-                cells[i].source.splitlines(keepends=True),
-                s.splitlines(keepends=True),
-                fromfile=f"a/{cell_path(path, i)}",
-                tofile=f"b/{cell_path(path, i)}",
-            )
-        )
-        for i, s in sorted(changed.items())
-    )
-    out.data = write_ipynb(nb, changed)
+    out.findings = _lint(build(new_cells), path, rules)  # line numbers moved: report against the fixed cells
+    out.data = write_ipynb(data, nb, changed)
     return out

@@ -146,6 +146,25 @@ async def test_notebook_cells_are_one_program(project):
         assert await s.diagnostics(cell_uris[2], lambda d: len(d) == 0) == []
 
 
+async def test_an_unparsable_cell_is_reported_in_its_cell_and_the_rest_still_linted(project):
+    cells = [
+        ("code", "import torch\nmodel = torch.nn.Linear(4, 2)\noptimizer = torch.optim.Adam(model.parameters())"),
+        ("code", "lr = # TODO: pick a learning rate"),
+        (
+            "code",
+            "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n"
+            "    loss.backward()\n    optimizer.step()",
+        ),
+    ]
+    async with session(project) as s:
+        _, cell_uris, params = notebook_params(project, cells)
+        s.client.notebook_document_did_open(params)
+        (broken,) = await s.diagnostics(cell_uris[1], lambda d: len(d) == 1)
+        assert broken.code == "TL000" and broken.range.start.line == 0
+        (d,) = await s.diagnostics(cell_uris[2], lambda d: len(d) == 1)
+        assert d.code == "TL101" and d.range.start == types.Position(0, 0)
+
+
 @pytest.mark.filterwarnings("ignore::pytest.PytestWarning")
 def test_cli_checks_notebooks_by_cell(tmp_path, run_cli):
     nb = {

@@ -95,6 +95,7 @@ def test_text_report_lists_observations_then_findings():
         "seconds": 1.0,
         "stopped_by": "max-steps",
         "simulated_cuda": True,
+        "devices_used": ["cuda:0"],
         "exception": None,
         "observations": [{**observation("host-sync", 7), "facts": {"via": "lib.fn"}}],
         "findings": [{**finding("TL101", 9).to_json(), "status": "not-reached"}],

@@ -9,7 +9,7 @@ pytest.importorskip("torch")
 OBSERVATION = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["kind", "path", "line", "message", "count", "first_step", "facts"],
+    "required": ["kind", "path", "line", "message", "count", "first_step", "facts", "stack"],
     "properties": {
         "kind": {
             "enum": [
@@ -24,6 +24,7 @@ OBSERVATION = {
                 "eval-mode-in-training",
                 "graph-retained",
                 "param-never-updated",
+                "crash",
             ]
         },
         "path": {"type": "string"},
@@ -32,6 +33,16 @@ OBSERVATION = {
         "count": {"type": "integer", "minimum": 1},
         "first_step": {"type": "integer", "minimum": 1},
         "facts": {"type": "object"},
+        "stack": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path", "line"],
+                "properties": {"path": {"type": "string"}, "line": {"type": "integer", "minimum": 1}},
+            },
+        },
     },
 }
 REPORT = {
@@ -41,9 +52,11 @@ REPORT = {
     "properties": {
         "script": {"type": "string"},
         "steps": {"type": "integer"},
+        "step_kind": {"enum": ["optimizer", "backward"]},
         "seconds": {"type": "number"},
         "stopped_by": {"enum": ["end", "max-steps", "max-seconds", "exception"]},
         "simulated_cuda": {"type": "boolean"},
+        "devices_used": {"type": "array", "items": {"type": "string"}},
         "exception": {
             "oneOf": [
                 {"type": "null"},
@@ -89,7 +102,6 @@ PLANTED = [
     ("host_sync.py", "host-sync", 13, {"op": "item", "devices": ["cuda:0"]}),
     ("host_sync.py", "host-sync", 14, {"op": "__bool__"}),
     ("host_sync.py", "host-sync", 16, {"op": "__getitem__"}),
-    ("grad_scaler.py", "host-sync", 15, {"via": "torch.amp.grad_scaler.GradScaler._maybe_opt_step.<locals>.<genexpr>"}),
     ("missing_zero_grad.py", "grads-not-cleared", 10, {"parameters": 2, "steps": [2, 3, 4, 5, 6]}),
     ("clip_no_zero_grad.py", "grads-not-cleared", 10, {"parameters": 2, "steps": [2, 3, 4]}),
     ("zero_grad_before_step.py", "grads-zero-at-step", 9, {"optimizer": "SGD"}),
@@ -169,6 +181,8 @@ def test_implicit_copy_ignores_contiguous_reshape_and_matching_formats(reports):
         "eval_mode_clean.py",
         "zero_grad_in_place_clean.py",
         "gan_and_frozen_clean.py",
+        "alternate_head_clean.py",
+        "grad_scaler.py",
     ],
 )
 def test_clean_look_alike_is_silent(reports, script):
@@ -183,12 +197,6 @@ def test_clean_look_alike_is_silent(reports, script):
 def test_zero_grad_before_step_is_not_also_an_accumulation(reports):
     report, _ = reports("zero_grad_before_step.py")
     assert [o["kind"] for o in report["observations"]] == ["grads-zero-at-step"]
-
-
-def test_grad_scaler_and_autocast_mix_no_devices(reports):
-    report, _ = reports("grad_scaler.py")
-    assert report["steps"] == 4
-    assert [o["kind"] for o in report["observations"]] == ["host-sync"]
 
 
 def test_torch_compile_runs_under_the_probe(reports):

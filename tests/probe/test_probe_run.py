@@ -60,6 +60,41 @@ def test_arguments_and_working_directory(tmp_path):
     assert f"ARGS ['--flag', 'x y'] CWD {tmp_path}" in proc.stderr  # JSON mode: script output on stderr
 
 
+def test_the_documented_order_script_then_options_then_script_arguments(tmp_path):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "torchlint", "probe", str(SCRIPTS / "args_and_cwd.py"), "--output-format", "json"]
+    proc = subprocess.run([*cmd, "--", "--epochs", "1"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "ARGS ['--epochs', '1']" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "argv,ours,theirs",
+    [
+        (["t.py", "--", "--epochs", "1"], ["t.py"], ["--epochs", "1"]),
+        (["--max-steps", "3", "t.py", "--epochs", "1"], ["--max-steps", "3", "t.py"], ["--epochs", "1"]),
+        (
+            ["t.py", "--output-format", "json", "--max-seconds", "5"],
+            ["t.py", "--output-format", "json", "--max-seconds", "5"],
+            [],
+        ),
+        (
+            ["t.py", "--max-steps=2", "--lr", "0.1", "--max-steps", "9"],
+            ["t.py", "--max-steps=2"],
+            ["--lr", "0.1", "--max-steps", "9"],
+        ),
+        (["--no-simulate-cuda", "t.py", "data", "-v"], ["--no-simulate-cuda", "t.py"], ["data", "-v"]),
+        (["t.py", "--", "--max-steps", "1"], ["t.py"], ["--max-steps", "1"]),
+    ],
+)
+def test_probe_options_on_either_side_of_the_script(argv, ours, theirs):
+    from torchlint.probe.cli import build_parser, split_command_line
+
+    assert split_command_line(build_parser(), argv) == (ours, theirs)
+
+
 def _alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as fh:

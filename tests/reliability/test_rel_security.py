@@ -51,7 +51,7 @@ ALLOWED = {
     ("cli.py", "importlib.import_module"): "imports `torchlint.lsp` / `torchlint.probe.cli` from a fixed table",
     ("rules/__init__.py", "importlib.import_module"): "rules/__init__.py imports its own family modules",
     ("engine/runner.py", "compile"): "ast.PyCF_ONLY_AST: a syntax check that builds a tree and runs nothing",
-    ("reporters/sarif.py", "subprocess.run"): "runs `git rev-parse --show-toplevel` for SARIF paths",
+    ("reporters/locations.py", "subprocess.run"): "runs `git rev-parse --show-toplevel` for SARIF and github paths",
     ("lsp/probe_runner.py", "asyncio.create_subprocess_exec"): "runs `torchlint probe` on the user's command",
 }
 

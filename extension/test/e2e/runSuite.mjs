@@ -1,9 +1,11 @@
 // Runs the mocha suite in dist/test/suite.js inside code-server's real extension
 // host, with this folder as the extension under development. Prints one line per
 // test and "N passed, N failed"; exits non-zero on any failure.
-//   node test/e2e/runSuite.mjs [trusted|untrusted]
+//   node test/e2e/runSuite.mjs [trusted|untrusted|multiroot]
 // `untrusted` opens the workspace in restricted mode, with workspace settings
 // that try to choose what runs, and runs only suite/untrusted.test.ts.
+// `multiroot` opens a .code-workspace with two folders (test/fixtures/workspace
+// and test/fixtures/second) and runs only suite/multiroot.test.ts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -18,9 +20,9 @@ import { userSettings, workspaceCopy } from './workspace.mjs';
 
 const TIMEOUT_MS = Number(process.env.TORCHLINT_E2E_TIMEOUT_MS || 10 * 60_000);
 const mode = process.argv[2] ?? 'trusted';
-if (!['trusted', 'untrusted'].includes(mode)) throw new Error(`unknown mode ${mode}`);
+if (!['trusted', 'untrusted', 'multiroot'].includes(mode)) throw new Error(`unknown mode ${mode}`);
 const untrusted = mode === 'untrusted';
-const outDir = path.join(EXTENSION_ROOT, 'out', 'e2e', untrusted ? 'untrusted' : 'suite');
+const outDir = path.join(EXTENSION_ROOT, 'out', 'e2e', mode === 'trusted' ? 'suite' : mode);
 fs.rmSync(outDir, { recursive: true, force: true });
 fs.mkdirSync(outDir, { recursive: true });
 
@@ -39,6 +41,14 @@ const profile = makeProfile(
       userSettings({ 'torchlint.importStrategy': 'fromEnvironment', 'torchlint.trace.server': 'verbose' }),
 );
 const workspace = workspaceCopy(root);
+// What the browser opens: the folder, or a multi-root workspace file.
+let opened = `folder=${encodeURIComponent(workspace)}`;
+if (mode === 'multiroot') {
+  workspaceCopy(root, 'second');
+  const file = path.join(root, 'torchlint.code-workspace');
+  fs.writeFileSync(file, JSON.stringify({ folders: [{ path: 'workspace' }, { path: 'second' }] }));
+  opened = `workspace=${encodeURIComponent(file)}`;
+}
 if (untrusted) {
   // What a hostile repository could ship; restricted mode must ignore all of it.
   fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
@@ -68,7 +78,7 @@ try {
     ['extensionDevelopmentPath', remote(EXTENSION_ROOT)],
     ['extensionTestsPath', remote(path.join(EXTENSION_ROOT, 'dist', 'test', 'suite.js'))],
   ];
-  const url = `${server.url}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+  const url = `${server.url}/?${opened}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
   await page.goto(url);
   const deadline = Date.now() + TIMEOUT_MS;
   while (!fs.existsSync(resultFile)) {

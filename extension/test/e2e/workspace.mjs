@@ -26,9 +26,9 @@ export function userSettings(extra = {}) {
   };
 }
 
-/** A scratch copy of test/fixtures/workspace (the tests edit its files). */
-export function workspaceCopy(root) {
-  const dest = path.join(root, 'workspace');
-  fs.cpSync(path.join(EXTENSION_ROOT, 'test', 'fixtures', 'workspace'), dest, { recursive: true });
+/** A scratch copy of test/fixtures/<name> in `root` (the tests edit its files). */
+export function workspaceCopy(root, name = 'workspace') {
+  const dest = path.join(root, name);
+  fs.cpSync(path.join(EXTENSION_ROOT, 'test', 'fixtures', name), dest, { recursive: true });
   return dest;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SETTING } from '../../src/manifest';
 import { configChangeAction, SerialRunner } from '../../src/restart';
 
 describe('configChangeAction', () => {
@@ -12,6 +13,13 @@ describe('configChangeAction', () => {
   it('notifies the running server for the rest', () => {
     expect(configChangeAction(affecting('torchlint.severity'))).toBe('notify');
     expect(configChangeAction(affecting('torchlint.probe.maxSteps'))).toBe('notify');
+  });
+  it('restarts or notifies for every setting package.json declares, except the trace', () => {
+    const restarts = ['enable', 'interpreter', 'importStrategy', 'args'];
+    for (const key of Object.keys(SETTING)) {
+      const expected = key === 'trace.server' ? 'none' : restarts.includes(key) ? 'restart' : 'notify';
+      expect(configChangeAction(affecting(`torchlint.${key}`)), key).toBe(expected);
+    }
   });
   it('ignores other settings, and the trace the language client follows itself', () => {
     expect(configChangeAction(affecting('python.defaultInterpreterPath'))).toBe('none');

@@ -2,54 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { clients, LanguageClient, resetLanguageClient } from './languageclient.mock';
 import * as vscode from './vscode.mock';
-
-/** Every LanguageClient the controller made, with what it was given. */
-const clients: FakeClient[] = [];
-class FakeClient {
-  state = 1;
-  started = false;
-  stopped = false;
-  listeners: Array<(e: { newState: number }) => void> = [];
-  static failStart: Error | undefined;
-  constructor(
-    readonly id: string,
-    readonly name: string,
-    readonly serverOptions: { command: string; args: string[] },
-    readonly clientOptions: Record<string, any>,
-  ) {
-    clients.push(this);
-  }
-  onDidChangeState(l: (e: { newState: number }) => void) {
-    this.listeners.push(l);
-  }
-  async start() {
-    if (FakeClient.failStart) throw FakeClient.failStart;
-    this.started = true;
-    this.state = 2;
-    this.listeners.forEach((l) => l({ newState: 2 }));
-  }
-  async stop() {
-    this.stopped = true;
-    this.state = 1;
-  }
-  async dispose() {}
-  isRunning() {
-    return this.state === 2;
-  }
-  sendNotification = vi.fn(async () => undefined);
-  features: unknown[] = [];
-  registerFeature(f: unknown) {
-    this.features.push(f);
-  }
-}
-
-vi.mock('vscode-languageclient/node', () => ({
-  LanguageClient: FakeClient,
-  RevealOutputChannelOn: { Never: 4 },
-  State: { Stopped: 1, Running: 2, Starting: 3 },
-  TransportKind: { stdio: 0 },
-}));
 
 // The Python extension is not installed in these tests; the setting or PATH decides.
 const pythonExtension = { activeInterpreter: vi.fn(async () => undefined as string[] | undefined) };
@@ -81,8 +35,7 @@ function controller(ext = extensionDir(['cp311'])) {
 
 beforeEach(() => {
   vscode.resetVscode();
-  clients.length = 0;
-  FakeClient.failStart = undefined;
+  resetLanguageClient();
 });
 
 describe('ServerController', () => {
@@ -212,7 +165,7 @@ describe('ServerController', () => {
   it('reports a server that fails to start', async () => {
     vscode.config.interpreter = fakePython([3, 11, 0]);
     vscode.config.importStrategy = 'fromEnvironment';
-    FakeClient.failStart = new Error('No module named torchlint');
+    LanguageClient.failStart = new Error('No module named torchlint');
     const { server, status } = controller();
     await server.restart();
     expect(status.state).toBe('error');
@@ -223,14 +176,82 @@ describe('ServerController', () => {
     );
   });
 
-  it('pushes live settings to the running server', async () => {
+  it('tells the running server that settings changed, and answers its question with the new ones', async () => {
     vscode.config.interpreter = fakePython([3, 11, 0]);
     const { server } = controller();
     await server.restart();
     vscode.config.select = ['TL6'];
     await server.notifySettingsChanged();
-    expect(clients[0].sendNotification).toHaveBeenCalledWith('workspace/didChangeConfiguration', {
-      settings: { torchlint: expect.objectContaining({ select: ['TL6'] }) },
-    });
+    expect(clients[0].sendNotification).toHaveBeenCalledWith('workspace/didChangeConfiguration', { settings: null });
+    const configuration = clients[0].clientOptions.middleware.workspace.configuration;
+    const [answer] = await configuration({ items: [{ section: 'torchlint', scopeUri: 'file:///ws' }] }, undefined, async () => [null]);
+    expect(answer.select).toEqual(['TL6']);
+  });
+});
+
+describe('ServerController in a multi-root workspace', () => {
+  beforeEach(() => {
+    vscode.workspace.workspaceFolders = [vscode.folder('/repo/sub', 0), vscode.folder('/repo', 1), vscode.folder('/other', 2)];
+  });
+
+  it('starts one server on the project root: its interpreter, its working directory', async () => {
+    vscode.folderConfig['/repo'] = { interpreter: fakePython([3, 11, 7]) };
+    vscode.folderConfig['/repo/sub'] = { interpreter: ['/no/such/python'] };
+    const { server, status } = controller();
+    await server.restart();
+    expect(clients).toHaveLength(1);
+    expect(clients[0].serverOptions.command).toBe('sh');
+    expect(clients[0].serverOptions.options.cwd).toBe('/repo');
+    expect(status.state).toBe('running');
+  });
+
+  it('answers workspace/configuration for each folder with that folder\'s settings', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    vscode.config.ignore = ['TL201'];
+    vscode.folderConfig['/other'] = { severity: { TL601: 'error' }, ignore: ['TL105'] };
+    const { server } = controller();
+    await server.restart();
+    const configuration = clients[0].clientOptions.middleware.workspace.configuration;
+    const [other, repo, window] = await configuration(
+      { items: [{ section: 'torchlint', scopeUri: 'file:///other' }, { section: 'torchlint', scopeUri: 'file:///repo' }, { section: 'torchlint' }] },
+      undefined,
+      async () => [null, null, null],
+    );
+    expect(other).toMatchObject({ severity: { TL601: 'error' }, ignore: ['TL105'] });
+    expect(repo).toMatchObject({ severity: {}, ignore: ['TL201'] });
+    expect(window).toMatchObject({ severity: {}, ignore: ['TL201'] });
+    expect(clients[0].clientOptions.initializationOptions.settings).toEqual(window);
+  });
+
+  it('expands ${workspaceFolder} to the folder of the scope', async () => {
+    const { server } = controller();
+    vscode.config.args = ['--log-file', '${workspaceFolder}/torchlint.log'];
+    expect(server.settings(vscode.Uri.file('/other/train.py')).args).toEqual(['--log-file', '/other/torchlint.log']);
+    expect(server.settings().args).toEqual(['--log-file', '/repo/torchlint.log']);
+  });
+
+  it('runs while any folder enables torchlint, and not when none does', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    vscode.config.enable = false;
+    vscode.folderConfig['/other'] = { enable: true };
+    const { server, status } = controller();
+    await server.restart();
+    expect(status.state).toBe('running');
+    vscode.folderConfig['/other'] = { enable: false };
+    await server.restart();
+    expect(status.state).toBe('disabled');
+  });
+
+  it('restarts when a folder change moves the project root, not otherwise', async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    const { server } = controller();
+    await server.restart();
+    vscode.workspace.workspaceFolders = [...vscode.workspace.workspaceFolders!, vscode.folder('/third', 3)];
+    await server.foldersChanged();
+    expect(clients).toHaveLength(1);
+    vscode.workspace.workspaceFolders = [vscode.folder('/other', 0), vscode.folder('/repo', 1)];
+    await server.foldersChanged();
+    expect(clients).toHaveLength(2);
+    expect(clients[1].serverOptions.options.cwd).toBe('/other');
   });
 });

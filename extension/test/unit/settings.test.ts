@@ -19,7 +19,6 @@ describe('readSettings', () => {
       select: [],
       ignore: [],
       probe: { enabled: false, timeoutSeconds: 60, maxSteps: 20 },
-      trace: 'off',
     });
   });
 
@@ -30,9 +29,8 @@ describe('readSettings', () => {
         select: [' tl1 ', '', 42],
         ignore: ['tl601'],
         severity: { tl601: 'ERROR', TL101: 'loud', TL201: 'off' },
-        'probe.timeoutSeconds': -5,
+        'probe.timeoutSeconds': 0.5,
         'probe.maxSteps': 2.7,
-        'trace.server': 'verbose',
       }),
       trusted,
     );
@@ -41,7 +39,17 @@ describe('readSettings', () => {
     expect(s.ignore).toEqual(['TL601']);
     expect(s.severity).toEqual({ TL601: 'error', TL201: 'off' });
     expect(s.probe).toEqual({ enabled: false, timeoutSeconds: 60, maxSteps: 2 });
-    expect(s.trace).toBe('verbose');
+  });
+
+  it('keeps the defaults for values of the wrong type', () => {
+    const s = readSettings(
+      reader({ enable: 'no', severity: 'TL601', interpreter: 'python3', 'probe.enabled': 1, 'probe.maxSteps': '5' }),
+      trusted,
+    );
+    expect(s.enable).toBe(true);
+    expect(s.severity).toEqual({});
+    expect(s.interpreter).toEqual([]);
+    expect(s.probe).toEqual({ enabled: false, timeoutSeconds: 60, maxSteps: 20 });
   });
 
   it('expands variables in the interpreter and arguments', () => {

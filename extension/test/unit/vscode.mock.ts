@@ -1,8 +1,13 @@
 /** The slice of the `vscode` API the client uses, as a controllable fake for unit tests. */
 import { vi } from 'vitest';
 
+/** Window-level settings (user and workspace), by key without the section. */
 export const config: Record<string, unknown> = {};
+/** Folder-level settings, by folder path: they win over `config` for resources in that folder. */
+export const folderConfig: Record<string, Record<string, unknown>> = {};
 export const updates: Array<{ key: string; value: unknown; target: unknown }> = [];
+/** Every key read through `getConfiguration(...).get`. */
+export const reads = new Set<string>();
 
 export class Uri {
   private constructor(readonly fsPath: string) {}
@@ -17,17 +22,41 @@ export class Uri {
   }
 }
 
+interface Folder {
+  uri: Uri;
+  name: string;
+  index: number;
+}
+
+export function folder(fsPath: string, index = 0): Folder {
+  return { uri: Uri.file(fsPath), name: fsPath.split('/').pop() ?? fsPath, index };
+}
+
+const disposable = () => ({ dispose: vi.fn() });
+
 export const workspace = {
   isTrusted: true,
-  workspaceFolders: [{ uri: Uri.file('/ws'), name: 'ws', index: 0 }] as unknown[] | undefined,
-  getWorkspaceFolder: vi.fn(() => workspace.workspaceFolders?.[0]),
-  getConfiguration: vi.fn(() => ({
-    get: <T>(key: string, fallback: T): T => (key in config ? (config[key] as T) : fallback),
-    update: async (key: string, value: unknown, target: unknown) => {
-      updates.push({ key, value, target });
-      config[key] = value;
-    },
-  })),
+  workspaceFolders: [folder('/ws')] as Folder[] | undefined,
+  getWorkspaceFolder: vi.fn((uri: Uri) =>
+    workspace.workspaceFolders?.find((f) => uri.fsPath === f.uri.fsPath || uri.fsPath.startsWith(`${f.uri.fsPath}/`)),
+  ),
+  getConfiguration: vi.fn((_section: string, scope?: Uri) => {
+    const owner = scope && workspace.getWorkspaceFolder(scope);
+    const values = { ...config, ...(owner ? folderConfig[owner.uri.fsPath] : {}) };
+    return {
+      get: <T>(key: string, fallback: T): T => {
+        reads.add(key);
+        return key in values ? (values[key] as T) : fallback;
+      },
+      update: async (key: string, value: unknown, target: unknown) => {
+        updates.push({ key, value, target });
+        config[key] = value;
+      },
+    };
+  }),
+  onDidChangeConfiguration: vi.fn(disposable),
+  onDidGrantWorkspaceTrust: vi.fn(disposable),
+  onDidChangeWorkspaceFolders: vi.fn(disposable),
 };
 
 export const window = {
@@ -35,11 +64,12 @@ export const window = {
   showWarningMessage: vi.fn(async (..._args: unknown[]) => undefined as string | undefined),
   showInformationMessage: vi.fn(async (..._args: unknown[]) => undefined as string | undefined),
   withProgress: vi.fn(async (_opts: unknown, task: () => Promise<unknown>) => task()),
+  createOutputChannel: vi.fn(() => ({ info: vi.fn(), warn: vi.fn(), error: vi.fn(), show: vi.fn(), dispose: vi.fn() })),
 };
 
 export const commands = {
   executeCommand: vi.fn(async (..._args: unknown[]) => undefined),
-  registerCommand: vi.fn(),
+  registerCommand: vi.fn((_id: string, _handler: unknown) => disposable()),
 };
 
 export const extensions = { getExtension: vi.fn(() => undefined) };
@@ -72,9 +102,11 @@ export enum ProgressLocation {
 /** Puts the fake back to a fresh window with one trusted folder and no settings. */
 export function resetVscode(): void {
   for (const key of Object.keys(config)) delete config[key];
+  for (const key of Object.keys(folderConfig)) delete folderConfig[key];
   updates.length = 0;
+  reads.clear();
   statusItems.length = 0;
   workspace.isTrusted = true;
-  workspace.workspaceFolders = [{ uri: Uri.file('/ws'), name: 'ws', index: 0 }];
+  workspace.workspaceFolders = [folder('/ws')];
   vi.clearAllMocks();
 }

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import libcst as cst
 
 from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import LoopAnalysis
+from torchlint.engine.loop_events import Loop, LoopAnalysis
 from torchlint.engine.names import Imports
 from torchlint.engine.semantics import Scope, Semantics
 from torchlint.engine.walk import iter_statements
+
+if TYPE_CHECKING:
+    from torchlint.engine.rule import Report
+
+T = TypeVar("T")
 
 
 class FileContext:
@@ -18,12 +25,12 @@ class FileContext:
         self.path = path
         self.text = text
         self.module = module
-        self.reports: list = []
+        self.reports: list[Report] = []
         # traversal state, maintained by the runner
         self.scope: Scope | None = None
         self.classes: list[cst.ClassDef] = []
         self.functions: list[cst.FunctionDef] = []
-        self.loops: list[cst.CSTNode] = []
+        self.loops: list[Loop] = []
         self.withs: list[cst.With] = []
         self.top_statement: cst.CSTNode | None = None  # the module-level statement being traversed
         self._shared: dict[str, object] = {}
@@ -41,20 +48,22 @@ class FileContext:
     def loop_analysis(self) -> LoopAnalysis:
         return LoopAnalysis(self)
 
-    def shared(self, key: str, build):
+    def shared(self, key: str, build: Callable[[], T]) -> T:
         """A per-file analysis built on first use and shared by every rule.
 
         Kept on the context (not in a module-level cache) so it dies with the file.
+        Each key has one builder, so the value stored under it is of that builder's type.
         """
         value = self._shared.get(key)
         if value is None:
             value = self._shared[key] = build()
-        return value
+        return cast(T, value)
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)
 
     def kind(self, expr: cst.BaseExpression) -> Kind:
+        assert self.scope is not None, "asked during the traversal, which keeps a scope"
         return self.semantics.infer(expr, self.scope)
 
     def is_module_class(self, cls: cst.ClassDef) -> bool:

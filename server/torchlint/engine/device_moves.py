@@ -8,13 +8,18 @@ computed once per file, lazily, on the first question.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg
 from torchlint.engine.names import Imports, dotted
 from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
 
 _DTYPES = frozenset(
     "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 long short "
@@ -33,9 +38,7 @@ class Move:
     function: cst.FunctionDef | None  # the function it is written in (None: module level)
 
 
-def move_call(
-    call: cst.BaseExpression, imports: Imports
-) -> tuple[cst.BaseExpression, cst.BaseExpression | None] | None:
+def move_call(call: cst.CSTNode, imports: Imports) -> tuple[cst.BaseExpression, cst.BaseExpression | None] | None:
     """(receiver, device) if `call` moves its receiver to a device, else None.
 
     `.to(torch.float16)` and `.to(dtype=...)` change the dtype only and are not moves.
@@ -50,8 +53,8 @@ def move_call(
         arg = get_arg(call, "device", 0)
         if arg is None:
             return None
-        q = imports.qualname(arg.value)
-        if q is not None and q.startswith("torch.") and q[6:] in _DTYPES:
+        qualname = imports.qualname(arg.value)
+        if qualname is not None and qualname.startswith("torch.") and qualname[6:] in _DTYPES:
             return None
         return call.func.value, arg.value
     return None
@@ -64,7 +67,9 @@ def contains_move(expr: cst.BaseExpression, imports: Imports) -> bool:
     return any(move_call(n, imports) is not None for n in iter_nodes(expr))
 
 
-def _chain_move(expr: cst.BaseExpression, imports: Imports):
+def _chain_move(
+    expr: cst.BaseExpression, imports: Imports
+) -> tuple[cst.Call, tuple[cst.BaseExpression, cst.BaseExpression | None]] | None:
     """The move in a method chain `Net().to(d).train()`, outermost first."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         found = move_call(expr, imports)
@@ -87,7 +92,7 @@ class DeviceMoves:
     def of(self, name: str | None) -> list[Move]:
         return self.by_target.get(name, []) if name else []
 
-    def _scan(self, body, function: cst.FunctionDef | None) -> None:
+    def _scan(self, body: Sequence[cst.BaseStatement], function: cst.FunctionDef | None) -> None:
         for stmt in iter_statements(body):
             if isinstance(stmt, cst.FunctionDef):
                 self._scan(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [], stmt)
@@ -96,7 +101,7 @@ class DeviceMoves:
             for small in small_statements(stmt):
                 self._small(small, stmt, function)
 
-    def _small(self, small: cst.BaseSmallStatement, stmt, function) -> None:
+    def _small(self, small: cst.BaseSmallStatement, stmt: cst.BaseStatement, function: cst.FunctionDef | None) -> None:
         for node in iter_nodes(small, into_functions=False):
             if isinstance(node, cst.Call):
                 name = dotted(node.func)
@@ -112,7 +117,7 @@ class DeviceMoves:
                 for t in targets:
                     self._add(dotted(t), source[0], source[1], stmt, function)
 
-    def _moved_value(self, value: cst.BaseExpression):
+    def _moved_value(self, value: cst.BaseExpression) -> tuple[cst.Call, cst.BaseExpression | None] | None:
         """(move call, device) if `value` is already on a device: `Net().to(d)`, `DDP(moved_model)`."""
         chained = _chain_move(value, self.imports)
         if chained is not None:
@@ -123,14 +128,21 @@ class DeviceMoves:
             return (moves[0].call, moves[0].device) if moves else None
         return None
 
-    def _add(self, target, call, device, stmt, function) -> None:
+    def _add(
+        self,
+        target: str | None,
+        call: cst.Call,
+        device: cst.BaseExpression | None,
+        stmt: cst.BaseStatement,
+        function: cst.FunctionDef | None,
+    ) -> None:
         if not target:
             return
-        method = call.func.attr.value
+        method = cst.ensure_type(call.func, cst.Attribute).attr.value  # a move is a method call
         arg = "" if device is None else self.module.code_for_node(device)
         self.by_target.setdefault(target, []).append(Move(call, target, f".{method}({arg})", device, stmt, function))
 
 
-def device_moves(ctx) -> DeviceMoves:
+def device_moves(ctx: FileContext) -> DeviceMoves:
     """The file's DeviceMoves, built on first use and shared by every rule."""
     return ctx.shared("device_moves", lambda: DeviceMoves(ctx.module, ctx.imports))

@@ -6,10 +6,12 @@ text we hand back always parses.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.engine.rule import Rule
 from torchlint.engine.runner import PARSE_ERROR_CODE, lint_text, parse
 from torchlint.engine.source import apply_edits
 from torchlint.findings import Finding, Fix
@@ -39,7 +41,7 @@ def _overlaps(a: Fix, b: Fix) -> bool:
     return False
 
 
-def fix_text(path: str, text: str, rules) -> FixResult:
+def fix_text(path: str, text: str, rules: Sequence[type[Rule]]) -> FixResult:
     applied = 0
     rejected: set[Fix] = set()  # fixes whose result did not parse
     for _ in range(MAX_PASSES):
@@ -52,14 +54,14 @@ def fix_text(path: str, text: str, rules) -> FixResult:
                 chosen.append(f.fix)
         if not chosen:
             return FixResult(text, applied, findings)
-        candidate = apply_edits(text, [e for fx in chosen for e in fx.edits])
+        candidate = apply_edits(text, [edit for fix in chosen for edit in fix.edits])
         if _parses(candidate):
             text, applied = candidate, applied + len(chosen)
             continue
-        for fx in chosen:  # apply the first that parses on its own; drop the bad ones
-            one = apply_edits(text, list(fx.edits))
+        for fix in chosen:  # apply the first that parses on its own; drop the bad ones
+            one = apply_edits(text, fix.edits)
             if _parses(one):
                 text, applied = one, applied + 1
                 break
-            rejected.add(fx)
+            rejected.add(fix)
     return FixResult(text, applied, lint_text(path, text, rules).findings)

@@ -13,16 +13,24 @@ step and conservative elsewhere: unknown values answer UNKNOWN, never a finding.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, is_name, truthy
 from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
-from torchlint.engine.loop_events import autograd_backward, backward_call
+from torchlint.engine.loop_events import BranchPath, Loop, autograd_backward, backward_call
 from torchlint.engine.names import dotted
 from torchlint.engine.semantics import is_factory_name
 from torchlint.engine.walk import block_statements, children, iter_nodes
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+    from torchlint.engine.semantics import Scope
+
+Loops = tuple[Loop, ...]  # the loops enclosing a statement within its body, outermost first
 
 NO_GRAD = frozenset(
     {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
@@ -71,7 +79,7 @@ class Def:
     value: cst.BaseExpression | None  # None: bound by a for/with target (value unknown)
     index: int  # statement order within the body
     stmt: cst.BaseStatement
-    loops: tuple  # enclosing loops within the body, outermost first
+    loops: Loops
     no_grad: bool  # assigned under `with torch.no_grad()` / inference_mode
 
 
@@ -81,41 +89,43 @@ class Backward:
     target: cst.BaseExpression | None
     retain: bool
     index: int
-    loops: tuple
-    path: tuple  # (if-node, arm) pairs
+    loops: Loops
+    path: BranchPath
 
 
 class Body:
     """One function (or module) body, read once in source order."""
 
-    def __init__(self, ctx, node: cst.CSTNode, scope) -> None:
+    def __init__(self, ctx: FileContext, node: cst.FunctionDef | cst.Module, scope: Scope) -> None:
         self.ctx = ctx
         self.node = node
         self.scope = scope
         self.defs: dict[str, list[Def]] = {}
         self.order: dict[cst.CSTNode, int] = {}
-        self.loop_of: dict[cst.CSTNode, tuple] = {}  # statement -> enclosing loops
+        self.loop_of: dict[cst.CSTNode, Loops] = {}  # statement -> enclosing loops
         self.backwards: list[Backward] = []
         self.retained: set[str] = set()  # names with `.retain_grad()`
         self.made_leaf: dict[str, list[int]] = {}  # `x.requires_grad_()` / `x.requires_grad = True`
         self.modes: list[tuple[int, bool, cst.Call]] = []  # (index, is_eval, call) of model.eval()/train()
         self.consumed: set[str] = set()  # names returned or yielded
-        self.forwards: list[tuple] = []  # (call, index, loops, under no_grad) of every model(x)
+        # (call, index, loops, under no_grad) of every model(x)
+        self.forwards: list[tuple[cst.Call, int, Loops, bool]] = []
         self._graph_memo: dict[Def, bool] = {}
         self._count = 0
         body = node.body if isinstance(node, cst.Module) else block_statements(node.body)
+        decorators = () if isinstance(node, cst.Module) else node.decorators
         decorated = any(
             ctx.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in NO_GRAD
-            for d in getattr(node, "decorators", ())
+            for d in decorators
         )
         self._block(body, (), decorated, ())
 
     # -- reading ------------------------------------------------------------
-    def _block(self, stmts, loops, no_grad, path) -> None:
+    def _block(self, stmts: Sequence[cst.BaseStatement], loops: Loops, no_grad: bool, path: BranchPath) -> None:
         for stmt in stmts:
             self._stmt(stmt, loops, no_grad, path)
 
-    def _stmt(self, stmt, loops, no_grad, path) -> None:
+    def _stmt(self, stmt: cst.BaseStatement, loops: Loops, no_grad: bool, path: BranchPath) -> None:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return
         index = self._count
@@ -163,8 +173,8 @@ class Body:
             return
         if isinstance(stmt, cst.Try):
             self._block(block_statements(stmt.body), loops, no_grad, path)
-            for h in stmt.handlers:
-                self._block(block_statements(h.body), loops, no_grad, path + ((stmt, "except"),))
+            for handler in stmt.handlers:
+                self._block(block_statements(handler.body), loops, no_grad, path + ((stmt, "except"),))
             for extra in (stmt.orelse, stmt.finalbody):
                 if extra is not None:
                     self._block(block_statements(extra.body), loops, no_grad, path)
@@ -173,7 +183,7 @@ class Body:
             for i, case in enumerate(stmt.cases):
                 self._block(block_statements(case.body), loops, no_grad, path + ((stmt, i),))
 
-    def _mark(self, expr, index, loops, path, no_grad) -> None:
+    def _mark(self, expr: cst.CSTNode, index: int, loops: Loops, path: BranchPath, no_grad: bool) -> None:
         self.order[expr] = index
         for n in iter_nodes(expr, into_functions=False):
             self.order[n] = index
@@ -182,7 +192,15 @@ class Body:
                 if self.is_forward(n):
                     self.forwards.append((n, index, loops, no_grad))
 
-    def _small(self, small, stmt, index, loops, no_grad, path) -> None:
+    def _small(
+        self,
+        small: cst.BaseSmallStatement,
+        stmt: cst.SimpleStatementLine,
+        index: int,
+        loops: Loops,
+        no_grad: bool,
+        path: BranchPath,
+    ) -> None:
         self._mark(small, index, loops, path, no_grad)
         if isinstance(small, cst.Assign):
             for t in small.targets:
@@ -199,7 +217,15 @@ class Body:
         elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.Yield, cst.Await)):
             self.consumed.update(_names(small.value, deep=False))
 
-    def _assign(self, target, value, index, stmt, loops, no_grad) -> None:
+    def _assign(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression,
+        index: int,
+        stmt: cst.BaseStatement,
+        loops: Loops,
+        no_grad: bool,
+    ) -> None:
         if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
             name = dotted(target.value)
             if name is not None and not (isinstance(value, cst.Name) and value.value == "False"):
@@ -219,19 +245,27 @@ class Body:
         if name is not None:
             self._def(name, value, index, stmt, loops, no_grad)
 
-    def _def(self, name, value, index, stmt, loops, no_grad) -> None:
+    def _def(
+        self,
+        name: str,
+        value: cst.BaseExpression | None,
+        index: int,
+        stmt: cst.BaseStatement,
+        loops: Loops,
+        no_grad: bool,
+    ) -> None:
         self.defs.setdefault(name, []).append(Def(name, value, index, stmt, loops, no_grad))
 
-    def _call(self, call: cst.Call, index, loops, path) -> None:
+    def _call(self, call: cst.Call, index: int, loops: Loops, path: BranchPath) -> None:
         func = call.func
         if self.ctx.qualname(func) == "torch.autograd.backward":
             self.backwards.append(Backward(call, *autograd_backward(call), index, loops, path))
             return
         if not isinstance(func, cst.Attribute):
             return
-        back = backward_call(call, self.kind)
-        if back is not None:
-            self.backwards.append(Backward(call, back[0], back[1], index, loops, path))
+        backward = backward_call(call, self.kind)
+        if backward is not None:
+            self.backwards.append(Backward(call, backward[0], backward[1], index, loops, path))
             return
         method, receiver = func.attr.value, dotted(func.value)
         if receiver is None:
@@ -245,7 +279,7 @@ class Body:
             self.modes.append((index, is_eval, call))
 
     # -- questions ----------------------------------------------------------
-    def kind(self, expr) -> Kind:
+    def kind(self, expr: cst.BaseExpression) -> Kind:
         return self.ctx.semantics.infer(expr, self.scope)
 
     def is_forward(self, call: cst.Call) -> bool:
@@ -297,12 +331,12 @@ class Body:
             e, i = todo.pop()
             for name in _names(e, deep=False):
                 d = self.reaching(name, i)
-                if d is not None and d not in out and self.carries_graph(d):
+                if d is not None and d.value is not None and d not in out and self.carries_graph(d):
                     out.add(d)
                     todo.append((d.value, d.index))
         return out
 
-    def _expr_graph(self, expr, index) -> bool:
+    def _expr_graph(self, expr: cst.BaseExpression, index: int) -> bool:
         for n in _uncut(expr):
             if isinstance(n, cst.Call) and self.is_forward(n):
                 return True
@@ -325,7 +359,7 @@ class Body:
             if d is None or d.value is None:
                 return Grad.UNKNOWN
             status = Grad.NONE if d.no_grad else self.grad_status(d.value, d.index, depth + 1)
-            if any(d.index <= i < index for i in self.made_leaf.get(name, ())) and status is not Grad.NON_LEAF:
+            if any(d.index <= i < index for i in self.made_leaf.get(d.name, ())) and status is not Grad.NON_LEAF:
                 return Grad.LEAF
             return status
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
@@ -343,15 +377,15 @@ class Body:
         return Grad.UNKNOWN
 
     def _call_status(self, call: cst.Call, index: int, depth: int) -> Grad:
-        q = self.ctx.qualname(call.func)
+        qualname = self.ctx.qualname(call.func)
         args = [a.value for a in call.args if a.keyword is None and not a.star]
-        if q is not None:
-            head, _, last = q.rpartition(".")
-            if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        if qualname is not None:
+            head, _, last = qualname.rpartition(".")
+            if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
                 return Grad.LEAF
             if head == "torch" and last in TENSOR_FACTORIES and last not in ("stack", "cat"):
                 return Grad.LEAF if truthy(get_arg(call, "requires_grad")) else Grad.NONE
-            if q.startswith(("torch.", "torch.nn.functional.")):
+            if qualname.startswith(("torch.", "torch.nn.functional.")):
                 return _combine([self.grad_status(a, index, depth + 1) for a in _flatten(args)])
             return Grad.UNKNOWN
         func = call.func
@@ -379,9 +413,9 @@ class Body:
         """`name` (or a value built from it) is back-propagated or returned from this body."""
         reached: set[str] = set()
         todo = list(self.consumed)
-        for b in self.backwards:
-            if b.target is not None:
-                todo.extend(_names(b.target, deep=True))
+        for backward in self.backwards:
+            if backward.target is not None:
+                todo.extend(_names(backward.target, deep=True))
         while todo:
             n = todo.pop()
             if n in reached:
@@ -393,7 +427,7 @@ class Body:
         return name in reached
 
 
-def _combine(statuses) -> Grad:
+def _combine(statuses: Iterable[Grad]) -> Grad:
     statuses = list(statuses)
     if any(s in (Grad.LEAF, Grad.NON_LEAF) for s in statuses):
         return Grad.NON_LEAF
@@ -402,7 +436,7 @@ def _combine(statuses) -> Grad:
     return Grad.UNKNOWN
 
 
-def _flatten(args):
+def _flatten(args: Iterable[cst.BaseExpression]) -> Iterator[cst.BaseExpression]:
     for a in args:
         if isinstance(a, (cst.List, cst.Tuple)):
             yield from (el.value for el in a.elements)
@@ -410,7 +444,7 @@ def _flatten(args):
             yield a
 
 
-def _uncut(expr, cut: bool = True):
+def _uncut(expr: cst.CSTNode, cut: bool = True) -> Iterator[cst.CSTNode]:
     """Nodes of `expr` that can stand for values (not attribute names), not into lambdas;
     with `cut`, not into `.detach()`, `.item()`, `.data`, `.shape` and the like."""
     stack = [expr]
@@ -431,21 +465,23 @@ def _uncut(expr, cut: bool = True):
             stack.extend(children(n))
 
 
-def _names(expr, deep: bool = True) -> list[str]:
+def _names(expr: cst.CSTNode, deep: bool = True) -> list[str]:
     """Dotted names (`x`, `self.total`, `logits.pow`) used in `expr`; not deep: stop at cuts."""
     return [
         name for n in _uncut(expr, cut=not deep) if isinstance(n, (cst.Name, cst.Attribute)) and (name := dotted(n))
     ]
 
 
-def body_of(ctx) -> Body:
+def body_of(ctx: FileContext) -> Body:
     """The Body of the function the traversal is in (the module at top level)."""
     node = ctx.current_function or ctx.module
-    bodies = ctx.shared("dataflow_bodies", dict)
+    bodies: dict[cst.FunctionDef | cst.Module, Body] = ctx.shared("dataflow_bodies", dict)
     body = bodies.get(node)
     if body is None:
         scope = ctx.scope
         while scope is not None and scope.node is not node:
             scope = scope.parent
-        body = bodies[node] = Body(ctx, node, scope or ctx.scope)
+        scope = scope or ctx.scope
+        assert scope is not None, "asked during the traversal, which keeps a scope"
+        body = bodies[node] = Body(ctx, node, scope)
     return body

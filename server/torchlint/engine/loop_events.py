@@ -12,7 +12,9 @@ one level deep.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
@@ -21,7 +23,15 @@ from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.walk import block_statements, children, iter_statements, sub_blocks
 
-LOOPS = (cst.For, cst.While)
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+    from torchlint.engine.semantics import Scope
+
+Loop = cst.For | cst.While
+Definition = cst.FunctionDef | cst.ClassDef
+# (statement, arm) pairs from a body down to a point: which `if`/`else` arm, `except`
+# handler, loop body or `match` case (by index) leads there.
+BranchPath = tuple[tuple[cst.BaseCompoundStatement, str | int], ...]
 
 
 class EventKind(enum.Enum):
@@ -44,7 +54,7 @@ class Event:
     # (node, arm) pairs from the loop body down to the event: if-arms, except
     # handlers, nested loop bodies. An event whose path is a prefix of another's
     # runs whenever the other does (within the iteration).
-    path: tuple = ()
+    path: BranchPath = ()
     stmt: cst.BaseStatement | None = None  # the simple statement line holding the event
     top: cst.BaseStatement | None = None  # the statement directly in the loop body holding it
     alone: bool = False  # `stmt` holds just this call and is the only statement of its block
@@ -61,12 +71,19 @@ class Event:
         return any(arm == "except" for _, arm in self.path)
 
 
-def dominates(a: Event, b: Event) -> bool:
+class OnBranch(Protocol):
+    """Something placed on a branch path: an Event, or a backward() call of graph_flow."""
+
+    @property
+    def path(self) -> BranchPath: ...
+
+
+def dominates(a: OnBranch, b: OnBranch) -> bool:
     """`a` runs in every iteration in which `b` runs (same or enclosing branch)."""
     return b.path[: len(a.path)] == a.path
 
 
-def exclusive(a: Event, b: Event) -> bool:
+def exclusive(a: OnBranch, b: OnBranch) -> bool:
     """`a` and `b` sit in different arms of one `if`/`try`: never both in one pass."""
     arms = dict(a.path)
     return any(node in arms and arms[node] != arm for node, arm in b.path)
@@ -77,7 +94,9 @@ _BACKWARD_OWNERS = frozenset({"accelerator", "fabric", "engine", "model_engine",
 _TRUTHY_RETAIN = ("retain_graph", "create_graph")
 
 
-def backward_call(call: cst.Call, kind_of) -> tuple[cst.BaseExpression | None, bool] | None:
+def backward_call(
+    call: cst.Call, kind_of: Callable[[cst.BaseExpression], Kind]
+) -> tuple[cst.BaseExpression | None, bool] | None:
     """(the tensor back-propagated, retains graph?) if `call` runs a backward pass.
 
     `loss.backward()`, `torch.autograd.backward(loss)`, `accelerator.backward(loss)`,
@@ -123,65 +142,64 @@ def _single_call(stmt: cst.BaseStatement, call: cst.CSTNode) -> bool:
 
 @dataclass
 class _Walk:
-    out: list
+    """Where the walk of one loop body is: what every event found there shares."""
+
+    out: list[Event]
     depth: int
     via: cst.FunctionDef | None
-    seen: set
-    path: tuple
+    seen: set[cst.FunctionDef]  # local functions already followed
+    path: BranchPath
     top: cst.BaseStatement | None
-    scope: object
-
-    def replaced(self, **kw) -> _Walk:
-        return _Walk(**{**self.__dict__, **kw})
+    scope: Scope | None
 
 
 class LoopAnalysis:
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self._cache: dict[cst.CSTNode, list[Event]] = {}
+        self._cache: dict[Loop, list[Event]] = {}
         self._functions: dict[str, cst.FunctionDef] | None = None
-        self._parents: dict[cst.CSTNode, cst.CSTNode] | None = None
+        self._parents: dict[Definition, Definition] | None = None
 
-    def events(self, loop: cst.CSTNode) -> list[Event]:
+    def events(self, loop: Loop) -> list[Event]:
         events = self._cache.get(loop)
         if events is None:
             events = self._cache[loop] = []
             w = _Walk(events, 0, None, set(), (), None, self.ctx.scope)
             body = block_statements(loop.body)
             for stmt in body:
-                self._walk_block([stmt], w.replaced(top=stmt), alone=len(body) == 1)
+                self._walk_block([stmt], replace(w, top=stmt), alone=len(body) == 1)
         return events
 
-    def is_training_loop(self, loop: cst.CSTNode) -> bool:
+    def is_training_loop(self, loop: Loop) -> bool:
         return any(e.kind is EventKind.BACKWARD for e in self.events(loop))
 
     # -- walking ----------------------------------------------------------
-    def _walk_block(self, stmts, w: _Walk, alone: bool | None = None) -> None:
+    def _walk_block(self, stmts: Sequence[cst.BaseStatement], w: _Walk, alone: bool | None = None) -> None:
         single = len(stmts) == 1 if alone is None else alone
         for stmt in stmts:
             self._walk_stmt(stmt, w, single)
 
-    def _walk_stmt(self, stmt, w: _Walk, alone: bool) -> None:
+    def _walk_stmt(self, stmt: cst.BaseStatement, w: _Walk, alone: bool) -> None:
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self._walk_expr(small, w, stmt, alone and len(stmt.body) == 1)
             return
-        if isinstance(stmt, LOOPS):
+        if isinstance(stmt, (cst.For, cst.While)):
             header = stmt.iter if isinstance(stmt, cst.For) else stmt.test
             self._walk_expr(header, w, None, False)
-            inner = w.replaced(depth=w.depth + 1, path=w.path + ((stmt, "body"),))
+            inner = replace(w, depth=w.depth + 1, path=w.path + ((stmt, "body"),))
             self._walk_block(block_statements(stmt.body), inner)
             if stmt.orelse is not None:
-                self._walk_block(block_statements(stmt.orelse.body), w.replaced(path=w.path + ((stmt, "else"),)))
+                self._walk_block(block_statements(stmt.orelse.body), replace(w, path=w.path + ((stmt, "else"),)))
             return
         if isinstance(stmt, cst.If):
             self._walk_expr(stmt.test, w, None, False)
-            self._walk_block(block_statements(stmt.body), w.replaced(path=w.path + ((stmt, "if"),)))
+            self._walk_block(block_statements(stmt.body), replace(w, path=w.path + ((stmt, "if"),)))
             if stmt.orelse is not None:
                 branch = [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block_statements(stmt.orelse.body)
-                self._walk_block(branch, w.replaced(path=w.path + ((stmt, "else"),)))
+                self._walk_block(branch, replace(w, path=w.path + ((stmt, "else"),)))
             return
         if isinstance(stmt, cst.With):
             for item in stmt.items:
@@ -190,20 +208,20 @@ class LoopAnalysis:
             return
         if isinstance(stmt, cst.Try):
             self._walk_block(block_statements(stmt.body), w)
-            for h in stmt.handlers:
-                self._walk_block(block_statements(h.body), w.replaced(path=w.path + ((stmt, "except"),)))
+            for handler in stmt.handlers:
+                self._walk_block(block_statements(handler.body), replace(w, path=w.path + ((stmt, "except"),)))
             if stmt.orelse is not None:
-                self._walk_block(block_statements(stmt.orelse.body), w.replaced(path=w.path + ((stmt, "else"),)))
+                self._walk_block(block_statements(stmt.orelse.body), replace(w, path=w.path + ((stmt, "else"),)))
             if stmt.finalbody is not None:
                 self._walk_block(block_statements(stmt.finalbody.body), w)
             return
         if isinstance(stmt, cst.Match):
             for i, case in enumerate(stmt.cases):
-                self._walk_block(block_statements(case.body), w.replaced(path=w.path + ((stmt, i),)))
+                self._walk_block(block_statements(case.body), replace(w, path=w.path + ((stmt, i),)))
 
-    def _walk_expr(self, node, w: _Walk, stmt, alone: bool) -> None:
+    def _walk_expr(self, node: cst.CSTNode, w: _Walk, stmt: cst.SimpleStatementLine | None, alone: bool) -> None:
         # Post-order, so `scaler.scale(loss).backward()` sees scale() before backward().
-        stack = [(node, False)]
+        stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
         while stack:
             n, done = stack.pop()
             if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
@@ -220,27 +238,35 @@ class LoopAnalysis:
                         if isinstance(n.value, cst.Name) and n.value.value == "None":
                             self._add(w, EventKind.ZERO_GRAD, n, t.target.value, stmt, False)
 
-    def _add(self, w: _Walk, kind: EventKind, node, target, stmt, alone) -> None:
+    def _add(
+        self,
+        w: _Walk,
+        kind: EventKind,
+        node: cst.CSTNode,
+        target: cst.BaseExpression | None,
+        stmt: cst.SimpleStatementLine | None,
+        alone: bool,
+    ) -> None:
         w.out.append(Event(kind, node, target, w.depth, w.via, w.path, stmt, w.top, alone))
 
-    def _kind(self, expr, w: _Walk) -> Kind:
+    def _kind(self, expr: cst.BaseExpression, w: _Walk) -> Kind:
         return self.ctx.semantics.infer(expr, w.scope) if w.scope is not None else Kind.NONE
 
-    def _call_event(self, call: cst.Call, w: _Walk, stmt, alone) -> None:
+    def _call_event(self, call: cst.Call, w: _Walk, stmt: cst.SimpleStatementLine | None, alone: bool) -> None:
         func = call.func
-        q = self.ctx.qualname(func)
-        if q == "torch.autograd.backward":
+        qualname = self.ctx.qualname(func)
+        if qualname == "torch.autograd.backward":
             tensors, _ = autograd_backward(call)
             self._add(w, EventKind.BACKWARD, call, tensors, stmt, alone)
             return
-        if q == "torch.cuda.empty_cache":
+        if qualname == "torch.cuda.empty_cache":
             self._add(w, EventKind.EMPTY_CACHE, call, None, stmt, alone)
             return
         if isinstance(func, cst.Attribute):
             method, receiver = func.attr.value, func.value
-            back = backward_call(call, lambda e: self._kind(e, w))
-            if back is not None:
-                self._add(w, EventKind.BACKWARD, call, back[0], stmt, alone)
+            backward = backward_call(call, lambda e: self._kind(e, w))
+            if backward is not None:
+                self._add(w, EventKind.BACKWARD, call, backward[0], stmt, alone)
                 return
             if method == "zero_grad":
                 self._add(w, EventKind.ZERO_GRAD, call, receiver, stmt, alone)
@@ -274,11 +300,11 @@ class LoopAnalysis:
                         self._add(w, EventKind.EVAL if off else EventKind.TRAIN, call, receiver, stmt, alone)
                 return
         # one level into functions defined in this file
-        target = self._local_function(func)
-        if target is not None and w.via is None and target not in w.seen:
-            w.seen.add(target)
-            inner = w.replaced(via=target, scope=self._scope_of(target))
-            self._walk_block(block_statements(target.body), inner, alone=False)
+        function = self._local_function(func)
+        if function is not None and w.via is None and function not in w.seen:
+            w.seen.add(function)
+            inner = replace(w, via=function, scope=self._scope_of(function))
+            self._walk_block(block_statements(function.body), inner, alone=False)
 
     def _local_function(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
         if self._functions is None:
@@ -290,7 +316,7 @@ class LoopAnalysis:
             name = name[5:]
         return self._functions.get(name)
 
-    def _scope_of(self, fn: cst.FunctionDef):
+    def _scope_of(self, fn: cst.FunctionDef) -> Scope:
         """The semantic scope of a same-file function, built with its true parents."""
         if self._parents is None:
             self._parents = {}
@@ -300,7 +326,7 @@ class LoopAnalysis:
                         for inner in iter_statements(block):
                             if isinstance(inner, (cst.FunctionDef, cst.ClassDef)):
                                 self._parents.setdefault(inner, s)
-        chain = [fn]
+        chain: list[Definition] = [fn]
         while chain[-1] in self._parents:
             chain.append(self._parents[chain[-1]])
         sem = self.ctx.semantics

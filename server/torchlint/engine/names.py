@@ -8,6 +8,8 @@ import statements (anywhere in the file, ignoring scope) and resolve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from torchlint.engine.walk import iter_statements, small_statements
@@ -54,7 +56,7 @@ class Imports:
         self.table: dict[str, str] = {}
         self._collect(module.body)
 
-    def _collect(self, body) -> None:
+    def _collect(self, body: Sequence[cst.BaseStatement]) -> None:
         for stmt in iter_statements(body, into_functions=True):
             for small in small_statements(stmt):
                 if isinstance(small, cst.Import):

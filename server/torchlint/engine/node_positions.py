@@ -3,11 +3,17 @@
 libcst's PositionProvider (through MetadataWrapper) costs more than the parse
 itself; this pass records the same syntactic ranges as plain (line, column)
 tuples and writes no output text. It only runs for files that have findings.
+
+libcst has no public hook into its code generation (its public PositionProvider
+is 4-7x slower than this pass), so the pass subclasses the private `CodegenState`:
+pyproject.toml bounds libcst to the versions it is tested on, and test_positions.py
+compares every range with PositionProvider's, so a change in that API fails loudly.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -17,14 +23,15 @@ from libcst._nodes.internal import CodegenState
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 Position = tuple[int, int]  # 1-based line, 0-based column (libcst's convention)
+Range = tuple[Position, Position]  # (start, end), end exclusive
 
 
 @dataclass
-class _State(CodegenState):
+class _PositionState(CodegenState):
     line: int = 1
     column: int = 0
-    stack: list = field(default_factory=list)
-    ranges: dict = field(default_factory=dict)
+    starts: list[Position] = field(default_factory=list)  # of the nodes being generated, innermost last
+    ranges: dict[cst.CSTNode, Range] = field(default_factory=dict)
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -38,16 +45,22 @@ class _State(CodegenState):
         else:
             self.column += len(value)
 
-    def before_codegen(self, node) -> None:
-        self.stack.append((self.line, self.column))
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.starts.append((self.line, self.column))
 
-    def after_codegen(self, node) -> None:
-        start = self.stack.pop()
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self.starts.pop()
         if node not in self.ranges:
             self.ranges[node] = (start, (self.line, self.column))
 
     @contextmanager
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> Iterator[None]:
         start = (self.line, self.column)
         try:
             yield
@@ -60,13 +73,13 @@ class _State(CodegenState):
             self.ranges[node] = (start, end)
 
 
-def positions(module: cst.Module, only=None) -> dict[cst.CSTNode, tuple[Position, Position]]:
+def positions(module: cst.Module, only: Collection[cst.CSTNode] | None = None) -> dict[cst.CSTNode, Range]:
     """Syntactic (start, end) of nodes, as libcst's PositionProvider defines them.
 
     With `only` (a set of top-level statements), positions are recorded just
     inside those; the others are skipped over as plain text, which is ~7x cheaper.
     """
-    state = _State(default_indent=module.default_indent, default_newline=module.default_newline)
+    state = _PositionState(default_indent=module.default_indent, default_newline=module.default_newline)
     for line in module.header:
         line._codegen(state)
     for stmt in module.body:

@@ -77,10 +77,13 @@ class RemoveStatement:
     stmt: cst.BaseStatement
 
 
+NodeEdit = Replace | InsertBefore | InsertAfter | RemoveStatement
+
+
 @dataclass(frozen=True)
 class NodeFix:
     message: str
-    edits: tuple
+    edits: tuple[NodeEdit, ...]
 
 
 @dataclass
@@ -113,7 +116,7 @@ class Rule:
     # Empty: always run. tests/engine/test_prefilter.py checks no finding is ever lost.
     requires: ClassVar[tuple[str, ...]] = ()
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         code = cls.__dict__.get("code")
         if code is not None and not CODE_RE.match(code):
@@ -147,5 +150,5 @@ class Rule:
         )
 
 
-def fix(message: str, *edits) -> NodeFix:
+def fix(message: str, *edits: NodeEdit) -> NodeFix:
     return NodeFix(message, tuple(edits))

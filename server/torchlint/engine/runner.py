@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from torchlint import noqa
-from torchlint.engine import rule as R
 from torchlint.engine.context import FileContext
+from torchlint.engine.node_positions import Range
 from torchlint.engine.node_positions import positions as node_positions
-from torchlint.engine.source import Source, SourceError, decode, nesting_error, split_lines
+from torchlint.engine.rule import InsertBefore, NodeFix, RemoveStatement, Replace, Rule
+from torchlint.engine.source import Source, SourceError, decode, split_lines, syntax_error
 from torchlint.engine.walk import traverse
 from torchlint.findings import Edit, Finding, Fix, Severity
 
@@ -30,13 +32,15 @@ class LintResult:
     errors: list[str] = field(default_factory=list)
 
 
-def error_finding(path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+def error_finding(
+    path: str, message: str, line: int = 1, column: int = 1, end_line: int = 0, end_column: int = 0
+) -> Finding:
     return Finding(
         path,
         line,
         column,
-        line,
-        column,
+        end_line or line,
+        end_column or column,
         PARSE_ERROR_CODE,
         "parse-error",
         message,
@@ -45,11 +49,19 @@ def error_finding(path: str, message: str, line: int = 1, column: int = 1) -> Fi
     )
 
 
-_DISPATCH: dict[type, dict[type, list[str]]] = {}
+def source_error_finding(path: str, exc: SourceError) -> Finding:
+    return error_finding(path, exc.message, exc.line, exc.column, exc.end_line, exc.end_column)
 
 
-def _dispatch_table(rule_cls: type[R.Rule]) -> dict[type, list[str]]:
-    """node type -> names of the rule's visit_/leave_ methods for it."""
+_DispatchTable = dict[tuple[str, type[cst.CSTNode]], list[str]]  # ("visit"/"leave", node type) -> method names
+_DISPATCH: dict[type[Rule], _DispatchTable] = {}  # built once per rule class
+# Nodes that open a scope, a loop or a `with` block: the traversal state the context keeps.
+_TRACKED = frozenset({cst.Module, cst.ClassDef, cst.FunctionDef, cst.For, cst.While, cst.With})
+_Handlers = list[tuple[Rule, Callable[[cst.CSTNode], object]]]  # (rule, its bound visit_/leave_ method)
+
+
+def _dispatch_table(rule_cls: type[Rule]) -> _DispatchTable:
+    """(prefix, node type) -> names of the rule's visit_/leave_ methods for it."""
     table = _DISPATCH.get(rule_cls)
     if table is None:
         table = {}
@@ -61,14 +73,21 @@ def _dispatch_table(rule_cls: type[R.Rule]) -> dict[type, list[str]]:
     return table
 
 
-def parse(path: str, text: str, parser=None) -> cst.Module | Finding:
-    """`parser`: e.g. an incremental.ChunkParser's parse (the language server's); default libcst's."""
-    too_deep = nesting_error(text)
-    if too_deep is not None:
-        return error_finding(path, too_deep.message, too_deep.line, too_deep.column)
+def parse(path: str, text: str, parser: Callable[[str], cst.Module] | None = None) -> cst.Module | Finding:
+    """`parser`: e.g. an incremental.ChunkParser's parse (the language server's); default libcst's.
+
+    Text CPython refuses still goes to libcst, which may know newer grammar than
+    the running Python; when libcst refuses it too, the error is reported where
+    and as CPython says (libcst's position is where its parser gave up).
+    """
+    refused = syntax_error(text)
+    if refused is not None and refused.too_deep:
+        return source_error_finding(path, refused)
     try:
         return (parser or cst.parse_module)(text)
     except cst.ParserSyntaxError as exc:
+        if refused is not None:
+            return source_error_finding(path, refused)
         return error_finding(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)
     except RecursionError:
         return error_finding(path, "expression nested too deeply for the parser")
@@ -76,7 +95,7 @@ def parse(path: str, text: str, parser=None) -> cst.Module | Finding:
         return error_finding(path, f"cannot parse: {exc}")
 
 
-def applicable(rules: list[type[R.Rule]], text: str) -> list[type[R.Rule]]:
+def applicable(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
     """The rules whose `requires` text occurs in the file (cheap, before parsing)."""
     return [r for r in rules if not r.requires or any(s in text for s in r.requires)]
 
@@ -92,7 +111,14 @@ def _compiles(path: str, text: str) -> bool:
         return False
 
 
-def lint_text(path: str, text: str, rules: list[type[R.Rule]], *, prefilter: bool = True, parser=None) -> LintResult:
+def lint_text(
+    path: str,
+    text: str,
+    rules: Sequence[type[Rule]],
+    *,
+    prefilter: bool = True,
+    parser: Callable[[str], cst.Module] | None = None,
+) -> LintResult:
     if prefilter:
         rules = applicable(rules, text)
         if not rules and _compiles(path, text):
@@ -104,8 +130,8 @@ def lint_text(path: str, text: str, rules: list[type[R.Rule]], *, prefilter: boo
     if not rules:
         return LintResult([], module)
     ctx = FileContext(path, text, module)
-    visits: dict[type, list] = {}
-    leaves: dict[type, list] = {}
+    visits: dict[type[cst.CSTNode], _Handlers] = {}
+    leaves: dict[type[cst.CSTNode], _Handlers] = {}
     for rule_cls in rules:
         instance = rule_cls(ctx)
         for (prefix, node_type), names in _dispatch_table(rule_cls).items():
@@ -113,51 +139,63 @@ def lint_text(path: str, text: str, rules: list[type[R.Rule]], *, prefilter: boo
             target.setdefault(node_type, []).extend((instance, getattr(instance, n)) for n in names)
 
     errors: list[str] = []
-    failed: set = set()
+    failed: set[Rule] = set()
 
-    def call(handlers, node) -> None:
-        for instance, fn in handlers:
+    def call(handlers: _Handlers, node: cst.CSTNode) -> None:
+        for instance, method in handlers:
             if instance in failed:
                 continue
             try:
-                fn(node)
+                method(node)
             except Exception as exc:  # one broken rule must not cost the others
                 failed.add(instance)
                 errors.append(f"{instance.code}: {type(exc).__name__}: {exc}")
 
-    sem = ctx.semantics
-    tops = set(module.body)
+    semantics = ctx.semantics
+    top_statements = set(module.body)
 
-    def enter(node):
-        t = type(node)
-        if node in tops:
-            ctx.top_statement = node
-        if t is cst.FunctionDef or t is cst.ClassDef or t is cst.Module:
-            ctx.scope = sem.scope_for(node, ctx.scope)
-            (ctx.functions if t is cst.FunctionDef else ctx.classes if t is cst.ClassDef else []).append(node)
-        elif t is cst.For or t is cst.While:
+    def push(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            ctx.scope = semantics.scope_for(node, ctx.scope)
+            if isinstance(node, cst.FunctionDef):
+                ctx.functions.append(node)
+            elif isinstance(node, cst.ClassDef):
+                ctx.classes.append(node)
+        elif isinstance(node, (cst.For, cst.While)):
             ctx.loops.append(node)
-        elif t is cst.With:
+        elif isinstance(node, cst.With):
             ctx.withs.append(node)
-        handlers = visits.get(t)
+
+    def pop(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            assert ctx.scope is not None, "set when the node was entered"
+            ctx.scope = ctx.scope.parent
+            if isinstance(node, cst.FunctionDef):
+                ctx.functions.pop()
+            elif isinstance(node, cst.ClassDef):
+                ctx.classes.pop()
+        elif isinstance(node, (cst.For, cst.While)):
+            ctx.loops.pop()
+        elif isinstance(node, cst.With):
+            ctx.withs.pop()
+
+    def enter(node: cst.CSTNode) -> None:
+        node_type = type(node)
+        if node in top_statements:
+            ctx.top_statement = node
+        if node_type in _TRACKED:
+            push(node)
+        handlers = visits.get(node_type)
         if handlers:
             call(handlers, node)
 
-    def leave(node):
-        t = type(node)
-        handlers = leaves.get(t)
+    def leave(node: cst.CSTNode) -> None:
+        node_type = type(node)
+        handlers = leaves.get(node_type)
         if handlers:
             call(handlers, node)
-        if t is cst.FunctionDef or t is cst.ClassDef or t is cst.Module:
-            ctx.scope = ctx.scope.parent
-            if t is cst.FunctionDef:
-                ctx.functions.pop()
-            elif t is cst.ClassDef:
-                ctx.classes.pop()
-        elif t is cst.For or t is cst.While:
-            ctx.loops.pop()
-        elif t is cst.With:
-            ctx.withs.pop()
+        if node_type in _TRACKED:
+            pop(node)
 
     traverse(module, enter, leave)
     kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
@@ -166,16 +204,16 @@ def lint_text(path: str, text: str, rules: list[type[R.Rule]], *, prefilter: boo
     return LintResult(kept, module, errors)
 
 
-def _node_positions(ctx: FileContext, module: cst.Module) -> dict:
+def _node_positions(ctx: FileContext, module: cst.Module) -> dict[cst.CSTNode, Range]:
     """Ranges of every node a report or fix mentions (only their statements are generated)."""
-    wanted = [r.node for r in ctx.reports]
-    for r in ctx.reports:
-        for f in (r.fix, *r.alternatives):
-            if f is not None:
-                wanted.extend(getattr(e, "node", None) or e.stmt for e in f.edits)
-    tops = {r.top for r in ctx.reports}
-    if None not in tops:
-        ranges = node_positions(module, tops)
+    wanted = [report.node for report in ctx.reports]
+    for report in ctx.reports:
+        for node_fix in (report.fix, *report.alternatives):
+            if node_fix is not None:
+                wanted.extend(edit.node if isinstance(edit, Replace) else edit.stmt for edit in node_fix.edits)
+    top_statements = {report.top for report in ctx.reports if report.top is not None}
+    if all(report.top is not None for report in ctx.reports):
+        ranges = node_positions(module, top_statements)
         if all(n in ranges for n in wanted):
             return ranges
     return node_positions(module)  # a rule reported a node outside the statement it was visiting
@@ -184,25 +222,25 @@ def _node_positions(ctx: FileContext, module: cst.Module) -> dict:
 def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> list[Finding]:
     positions = _node_positions(ctx, module)
     lines = split_lines(text)  # only used for indentation of inserted lines
-    statements = None
+    statements: list[tuple[int, int]] | None = None  # (first, last) line of every statement
     if "noqa" in text:
         statements = sorted(
             (start[0], end[0])
             for n, (start, end) in positions.items()
             if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         )
-    out = []
-    seen = set()
-    for rep in ctx.reports:
-        r = positions.get(rep.node)
-        if r is None:
+    out: list[Finding] = []
+    seen: set[tuple[str, int, int, str]] = set()
+    for report in ctx.reports:
+        span = positions.get(report.node)
+        if span is None:
             continue
-        (line, col), (end_line, end_col) = r
+        (line, col), (end_line, end_col) = span
         node_end_line = end_line
-        if isinstance(rep.node, cst.BaseCompoundStatement) and line - 1 < len(lines):
+        if isinstance(report.node, cst.BaseCompoundStatement) and line - 1 < len(lines):
             # a loop/def/with reported as a whole: mark its header line, not its whole body
             end_line, end_col = line, len(lines[line - 1].rstrip())
-        key = (rep.rule.code, line, col, rep.message)
+        key = (report.rule.code, line, col, report.message)
         if key in seen:
             continue
         seen.add(key)
@@ -210,8 +248,8 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
         if statements is not None:
             containing = [s for s, e in statements if s <= line <= e]
             stmt_line = max(containing) if containing else line
-        fix = _to_fix(rep.fix, positions, lines, module) if rep.fix else None
-        alternatives = tuple(f for f in (_to_fix(a, positions, lines, module) for a in rep.alternatives) if f)
+        fix = _to_fix(report.fix, positions, lines, module) if report.fix else None
+        alternatives = tuple(f for f in (_to_fix(a, positions, lines, module) for a in report.alternatives) if f)
         out.append(
             Finding(
                 path,
@@ -219,10 +257,10 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
                 col + 1,
                 end_line,
                 end_col + 1,
-                rep.rule.code,
-                rep.rule.name,
-                rep.message,
-                rep.severity or rep.rule.severity,
+                report.rule.code,
+                report.rule.name,
+                report.message,
+                report.severity or report.rule.severity,
                 fix,
                 alternatives,
                 stmt_line,
@@ -232,34 +270,34 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
     return out
 
 
-def _to_fix(nf: R.NodeFix, positions, lines: list[str], module: cst.Module) -> Fix | None:
-    edits = []
-    nl = module.default_newline
-    for e in nf.edits:
-        r = positions.get(e.node if isinstance(e, R.Replace) else e.stmt)
-        if r is None:
+def _to_fix(node_fix: NodeFix, positions: dict[cst.CSTNode, Range], lines: list[str], module: cst.Module) -> Fix | None:
+    edits: list[Edit] = []
+    newline = module.default_newline
+    for edit in node_fix.edits:
+        span = positions.get(edit.node if isinstance(edit, Replace) else edit.stmt)
+        if span is None:
             return None
-        (line, col), (end_line, end_col) = r
-        if isinstance(e, R.Replace):
-            content = e.new if isinstance(e.new, str) else module.code_for_node(e.new)
+        (line, col), (end_line, end_col) = span
+        if isinstance(edit, Replace):
+            content = edit.new if isinstance(edit.new, str) else module.code_for_node(edit.new)
             edits.append(Edit(line, col + 1, end_line, end_col + 1, content))
             continue
         indent = lines[line - 1][:col] if line - 1 < len(lines) else ""
         if indent.strip():  # statement shares its line with other code: no line edits
             return None
-        if isinstance(e, R.RemoveStatement):
+        if isinstance(edit, RemoveStatement):
             edits.append(Edit(line, 1, end_line + 1, 1, ""))
         else:
-            content = "".join(indent + part + nl for part in e.code.splitlines())
-            at = line if isinstance(e, R.InsertBefore) else end_line + 1
+            content = "".join(indent + part + newline for part in edit.code.splitlines())
+            at = line if isinstance(edit, InsertBefore) else end_line + 1
             edits.append(Edit(at, 1, at, 1, content))
-    return Fix(nf.message, tuple(edits))
+    return Fix(node_fix.message, tuple(edits))
 
 
-def lint_bytes(path: str, data: bytes, rules) -> tuple[LintResult, Source | None]:
+def lint_bytes(path: str, data: bytes, rules: Sequence[type[Rule]]) -> tuple[LintResult, Source | None]:
     """Decode then lint; returns the decoded Source too (None if undecodable)."""
     try:
         source = decode(data)
     except SourceError as exc:
-        return LintResult([error_finding(path, exc.message, exc.line, exc.column)]), None
+        return LintResult([source_error_finding(path, exc)]), None
     return lint_text(path, source.text, rules), source

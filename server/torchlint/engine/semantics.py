@@ -7,6 +7,8 @@ assigned expression. Rules ask `ctx.kind(expr)`; none of them re-derives this.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 import libcst as cst
 
 from torchlint.engine.kinds import (
@@ -16,7 +18,7 @@ from torchlint.engine.kinds import (
     kind_from_qualname,
 )
 from torchlint.engine.names import Imports, dotted
-from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
+from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 
 _MODULE_BASES = ("torch.nn.", "lightning.pytorch.LightningModule")
 _RETURNS_SELF = frozenset(
@@ -76,25 +78,25 @@ class ModuleClasses:
     def __init__(self, module: cst.Module, imports: Imports) -> None:
         self.by_name: dict[str, cst.ClassDef] = {}
         classes = [n for n in iter_statements(module.body, into_functions=True) if isinstance(n, cst.ClassDef)]
-        for c in classes:
-            self.by_name[c.name.value] = c
+        for cls in classes:
+            self.by_name[cls.name.value] = cls
         self.modules: set[cst.ClassDef] = set()
         changed = True
         while changed:  # fixpoint: subclasses of in-file module classes
             changed = False
-            for c in classes:
-                if c not in self.modules and self._is_module(c, imports):
-                    self.modules.add(c)
+            for cls in classes:
+                if cls not in self.modules and self._is_module(cls, imports):
+                    self.modules.add(cls)
                     changed = True
 
-    def _is_module(self, c: cst.ClassDef, imports: Imports) -> bool:
-        for base in c.bases:
-            q = imports.qualname(base.value)
-            if q is not None:
-                if q.startswith(_MODULE_BASES) and q.rsplit(".", 1)[-1][:1].isupper():
+    def _is_module(self, cls: cst.ClassDef, imports: Imports) -> bool:
+        for base in cls.bases:
+            qualname = imports.qualname(base.value)
+            if qualname is not None:
+                if qualname.startswith(_MODULE_BASES) and qualname.rsplit(".", 1)[-1][:1].isupper():
                     return True
                 # Imported from elsewhere (project code): a module if it has forward().
-                if not q.startswith("torch.") and _defines(c, "forward"):
+                if not qualname.startswith("torch.") and _defines(cls, "forward"):
                     return True
                 continue
             name = dotted(base.value)
@@ -102,19 +104,19 @@ class ModuleClasses:
                 return True
         return False
 
-    def __contains__(self, c: cst.ClassDef) -> bool:
-        return c in self.modules
+    def __contains__(self, cls: cst.ClassDef) -> bool:
+        return cls in self.modules
 
 
-def _defines(c: cst.ClassDef, method: str) -> bool:
+def _defines(cls: cst.ClassDef, method: str) -> bool:
     return (
-        any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in c.body.body)
-        if isinstance(c.body, cst.IndentedBlock)
+        any(isinstance(s, cst.FunctionDef) and s.name.value == method for s in cls.body.body)
+        if isinstance(cls.body, cst.IndentedBlock)
         else False
     )
 
 
-def _targets(target: cst.BaseExpression):
+def _targets(target: cst.BaseExpression) -> Iterator[tuple[cst.BaseExpression, int | None]]:
     """(target, position) pairs of an assignment target; position None = whole value."""
     if isinstance(target, (cst.Tuple, cst.List)):
         for i, el in enumerate(target.elements):
@@ -124,13 +126,16 @@ def _targets(target: cst.BaseExpression):
         yield target, None
 
 
-class Scope:
-    """A module, class or function body and the kinds of the names bound in it."""
+ScopeNode = cst.Module | cst.ClassDef | cst.FunctionDef | cst.GeneratorExp | cst.ListComp
 
-    def __init__(self, node: cst.CSTNode, parent: Scope | None, sem: Semantics) -> None:
+
+class Scope:
+    """A module, class or function body (or a comprehension) and the kinds of the names bound in it."""
+
+    def __init__(self, node: ScopeNode, parent: Scope | None, semantics: Semantics) -> None:
         self.node = node
         self.parent = parent
-        self.sem = sem
+        self.semantics = semantics
         self._bindings: dict[str, Kind] | None = None
 
     # -- lookup -----------------------------------------------------------
@@ -158,21 +163,22 @@ class Scope:
         return scope
 
     # -- building ---------------------------------------------------------
-    def _body(self):
+    def _body(self) -> Sequence[cst.BaseStatement]:
         node = self.node
-        if isinstance(node, cst.Module):
-            return node.body
-        return node.body.body if isinstance(node.body, cst.IndentedBlock) else [cst.SimpleStatementLine(node.body.body)]
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return block_statements(node.body)
+        return node.body if isinstance(node, cst.Module) else ()  # a comprehension has no statements
 
     def _bind(self, name: str, kind: Kind) -> None:
         if kind:
-            self._bindings[name] = self._bindings.get(name, Kind.NONE) | kind
+            bindings = self.bindings
+            bindings[name] = bindings.get(name, Kind.NONE) | kind
 
     def _build(self) -> None:
         if isinstance(self.node, cst.FunctionDef):
             self._bind_params(self.node.params)
         if isinstance(self.node, cst.ClassDef):
-            self._build_class_attributes()
+            self._build_class_attributes(self.node)
             return
         for stmt in iter_statements(self._body()):
             if isinstance(stmt, cst.For):
@@ -180,19 +186,19 @@ class Scope:
             elif isinstance(stmt, (cst.With,)):
                 for item in stmt.items:
                     if item.asname is not None:
-                        for t, _ in _targets(item.asname.name):
-                            self._assign(t, self.sem.infer(item.item, self))
+                        for target, _ in _targets(item.asname.name):
+                            self._assign(target, self.semantics.infer(item.item, self))
             for small in small_statements(stmt):
                 if isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        self._assign_value(t.target, small.value)
+                    for assign_target in small.targets:
+                        self._assign_value(assign_target.target, small.value)
                 elif isinstance(small, cst.AnnAssign):
-                    kind = kind_from_annotation(self.sem.imports.qualname(small.annotation.annotation))
+                    kind = kind_from_annotation(self.semantics.imports.qualname(small.annotation.annotation))
                     if small.value is not None:
-                        kind |= self.sem.infer(small.value, self)
+                        kind |= self.semantics.infer(small.value, self)
                     self._assign(small.target, kind)
         # usage: anything we call .backward() on is a loss (a scan of the scope: only if it can match)
-        for node in iter_nodes(self.node, into_functions=False) if self.sem.mentions_backward else ():
+        for node in iter_nodes(self.node, into_functions=False) if self.semantics.mentions_backward else ():
             if (
                 isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
@@ -218,24 +224,24 @@ class Scope:
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
             for t, i in _targets(target):
                 if i is not None and i < len(value.elements):
-                    self._assign(t, self.sem.infer(value.elements[i].value, self))
+                    self._assign(t, self.semantics.infer(value.elements[i].value, self))
             return
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
             # model, opt = accelerator.prepare(model, opt) / fabric.setup(...)
             if isinstance(value.func, cst.Attribute) and value.func.attr.value in ("prepare", "setup"):
                 for t, i in _targets(target):
                     if i is not None and i < len(value.args):
-                        self._assign(t, self.sem.infer(value.args[i].value, self))
+                        self._assign(t, self.semantics.infer(value.args[i].value, self))
                 return
-        self._assign(target, self.sem.infer(value, self))
+        self._assign(target, self.semantics.infer(value, self))
 
     def _assign(self, target: cst.BaseExpression, kind: Kind) -> None:
         if isinstance(target, cst.Name):
             self._bind(target.value, kind)
 
     def _bind_for(self, stmt: cst.For) -> None:
-        it = self.sem.infer(stmt.iter, self)
-        if it & Kind.DATALOADER or _iterates_loader(stmt.iter, self):
+        iterated = self.semantics.infer(stmt.iter, self)
+        if iterated & Kind.DATALOADER or _iterates_loader(stmt.iter, self):
             for t, _ in _targets(stmt.target):
                 for inner, _ in _targets(t):
                     if isinstance(inner, cst.Name):
@@ -245,25 +251,25 @@ class Scope:
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             kind = Kind.NONE
             if p.annotation is not None:
-                kind = kind_from_annotation(self.sem.imports.qualname(p.annotation.annotation))
+                kind = kind_from_annotation(self.semantics.imports.qualname(p.annotation.annotation))
             if not kind:
                 kind = kind_from_name(p.name.value) & ~(Kind.LOSS | Kind.DEVICE)
             self._bind(p.name.value, kind)
 
-    def _build_class_attributes(self) -> None:
+    def _build_class_attributes(self, cls: cst.ClassDef) -> None:
         """`self.x = ...` in any method binds `self.x` in the class scope."""
-        body = self.node.body.body if isinstance(self.node.body, cst.IndentedBlock) else []
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
         for method in body:
             if not isinstance(method, cst.FunctionDef):
                 continue
-            mscope = self.sem.scope_for(method, self)
+            method_scope = self.semantics.scope_for(method, self)
             for stmt in iter_statements(method.body.body if isinstance(method.body, cst.IndentedBlock) else []):
                 for small in small_statements(stmt):
                     if isinstance(small, (cst.Assign, cst.AnnAssign)):
                         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                         if small.value is None:
                             continue
-                        kind = self.sem.infer(small.value, mscope)
+                        kind = self.semantics.infer(small.value, method_scope)
                         for t in targets:
                             name = dotted(t)
                             if name and name.startswith("self.") and name.count(".") == 1:
@@ -274,7 +280,7 @@ def _iterates_loader(expr: cst.BaseExpression, scope: Scope) -> bool:
     """`enumerate(loader)`, `tqdm(loader)`, `zip(a_loader, b_loader)`."""
     if isinstance(expr, cst.Call) and expr.args:
         inner = expr.args[0].value
-        return bool(scope.sem.infer(inner, scope) & Kind.DATALOADER) or _iterates_loader(inner, scope)
+        return bool(scope.semantics.infer(inner, scope) & Kind.DATALOADER) or _iterates_loader(inner, scope)
     return False
 
 
@@ -286,7 +292,7 @@ class Semantics:
         self.classes = ModuleClasses(module, imports)
         self._scopes: dict[cst.CSTNode, Scope] = {}
 
-    def scope_for(self, node: cst.CSTNode, parent: Scope | None) -> Scope:
+    def scope_for(self, node: ScopeNode, parent: Scope | None) -> Scope:
         scope = self._scopes.get(node)
         if scope is None:
             scope = self._scopes[node] = Scope(node, parent, self)
@@ -338,21 +344,26 @@ class Semantics:
             return self._list_elements(expr.value, scope)
         return Kind.NONE
 
-    def _comprehension_scope(self, comp, scope: Scope) -> Scope:
+    def _comprehension_scope(self, comp: cst.GeneratorExp | cst.ListComp, scope: Scope) -> Scope:
         inner = Scope(comp, scope, self)
-        inner._bindings = {}
-        clause = comp.for_in
+        bindings: dict[str, Kind] = {}
+        inner._bindings = bindings
+        clause: cst.CompFor | None = comp.for_in
         while clause is not None:
             kind = Kind.NONE
-            it = clause.iter
-            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters":
-                if self.infer(it.func.value, scope) & Kind.MODEL:
+            iterated = clause.iter
+            if (
+                isinstance(iterated, cst.Call)
+                and isinstance(iterated.func, cst.Attribute)
+                and iterated.func.attr.value == "parameters"
+            ):
+                if self.infer(iterated.func.value, scope) & Kind.MODEL:
                     kind = Kind.TENSOR
             else:
-                kind = self.element_kind(it, inner)
+                kind = self.element_kind(iterated, inner)
             for t, _ in _targets(clause.target):
                 if isinstance(t, cst.Name):
-                    inner._bindings[t.value] = kind
+                    bindings[t.value] = kind
             clause = clause.inner_for_in
         return inner
 
@@ -380,9 +391,9 @@ class Semantics:
         return _common(kinds)
 
     def _infer_call(self, call: cst.Call, scope: Scope) -> Kind:
-        q = self.imports.qualname(call.func)
-        if q is not None:
-            kind = kind_from_qualname(q)
+        qualname = self.imports.qualname(call.func)
+        if qualname is not None:
+            kind = kind_from_qualname(qualname)
             if kind:
                 return kind
         func = call.func

@@ -12,7 +12,10 @@ import io
 import re
 import tokenize
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from torchlint.findings import Edit
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -20,11 +23,32 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 class SourceError(Exception):
     """The file is not Python source we can read; carries where and why."""
 
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+    def __init__(
+        self,
+        message: str,
+        line: int = 1,
+        column: int = 1,
+        end_line: int = 0,
+        end_column: int = 0,
+        too_deep: bool = False,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
         self.column = column
+        self.end_line = end_line or line
+        self.end_column = end_column or column
+        self.too_deep = too_deep  # nesting libcst must never see (see syntax_error)
+
+    def within(self, lines: list[str]) -> SourceError:
+        """The same error, its range moved into `lines`: never past the last line or a line's end."""
+
+        def clamp(line: int, column: int) -> tuple[int, int]:
+            line = min(max(line, 1), max(len(lines), 1))
+            return line, min(max(column, 1), len(lines[line - 1]) + 1 if lines else 1)
+
+        start, end = clamp(self.line, self.column), clamp(self.end_line, self.end_column)
+        return SourceError(self.message, *start, *max(start, end), too_deep=self.too_deep)
 
 
 @dataclass(frozen=True)
@@ -67,26 +91,33 @@ def decode(data: bytes) -> Source:
     return Source(text, encoding)
 
 
-def nesting_error(text: str) -> SourceError | None:
-    """Why Python's own parser refuses `text` as nested too deeply, or None.
+def syntax_error(text: str) -> SourceError | None:
+    """Why Python's own parser refuses `text`, with its message and range, or None.
 
-    libcst's native parser has no depth limit: a few thousand nested brackets,
-    unary operators or `a.b.b...` links overflow its C stack and kill the whole
+    Its positions are where the error is (`return x +` on line 4 is line 4),
+    while libcst's are where its parser gave up, often lines later; and its
+    messages are short ("'(' was never closed") where libcst lists tokens.
+
+    Nesting CPython refuses for depth is marked `too_deep`: libcst's native
+    parser has no depth limit, so a few thousand nested brackets, unary
+    operators or `a.b.b...` links overflow its C stack and kill the whole
     process (CLI, language server), and its time grows ~cubically long before
-    that. CPython's parser (about 6% of a libcst parse) stops at fixed limits, so
-    text it refuses for depth never reaches libcst. Other syntax errors are left
-    to libcst, which knows newer grammar than the running Python may.
+    that. CPython's parser (about 6% of a libcst parse) stops at fixed limits.
     """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
             ast.parse(text)
     except SyntaxError as exc:
-        if "too many nested" not in str(exc.msg):
-            return None
-        return SourceError(f"{exc.msg} (Python's parser allows 200 levels)", exc.lineno or 1, exc.offset or 1)
+        too_deep = "too many nested" in str(exc.msg)
+        message = f"{exc.msg} (Python's parser allows 200 levels)" if too_deep else f"syntax error: {exc.msg}"
+        end = (exc.end_lineno, exc.end_offset) if exc.end_lineno and (exc.end_offset or 0) > 0 else (0, 0)
+        lines = split_lines(text)
+        if len(lines) > 1 and lines[-1] == "":
+            lines.pop()  # the end of the last line, not the empty line after it
+        return SourceError(message, exc.lineno or 1, exc.offset or 1, *end, too_deep=too_deep).within(lines)
     except (RecursionError, MemoryError):
-        return SourceError("expression nested too deeply: Python's own parser gives up on it")
+        return SourceError("expression nested too deeply: Python's own parser gives up on it", too_deep=True)
     except ValueError:  # e.g. NUL bytes; decode() reports those
         return None
     return None
@@ -104,7 +135,7 @@ def split_lines(text: str) -> list[str]:
     return _NEWLINE.split(text)
 
 
-def apply_edits(text: str, edits) -> str:
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply non-overlapping edits (1-based line/column, end exclusive)."""
     starts = line_offsets(text)
 

@@ -8,7 +8,7 @@ recursion limit.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -70,7 +70,8 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
-_LEAVE = object()
+# On the stack above a node whose children are all visited: a node no tree contains (compared by identity).
+_LEAVE: cst.CSTNode = cst.Pass()
 
 
 def traverse(
@@ -79,7 +80,7 @@ def traverse(
     leave: Callable[[cst.CSTNode], None],
 ) -> None:
     """Pre-order walk calling enter (return False to skip children) and leave."""
-    stack: list = [root]
+    stack: list[cst.CSTNode] = [root]
     while stack:
         node = stack.pop()
         if node is _LEAVE:
@@ -107,12 +108,12 @@ def block_statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
     """Statements of an indented block or of a one-line suite (`if x: a; b`)."""
     if isinstance(block, cst.IndentedBlock):
         return list(block.body)
-    return [cst.SimpleStatementLine(block.body)]
+    return [cst.SimpleStatementLine(cst.ensure_type(block, cst.SimpleStatementSuite).body)]
 
 
 def sub_blocks(stmt: cst.BaseCompoundStatement) -> list[list[cst.BaseStatement]]:
     """The statement lists nested directly in a compound statement."""
-    blocks = []
+    blocks: list[list[cst.BaseStatement]] = []
     if hasattr(stmt, "body") and isinstance(stmt.body, cst.BaseSuite):
         blocks.append(block_statements(stmt.body))
     for handler in getattr(stmt, "handlers", ()):
@@ -130,7 +131,7 @@ def sub_blocks(stmt: cst.BaseCompoundStatement) -> list[list[cst.BaseStatement]]
     return blocks
 
 
-def iter_statements(body, *, into_functions: bool = False) -> Iterator[cst.BaseStatement]:
+def iter_statements(body: Sequence[cst.BaseStatement], *, into_functions: bool = False) -> Iterator[cst.BaseStatement]:
     """Every statement in a block, recursing into compound statements."""
     stack = list(reversed(body))
     while stack:
@@ -143,5 +144,5 @@ def iter_statements(body, *, into_functions: bool = False) -> Iterator[cst.BaseS
                 stack.extend(reversed(block))
 
 
-def small_statements(stmt: cst.BaseStatement):
+def small_statements(stmt: cst.BaseStatement) -> Sequence[cst.BaseSmallStatement]:
     return stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()

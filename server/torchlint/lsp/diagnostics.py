@@ -57,7 +57,10 @@ def lint(
         return out
     from torchlint.engine import lint_text  # imported on first use: the server starts without libcst
 
-    for f in lint_text(snap.path, snap.text, list(setup.rules), parser=parser).findings:
+    findings = lint_text(snap.path, snap.text, list(setup.rules), parser=parser).findings
+    if snap.program is not None:  # notebook cells Python cannot parse were left out of the program
+        findings = [*snap.program.syntax_errors(snap.path), *findings]
+    for f in findings:
         placed = to_diagnostic(snap, f, setup.severity)
         if placed is not None:
             out[placed[0]].append(placed[1])

@@ -66,7 +66,7 @@ async def _run(python: str, path: str, progress: WorkDone, limits: list[str]) ->
     err = stderr.decode("utf-8", "replace")
     if "No module named" in err and "torchlint.probe" in err:
         raise JsonRpcInvalidParams("probe not available: this torchlint has no `torchlint probe`")
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in (0, 1, 3):  # 3: the script crashed, and the report says where
         lines = [ln for ln in err.splitlines() if ln.startswith("torchlint probe: error")] or err.splitlines()[-5:]
         raise JsonRpcInvalidParams(f"probe failed (exit {proc.returncode}): {' '.join(lines)[-2000:]}")
     return stdout.decode("utf-8", "replace")

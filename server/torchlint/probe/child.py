@@ -23,26 +23,27 @@ def _write(path: str, result: dict) -> None:
     os.replace(tmp, path)
 
 
-def _user_frame(tb, script: str):
-    """The deepest traceback entry in the script itself (else in any user file)."""
-    from torchlint.probe.sites import Attributor
+def _crash(probe, exc: BaseException) -> dict:
+    """The exception at the innermost user frame, recorded as a `crash` observation too."""
+    from torchlint.probe.crashes import shows
+    from torchlint.probe.sites import Site
 
-    attributor = Attributor()
-    best = None
-    for frame, line in traceback.walk_tb(tb):
-        name = frame.f_code.co_filename
-        if os.path.realpath(name) == script:
-            best = (script, line)
-        elif best is None or best[0] != script:
-            if attributor.is_user(name):
-                best = (os.path.realpath(name), line)
-    return best
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    frames = probe.state.attributor.frames(exc.__traceback__)
+    if frames:
+        facts = {"type": type(exc).__name__, "message": message}
+        kind = shows(str(exc))
+        if kind:
+            facts["shows"] = kind
+        probe.obs.add("crash", Site(*frames[0], None, tuple(frames[1:])), f"{type(exc).__name__}: {message}", facts)
+    where = frames[0] if frames else (None, None)
+    return {"type": type(exc).__name__, "message": message, "path": where[0], "line": where[1]}
 
 
 def main(argv: list[str]) -> int:
     request = json.loads(argv[0])
     script = request["script"]
-    out_path = request["result"]
+    out_path = request["result"] + (f".{os.environ.get('RANK', 0)}" if request.get("per_rank") else "")
     started = time.monotonic()
     result = {
         "steps": 0,
@@ -51,6 +52,7 @@ def main(argv: list[str]) -> int:
         "simulated_cuda": False,
         "exception": None,
         "observations": [],
+        "devices_used": [],
         "executed_lines": [],
         "error": None,
     }
@@ -72,7 +74,9 @@ def main(argv: list[str]) -> int:
     with open(script, "rb") as fh:
         source = fh.read()
     code = compile(source, script, "exec")
-    probe = Probe(script, request["max_steps"], request["simulate"])
+    probe = Probe(
+        script, request["max_steps"], request["simulate"], request["gpu"], int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+    )
     result["simulated_cuda"] = probe.simulate
     pid = os.getpid()
 
@@ -115,13 +119,7 @@ def main(argv: list[str]) -> int:
         stopped_by = "end"
     except BaseException as exc:  # the user's error: report it at the user's line
         stopped_by = "exception"
-        where = _user_frame(exc.__traceback__, script)
-        result["exception"] = {
-            "type": type(exc).__name__,
-            "message": str(exc).splitlines()[0] if str(exc) else "",
-            "path": where[0] if where else None,
-            "line": where[1] if where else None,
-        }
+        result["exception"] = _crash(probe, exc)
         traceback.print_exception(exc, file=sys.stderr)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -1,4 +1,4 @@
-"""`torchlint probe SCRIPT.py [options] [-- script args...]`: run a script under the probe."""
+"""`torchlint probe [options] SCRIPT.py [options] [--] [script args...]`: run a script under the probe."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import os
 import sys
 
 from torchlint.probe import launch, merge, render
+from torchlint.probe.simulated_gpus import DEFAULT_GPU, GPUS
 
-EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR, EXIT_CRASHED = 0, 1, 2, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,7 +19,13 @@ def build_parser() -> argparse.ArgumentParser:
         "This executes the script: run it only on code you trust.",
     )
     p.add_argument("script", help="the Python script to run")
-    p.add_argument("script_args", nargs="*", metavar="ARG", help="arguments for the script (after --)")
+    p.add_argument(
+        "script_args",
+        nargs="*",
+        metavar="ARG",
+        help="arguments for the script: everything after `--`, or after the script from the first "
+        "argument that is not a probe option (like `python SCRIPT args`)",
+    )
     p.add_argument("--max-steps", type=_positive(int), default=20, help="stop after N optimizer steps (default 20)")
     p.add_argument(
         "--max-seconds",
@@ -38,6 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="pretend one CUDA device exists (default: only when none is available)",
     )
+    p.add_argument(
+        "--simulated-gpu",
+        choices=sorted(GPUS),
+        default=DEFAULT_GPU,
+        help="the GPU that simulated CUDA reports: name, memory, capability (default h100, 80 GB)",
+    )
+    p.add_argument(
+        "--nproc-per-node",
+        type=_positive(int),
+        default=1,
+        metavar="N",
+        help="run N ranks under PyTorch's launcher (torch.distributed.run; gloo, simulated CUDA per rank) "
+        "and merge them into one report",
+    )
     p.add_argument("--python", default=sys.executable, help="interpreter to run the script with (needs torch)")
     p.add_argument("--output-format", choices=["text", "json"], default="text")
     return p
@@ -56,8 +77,43 @@ def _positive(kind):
     return parse
 
 
+def split_command_line(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], list[str]]:
+    """(probe options and the script, the script's arguments).
+
+    Probe options may come before and after the script; the script's own arguments start
+    at `--` or at the first argument after the script that is not a probe option.
+    """
+    takes_value = {option: action.nargs != 0 for action in parser._actions for option in action.option_strings}
+    ours: list[str] = []
+    script_seen = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return ours, argv[i + 1 :]
+        name = arg.split("=", 1)[0]
+        if name in takes_value:
+            value = takes_value[name] and "=" not in arg and i + 1 < len(argv)
+            ours += argv[i : i + 1 + value]
+            i += 1 + value
+        elif script_seen or (arg.startswith("-") and arg != "-"):
+            if not script_seen:  # an unknown option before the script: let argparse say so
+                ours.append(arg)
+                i += 1
+                continue
+            return ours, argv[i:]
+        else:
+            ours.append(arg)
+            script_seen = True
+            i += 1
+    return ours, []
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    ours, script_args = split_command_line(parser, sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(ours)
+    args.script_args = script_args
     script = os.path.realpath(args.script)
     if not os.path.isfile(script):
         print(f"torchlint probe: error: {args.script}: no such file", file=sys.stderr)
@@ -71,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         python=args.python,
         kill_after=args.kill_after,
         cwd=os.getcwd(),
+        gpu=args.simulated_gpu,
+        nproc_per_node=args.nproc_per_node,
     )
     # In JSON mode stdout carries only the report; the script's output goes to stderr.
     try:
@@ -102,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     report = build_report(script, result)
     sys.stdout.write(render.to_json(report) if args.output_format == "json" else render.to_text(report))
+    if report["exception"] is not None:
+        return EXIT_CRASHED
     return EXIT_OBSERVED if report["observations"] else EXIT_CLEAN
 
 
@@ -118,9 +178,12 @@ def build_report(script: str, result: dict) -> dict:
     return {
         "script": script,
         "steps": result["steps"],
+        "step_kind": result.get("step_kind", "optimizer"),
         "seconds": result["seconds"],
         "stopped_by": result["stopped_by"],
         "simulated_cuda": result["simulated_cuda"],
+        "devices_used": result.get("devices_used", []),
+        **({"ranks": result["ranks"]} if "ranks" in result else {}),
         "exception": result["exception"],
         "observations": result["observations"],
         "findings": merge.merge(

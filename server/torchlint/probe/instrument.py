@@ -8,15 +8,19 @@ import warnings
 import torch
 
 from torchlint.probe.coverage import LineCoverage
-from torchlint.probe.devices import parse_device, patch_cuda_runtime
+from torchlint.probe.device_tags import parse_device
+from torchlint.probe.distributed_checks import DistributedChecks
 from torchlint.probe.modes import DispatchMode, FunctionMode, State
 from torchlint.probe.observations import Observations
+from torchlint.probe.simulated_cuda import DEFAULT_GPU, SimulatedCuda
 from torchlint.probe.sites import Attributor
 from torchlint.probe.training import TrainingChecks
 
 
 class Probe:
-    def __init__(self, script: str, max_steps: int | None, simulate: bool | None):
+    def __init__(
+        self, script: str, max_steps: int | None, simulate: bool | None, gpu: str = DEFAULT_GPU, device_count: int = 1
+    ):
         real_cuda = torch.cuda.is_available()
         self.simulate = (not real_cuda) if simulate is None else bool(simulate)
         self.script = script
@@ -24,15 +28,19 @@ class Probe:
         self.state = State(self.obs, Attributor(), self.simulate, track_devices=real_cuda)
         self.training = TrainingChecks(self.state, script, max_steps)
         self.coverage = LineCoverage(script)
+        self.distributed = DistributedChecks(self.state)
         self.on_checkpoint = None
+        self.cuda = SimulatedCuda(self.state.tags, gpu, device_count)
         self._undo: list = []
 
     def install(self, code) -> None:
         if self.simulate:
-            self._undo += patch_cuda_runtime()
+            self._undo += self.cuda.install()
             self._patch_load()
         elif torch.cuda.is_available():
             self._sync_debug()
+        self.distributed.install()
+        self.training.on_move = self.distributed.moved
         self.training.install()
         self.training.on_step = self._on_step
         self.coverage.start(code)
@@ -40,6 +48,7 @@ class Probe:
     def uninstall(self) -> None:
         self.coverage.stop()
         self.training.uninstall()
+        self.distributed.uninstall()
         for undo in reversed(self._undo):
             undo()
 
@@ -108,7 +117,9 @@ class Probe:
         items = [o for o in self.obs.items() if o.kind != "host-sync" or _every_step(o.steps)]
         return {
             "steps": self.training.steps,
+            "step_kind": "backward" if self.training.steps and not self.training.optimizer_made else "optimizer",
             "observations": [o.to_json() for o in items],
+            "devices_used": sorted(self.state.tags.devices | self.state.devices_used),
             "executed_lines": sorted(self.coverage.lines),
         }
 

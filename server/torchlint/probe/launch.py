@@ -17,6 +17,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from torchlint.probe import ranks
+from torchlint.probe.simulated_gpus import DEFAULT_GPU
+
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "
@@ -35,6 +38,8 @@ class Request:
     python: str = sys.executable
     kill_after: float = 30.0
     cwd: str | None = None
+    gpu: str = DEFAULT_GPU  # the GPU simulated CUDA pretends to be
+    nproc_per_node: int = 1  # above 1: the script runs under torch.distributed.run, one child per rank
 
 
 @dataclass
@@ -119,11 +124,26 @@ def run(request: Request, stdout=None) -> Outcome:
                 "max_steps": request.max_steps,
                 "max_seconds": request.max_seconds,
                 "simulate": request.simulate,
+                "gpu": request.gpu,
+                "per_rank": request.nproc_per_node > 1,
                 "result": result_path,
             }
         )
+        command = [request.python, "-c", _BOOT]
+        if request.nproc_per_node > 1:  # PyTorch's own launcher runs a file: the boot code becomes one
+            boot = os.path.join(tmp, "torchlint_probe_boot.py")
+            with open(boot, "w", encoding="utf-8") as fh:
+                fh.write(_BOOT.replace("; ", "\n"))
+            command = [
+                request.python,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                f"--nproc-per-node={request.nproc_per_node}",
+                boot,
+            ]
         proc = subprocess.Popen(
-            [request.python, "-c", _BOOT, _PACKAGE_PARENT, payload],
+            [*command, _PACKAGE_PARENT, payload],
             cwd=request.cwd,
             stdin=subprocess.DEVNULL,
             stdout=stdout,
@@ -138,10 +158,16 @@ def run(request: Request, stdout=None) -> Outcome:
             killed = True
         finally:
             kill_tree(proc, reaper)
-        result = None
-        try:
-            with open(result_path, encoding="utf-8") as fh:
-                result = json.load(fh)
-        except (OSError, ValueError):
-            result = None
-        return Outcome(result, proc.returncode, killed)
+        if request.nproc_per_node == 1:
+            return Outcome(_read(result_path), proc.returncode, killed)
+        found = {rank: _read(f"{result_path}.{rank}") for rank in range(request.nproc_per_node)}
+        per_rank = {rank: result for rank, result in found.items() if result is not None}
+        return Outcome(ranks.merge(per_rank) if per_rank else None, proc.returncode, killed)
+
+
+def _read(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None

@@ -1,8 +1,10 @@
 """Map runtime observations onto the static findings of the same file.
 
 A finding is `confirmed` when an observation of a kind that can show its problem
-happened on one of its lines (the observation's own line or a related site in its
-facts), `not-observed` when its lines ran but the problem did not show, and
+happened on one of its lines: the observation's own line, any user frame of its call
+stack (a mismatch inside a custom module's `forward` confirms TL301 at `model(x)`), or
+a related site in its facts. A `crash` counts as the kind its error shows (facts
+`shows`: a device-mismatch error confirms what a device mismatch would). `not-observed` when its lines ran but the problem did not show, and
 `not-reached` when none of its lines ran. Only findings of rules that the probe can
 observe are returned; the table below is the one place that says which.
 """
@@ -24,16 +26,26 @@ KIND_CODES: dict[str, tuple[str, ...]] = {
     "eval-mode-in-training": ("TL111",),
     "graph-retained": ("TL105",),
     "param-never-updated": ("TL202",),
+    "crash": (),  # through facts["shows"]
+    "ddp-before-device-move": ("TL401",),
+    "process-group-missing": ("TL402",),
+    "sampler-epoch-not-set": ("TL403",),
 }
 OBSERVABLE = frozenset(code for codes in KIND_CODES.values() for code in codes)
 
 
 def _lines(obs: dict, path: str) -> set[int]:
     lines = {obs["line"]} if _same(obs["path"], path) else set()
-    for site in obs.get("facts", {}).get("sites", ()):
-        if _same(site.get("path", ""), path):
+    for site in [*obs.get("stack", ()), *obs.get("facts", {}).get("sites", ())]:
+        if _same(site.get("path") or "", path):
             lines.add(site["line"])
     return lines
+
+
+def _codes(obs: dict) -> tuple[str, ...]:
+    if obs["kind"] == "crash":
+        return KIND_CODES.get(obs.get("facts", {}).get("shows") or "", ())
+    return KIND_CODES.get(obs["kind"], ())
 
 
 def _same(a: str, b: str) -> bool:
@@ -44,7 +56,7 @@ def merge(path: str, findings: list, observations: list[dict], executed: set[int
     """Each observable static finding of `path` as Finding.to_json() plus `status`."""
     by_code: dict[str, set[int]] = {}
     for obs in observations:
-        for code in KIND_CODES.get(obs["kind"], ()):
+        for code in _codes(obs):
             if code in known:
                 by_code.setdefault(code, set()).update(_lines(obs, path))
     merged = []

@@ -13,7 +13,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchlint.probe.devices import DeviceTags, Origins, parse_device
+from torchlint.probe.device_tags import DeviceTags, Origins, parse_device
 from torchlint.probe.observations import Observations
 from torchlint.probe.sites import Attributor
 
@@ -54,6 +54,8 @@ _SYNCS = {
     "unique_consecutive": "`unique_consecutive` (data-dependent shape)",
     "equal": "`torch.equal`",
 }
+# torch's own machinery that must sync by design (GradScaler checks for infs once per step).
+_OWN_SYNCS = ("torch.amp.", "torch.cuda.amp.")
 # Copies smaller than this cost less than the call itself: not worth a word.
 IMPLICIT_COPY_MIN_BYTES = 64 * 1024
 _MOVES = {"to", "cuda", "cpu"}
@@ -74,6 +76,28 @@ _FACTORIES = {
     "eye",
     "as_tensor",
     "from_numpy",
+}
+# Arithmetic on a fresh factory result (`torch.randn(n, d) * 0.01`) makes a new storage that
+# still comes from the factory's line: it inherits that origin.
+_ARITHMETIC = {
+    "__mul__",
+    "__rmul__",
+    "mul",
+    "__add__",
+    "__radd__",
+    "add",
+    "__sub__",
+    "__rsub__",
+    "sub",
+    "__truediv__",
+    "div",
+    "__neg__",
+    "neg",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "requires_grad_",
 }
 _BACKWARD = {"backward", "grad"}
 
@@ -98,6 +122,7 @@ class State:
         self.busy = 0
         self.current = None  # name of the torch function being run, for the dispatch mode
         self.current_args = ()
+        self.devices_used: set[str] = set()  # on a real GPU: every device a tensor was moved to
         self.in_step = False  # inside optimizer.step(): grads meet params, mismatches there are echoes
         self.on_grad_output = None  # set by the training checks: (tensor) -> None
 
@@ -208,6 +233,8 @@ class FunctionMode(TorchFunctionMode):
                 s.tags.set(t, target)
         if origin is not None:
             s.origins.record(out, origin)
+        elif name in _ARITHMETIC and s.track_devices and args:
+            s.origins.inherit(out, args[0])
         if s.simulate and name in ("from_numpy", "as_tensor", "frombuffer", "asarray") and isinstance(out, Tensor):
             s.tags.set(out, _real(out))
         if s.on_grad_output is not None and isinstance(out, Tensor) and out.grad_fn is not None:
@@ -222,6 +249,8 @@ class FunctionMode(TorchFunctionMode):
         if target == "cpu" and src.startswith("cuda") and not s.attributor.caller_is_library():
             self._record_sync(name, t)
         if not s.simulate:
+            if target:
+                s.devices_used.add(target)
             return func(*args, **kwargs)
         library_to_real = target == "cpu" and s.attributor.caller_is_library()
         if target is None or target == src or library_to_real:
@@ -257,10 +286,13 @@ class FunctionMode(TorchFunctionMode):
     def _record_sync(self, name, t, label=None):
         label = label or ("`.cpu()`" if name == "cpu" else "`.to('cpu')`")
         s = self.s
+        site = s.attributor.site(via=True, callers=True)
+        if site is not None and site.via and site.via.startswith(_OWN_SYNCS):
+            return
         dev = s.device(t)
         s.obs.add(
             "host-sync",
-            s.attributor.site(via=True),
+            site,
             f"{label} on a {dev} tensor makes the CPU wait for the GPU",
             {"op": name, "devices": [dev], "shapes": [list(t.shape)]},
             key=name,
@@ -272,7 +304,7 @@ class FunctionMode(TorchFunctionMode):
         size = list(args[1:]) if len(args) > 1 else []
         s.obs.add(
             "non-contiguous-view",
-            s.attributor.site(),
+            s.attributor.site(callers=True),
             f"`.view` on a non-contiguous tensor of shape {tuple(t.shape)} (strides {tuple(t.stride())}) raised: "
             "use `.reshape(...)` or `.contiguous().view(...)`",
             {
@@ -357,7 +389,7 @@ class DispatchMode(TorchDispatchMode):
         fn = s.current or op
         s.obs.add(
             "device-mismatch",
-            s.attributor.site(),
+            s.attributor.site(callers=True),
             f"`{fn}` mixes devices: {'; '.join(parts)}",
             {
                 "op": op,
@@ -407,7 +439,7 @@ class DispatchMode(TorchDispatchMode):
             return
         s.obs.add(
             "implicit-copy",
-            s.attributor.site(),
+            s.attributor.site(callers=True),
             f"`{s.current}` copied a non-contiguous tensor of shape {tuple(t.shape)} "
             f"(strides {tuple(t.stride())}): {nbytes} bytes per call",
             {"op": s.current, "shapes": [list(t.shape)], "strides": [list(t.stride())], "bytes": nbytes},
@@ -430,7 +462,7 @@ class DispatchMode(TorchDispatchMode):
             s = self.s
             s.obs.add(
                 "memory-format-mismatch",
-                s.attributor.site(),
+                s.attributor.site(callers=True),
                 f"convolution input is {lx} but its weight is {lw}: PyTorch converts one of them on every call",
                 {
                     "op": "convolution",

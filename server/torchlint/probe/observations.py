@@ -18,6 +18,10 @@ KINDS = (
     "eval-mode-in-training",
     "graph-retained",
     "param-never-updated",
+    "crash",
+    "ddp-before-device-move",
+    "process-group-missing",
+    "sampler-epoch-not-set",
 )
 
 
@@ -30,6 +34,7 @@ class Observation:
     first_step: int
     facts: dict
     steps: set = field(default_factory=set)
+    stack: list = field(default_factory=list)  # the user's call chain, innermost first (Site.stack)
 
     def to_json(self) -> dict:
         return {
@@ -40,6 +45,7 @@ class Observation:
             "count": len(self.steps),
             "first_step": self.first_step,
             "facts": self.facts,
+            "stack": self.stack,
         }
 
 
@@ -63,14 +69,14 @@ class Observations:
         if obs is None:
             if site.via and "via" not in facts:
                 facts = {**facts, "via": site.via}
-            obs = self._items[k] = Observation(kind, site.path, site.line, message, step, facts)
+            obs = self._items[k] = Observation(kind, site.path, site.line, message, step, facts, stack=site.stack())
         obs.steps.add(step)
         return obs
 
     def replace(self, kind: str, site: Site, key: object, message: str, facts: dict, steps: set, first: int) -> None:
         """Set an observation computed as a whole (end-of-run summaries)."""
         self.summaries[(kind, site.path, site.line, key)] = Observation(
-            kind, site.path, site.line, message, first, facts, set(steps)
+            kind, site.path, site.line, message, first, facts, set(steps), site.stack()
         )
 
     def items(self) -> list[Observation]:

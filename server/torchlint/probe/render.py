@@ -26,14 +26,19 @@ def to_text(report: dict) -> str:
         "max-seconds": "--max-seconds reached",
         "exception": "the script raised",
     }[report["stopped_by"]]
-    out.append(f"probe: {report['steps']} optimizer steps in {report['seconds']:.1f}s{sim}; {stop}")
+    counted = "optimizer steps" if report.get("step_kind", "optimizer") == "optimizer" else "steps (backward calls)"
+    out.append(f"probe: {report['steps']} {counted} in {report['seconds']:.1f}s{sim}; {stop}")
     exc = report["exception"]
-    if exc:
+    if exc and not any(o["kind"] == "crash" for o in report["observations"]):  # else the crash says it
         out.append(f"{_where(exc['path'], exc['line'])}: {exc['type']}: {exc['message']}")
     for o in report["observations"]:
         steps = f"{o['count']} step{'s' if o['count'] != 1 else ''} from step {o['first_step']}"
-        via = f" [via {o['facts']['via']}]" if o["facts"].get("via") else ""
-        out.append(f"{_where(o['path'], o['line'])}: {o['kind']}: {o['message']} ({steps}){via}")
+        library = f" [via {o['facts']['via']}]" if o["facts"].get("via") else ""
+        callers = ", ".join(_where(frame["path"], frame["line"]) for frame in o.get("stack", [])[1:])
+        called = f" via {callers}" if callers else ""
+        out.append(f"{_where(o['path'], o['line'])}: {o['kind']}: {o['message']} ({steps}){called}{library}")
+    if report["simulated_cuda"] and not any(d.startswith("cuda") for d in report.get("devices_used", [])):
+        out.append("warning: the script never put a tensor on the simulated CUDA device: device checks did not apply")
     if not report["observations"]:
         out.append("no runtime problems observed")
     if report["findings"]:

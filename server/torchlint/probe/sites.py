@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
 # Frames of the mode machinery itself: never a useful "via".
@@ -33,9 +33,16 @@ class Site:
     path: str
     line: int
     via: str | None = None  # the library function that did it, when not the user
+    # The user frames that called this line, innermost first (a custom module's `forward` line is
+    # reached from the training loop's `model(x)`): a static finding on any of them is the same problem.
+    callers: tuple[tuple[str, int], ...] = field(default=(), compare=False)
 
     def key(self) -> tuple[str, int]:
         return (self.path, self.line)
+
+    def stack(self) -> list[dict]:
+        """The user's call chain as JSON, innermost first, this line included."""
+        return [{"path": self.path, "line": self.line}, *({"path": p, "line": n} for p, n in self.callers)]
 
 
 class Attributor:
@@ -61,20 +68,40 @@ class Attributor:
     def real(self, filename: str) -> str:
         return self._real.get(filename) or os.path.realpath(filename)
 
-    def site(self, via: bool = False) -> Site | None:
-        """The user's line for the current event, and with `via` the library function in between."""
+    def site(self, via: bool = False, callers: bool = False) -> Site | None:
+        """The user's line for the current event; with `via` the library function in between, with
+        `callers` the user frames further out (costs a walk to the bottom of the stack: observations only)."""
         frame = sys._getframe(1)
         want, via = via, None
         while frame is not None:
             code = frame.f_code
             name = code.co_filename
             if self.is_user(name):
-                return Site(self.real(name), frame.f_lineno, via)
+                return Site(self.real(name), frame.f_lineno, via, self._callers(frame.f_back) if callers else ())
             if via is None and want and not name.startswith(_PROBE_DIR) and not name.endswith(_PLUMBING):
                 module = frame.f_globals.get("__name__", "?")
                 via = f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
             frame = frame.f_back
         return None
+
+    def _callers(self, frame) -> tuple[tuple[str, int], ...]:
+        found = []
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if self.is_user(name):
+                found.append((self.real(name), frame.f_lineno))
+            frame = frame.f_back
+        return tuple(found)
+
+    def frames(self, tb) -> list[tuple[str, int]]:
+        """The user frames of a traceback, innermost first."""
+        import traceback
+
+        return [
+            (self.real(f.f_code.co_filename), n)
+            for f, n in reversed(list(traceback.walk_tb(tb)))
+            if self.is_user(f.f_code.co_filename)
+        ]
 
     def caller_is_library(self) -> bool:
         """Whether the nearest frame that is neither probe code nor mode plumbing is library code."""

@@ -33,10 +33,11 @@ class Stop(BaseException):
 class _Param:
     """What happened to one parameter's gradient since its optimizer's last step."""
 
-    __slots__ = ("stepped", "seen", "fresh", "cleared", "got_grad")
+    __slots__ = ("stepped", "stepped_with_grad", "seen", "fresh", "cleared", "got_grad")
 
     def __init__(self):
         self.stepped = False  # its optimizer has stepped at least once since we watch it
+        self.stepped_with_grad = False  # it had a gradient at that step: one that could be carried over
         self.seen = None  # (id, _version) of .grad when last looked at; a change means it was cleared
         self.fresh = False  # a gradient arrived since the last step
         self.cleared = False  # .grad was set to None, replaced or modified in place since the last step
@@ -72,6 +73,8 @@ class TrainingChecks:
         self.eval_sites: dict[int, Site] = {}  # id(module) -> where it was put in eval mode
         self.eval_roots: dict[int, tuple] = {}  # modules called in eval mode since the last step
         self.zero_grad_site: Site | None = None
+        self.on_move = None  # (module, site) -> None: the DDP checks want to know
+        self.optimizer_made = False  # else each backward() counts as a step
         self.split_checked: dict[int, int] = {}
         self.graph_live: dict[int, tuple] = {}  # id(tensor) -> (weakref, Site, step)
         self.graph_sizes: dict[tuple, list] = {}  # site key -> [(step, max graph size)]
@@ -96,6 +99,9 @@ class TrainingChecks:
         self._wrap(nn.Module, "train", self._on_train)
         self._wrap(nn.Module, "zero_grad", self._on_zero_grad)
         self._wrap(torch.optim.Optimizer, "zero_grad", self._on_zero_grad)
+        self._wrap(torch.optim.Optimizer, "__init__", self._on_optimizer_made)
+        for name in ("backward", "grad"):
+            self._after(torch.autograd, name, self._after_backward)
 
     def uninstall(self) -> None:
         for h in self.handles:
@@ -125,9 +131,22 @@ class TrainingChecks:
         setattr(owner, name, wrapper)
         self.undo.append(lambda: setattr(owner, name, original))
 
-    def _site(self) -> Site | None:
-        site = self.s.attributor.site()
-        return Site(site.path, site.line) if site is not None else None
+    def _after(self, owner, name, after) -> None:
+        """Call `after()` when `owner.name` returns (Tensor.backward goes through torch.autograd.backward)."""
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            out = original(*args, **kwargs)
+            after()
+            return out
+
+        wrapper.__wrapped__ = original
+        setattr(owner, name, wrapper)
+        self.undo.append(lambda: setattr(owner, name, original))
+
+    def _site(self, callers: bool = False) -> Site | None:
+        site = self.s.attributor.site(callers=callers)
+        return Site(site.path, site.line, None, site.callers) if site is not None else None
 
     # -- construction-time records --------------------------------------------------------------
     def _param_made(self, module, name, param):
@@ -145,20 +164,36 @@ class TrainingChecks:
 
     def _on_move(self, module, *args, **kwargs):
         site = self._site()
+        if self.on_move is not None:
+            self.on_move(getattr(module, "module", module), site)
         if site is not None:
             for m in module.modules():
                 self.move_sites[id(m)] = site
 
     def _on_train(self, module, mode=True):
-        site = self._site()
+        site = self._site(callers=True)
         for m in module.modules():
             if not mode and site is not None:
                 self.eval_sites[id(m)] = site
             elif mode:
                 self.eval_sites.pop(id(m), None)
 
+    def _on_optimizer_made(self, optimizer, *args, **kwargs):
+        self.optimizer_made = True
+
+    def _after_backward(self):
+        """Without an optimizer (manual SGD: `p.data.add_(-lr, p.grad)`) each backward() is a step."""
+        if self.optimizer_made or self.s.busy:
+            return
+        self.s.busy += 1
+        try:
+            self._end_step()
+        finally:
+            self.s.busy -= 1
+        self._stop_at_limit()
+
     def _on_zero_grad(self, owner, *args, **kwargs):
-        self.zero_grad_site = self._site()
+        self.zero_grad_site = self._site(callers=True)
 
     # -- module calls ---------------------------------------------------------------------------
     def _forward_pre(self, module, args):
@@ -170,7 +205,7 @@ class TrainingChecks:
         try:
             if self.depth == 1:
                 if not module.training:
-                    self.eval_roots[id(module)] = (weakref.ref(module), self._site())
+                    self.eval_roots[id(module)] = (weakref.ref(module), self._site(callers=True))
                 if s.track_devices and self.split_checked.get(id(module)) != self.steps:
                     self.split_checked[id(module)] = self.steps
                     self._device_split(module)
@@ -203,7 +238,7 @@ class TrainingChecks:
         what = "input" if len(inputs) == 1 else ", ".join(f"input {i}" for i, _a in bad)
         self.s.obs.add(
             "device-mismatch",
-            self._site(),
+            self._site(callers=True),
             f"{what} on {dev(bad[0][1])}, {names} on {wdev} (`{type(module).__name__}`)",
             {
                 "op": f"{type(module).__name__}.forward",
@@ -247,7 +282,7 @@ class TrainingChecks:
         shown = ", ".join(f"{n} ({w}, {d})" for n, w, d, _s, _m in odd[:4]) + (" ..." if len(odd) > 4 else "")
         self.s.obs.add(
             "module-device-split",
-            self._site(),
+            self._site(callers=True),
             f"`{type(root).__name__}`: {len(odd)} of {len(entries)} tensors are not on {majority}: {shown}",
             {
                 "module": type(root).__name__,
@@ -315,7 +350,7 @@ class TrainingChecks:
         s.busy += 1
         try:
             rec = self._watch(opt)
-            rec["sites"][rec["steps"] + 1] = self._site()
+            rec["sites"][rec["steps"] + 1] = self._site(callers=True)
             params = [p for p in self._opt_params(opt) if id(p) in self.params]
             step = rec["steps"] + 1
             for p in params:
@@ -325,7 +360,7 @@ class TrainingChecks:
                     st.look_before_step(p.grad)
                 elif st.seen is not None:
                     st.cleared, st.seen = True, None
-                if st.stepped and st.fresh and not st.cleared:
+                if st.stepped_with_grad and st.fresh and not st.cleared:
                     rec["accumulated"].setdefault(step, set()).add(id(p))
             fresh = [
                 p
@@ -354,14 +389,21 @@ class TrainingChecks:
                 if st is not None:
                     st.seen = (id(p.grad), p.grad._version) if p.grad is not None else None
                     st.stepped, st.fresh, st.cleared = True, False, False
+                    st.stepped_with_grad = p.grad is not None
             self.eval_roots.clear()
-            self.steps += 1
-            s.obs.step = self.steps + 1
-            self._measure_graphs()
-            if self.on_step is not None:
-                self.on_step()
+            self._end_step()
         finally:
             s.busy -= 1
+        self._stop_at_limit()
+
+    def _end_step(self) -> None:
+        self.steps += 1
+        self.s.obs.step = self.steps + 1
+        self._measure_graphs()
+        if self.on_step is not None:
+            self.on_step()
+
+    def _stop_at_limit(self) -> None:
         if self.max_steps is not None and self.steps >= self.max_steps:
             raise Stop("max-steps")
 

@@ -5,45 +5,46 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 from collections import Counter
+from pathlib import Path
+from urllib.parse import quote
 
 from torchlint import __version__
 from torchlint.docs import rule_markdown
-from torchlint.engine.source import split_lines
 from torchlint.findings import Finding, Severity
 from torchlint.registry import rules
+from torchlint.reporters.locations import Location, Locator, message
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def _repo_root() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=5)
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return os.getcwd()
-
-
-def _uri(path: str, root: str) -> str:
-    rel = os.path.relpath(os.path.abspath(path), root)
-    if rel.startswith(".."):
-        rel = os.path.abspath(path)
-    return rel.replace(os.sep, "/")
-
-
-def _line_text(path: str, line: int, cache: dict) -> str:
-    if path not in cache:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                cache[path] = split_lines(fh.read())
-        except OSError:
-            cache[path] = []
-    lines = cache[path]
-    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+def _result(f: Finding, at: Location, rel: str | None, rule_index: int, seen: Counter) -> dict:
+    if rel is None:  # outside the repository: an absolute URI, no base
+        artifact = {"uri": Path(os.path.abspath(at.file)).as_uri()}
+    else:
+        artifact = {"uri": quote(rel), "uriBaseId": "%SRCROOT%"}
+    physical: dict = {"artifactLocation": artifact}
+    if at.region is not None:
+        line, column, end_line, end_column = at.region
+        physical["region"] = {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
+    # Stable across commits: no line number (or cell number) in it, only what the line says and which
+    # occurrence of the same rule on the same text in the file it is.
+    base = f"{f.code}:{rel or at.file}:{' '.join(at.text.split())}"
+    seen[base] += 1
+    result = {
+        "ruleId": f.code,
+        "ruleIndex": rule_index,
+        "level": _LEVEL[f.severity],
+        "message": {"text": message(f, at)},
+        "locations": [{"physicalLocation": physical}],
+        "partialFingerprints": {
+            "primaryLocationLineHash": hashlib.sha256(f"{base}:{seen[base]}".encode()).hexdigest()[:32]
+        },
+    }
+    if at.cell is not None:
+        result["properties"] = {"cell": at.cell, "cellLine": f.line, "cellColumn": f.column}
+    return result
 
 
 def render(findings: list[Finding], **_) -> str:
@@ -81,38 +82,12 @@ def render(findings: list[Finding], **_) -> str:
                 "properties": {"tags": ["pytorch", "correctness"]},
             }
         )
-    root = _repo_root()
-    cache: dict = {}
+    locator = Locator()
     seen: Counter = Counter()
     results = []
     for f in findings:
-        uri = _uri(f.path, root)
-        text = _line_text(f.path, f.line, cache)
-        base = f"{f.code}:{uri}:{text}"
-        seen[base] += 1
-        fingerprint = hashlib.sha256(f"{base}:{seen[base]}".encode()).hexdigest()[:32]
-        results.append(
-            {
-                "ruleId": f.code,
-                "ruleIndex": index[f.code],
-                "level": _LEVEL[f.severity],
-                "message": {"text": f.message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
-                            "region": {
-                                "startLine": f.line,
-                                "startColumn": f.column,
-                                "endLine": f.end_line,
-                                "endColumn": max(f.end_column, f.column),
-                            },
-                        }
-                    }
-                ],
-                "partialFingerprints": {"primaryLocationLineHash": fingerprint},
-            }
-        )
+        at = locator.locate(f)
+        results.append(_result(f, at, locator.relative(at.file), index[f.code], seen))
     doc = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -127,7 +102,8 @@ def render(findings: list[Finding], **_) -> str:
                         "rules": descriptors,
                     }
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.replace(os.sep, "/").rstrip("/") + "/"}},
+                "columnKind": "unicodeCodePoints",
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(locator.root).as_uri().rstrip("/") + "/"}},
                 "results": results,
             }
         ],

@@ -2,14 +2,7 @@
 import * as assert from 'node:assert';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ServerController } from '../../../src/server';
-import { diagnosticsWith, EXTENSION_ID, waitFor, workspaceUri } from './helpers';
-
-async function controller(): Promise<ServerController> {
-  const ext = vscode.extensions.getExtension<ServerController>(EXTENSION_ID);
-  assert.ok(ext, `${EXTENSION_ID} is installed`);
-  return ext.activate();
-}
+import { controller, diagnosticsWith, waitFor, workspaceUri } from './helpers';
 
 suite('Client', () => {
   test('runs the server on the configured interpreter', async () => {

@@ -1,6 +1,7 @@
 /** Waiting on the real VS Code API: diagnostics, the extension, its server. */
 import * as assert from 'node:assert';
 import * as vscode from 'vscode';
+import type { ServerController } from '../../../src/server';
 
 export const EXTENSION_ID = 'torchlint.torchlint';
 
@@ -19,10 +20,22 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | Prom
   }
 }
 
-export function workspaceUri(name: string): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'the test workspace is open');
-  return vscode.Uri.joinPath(folder.uri, name);
+/** The extension under test, activated: its server controller. */
+export async function controller(): Promise<ServerController> {
+  const ext = vscode.extensions.getExtension<ServerController>(EXTENSION_ID);
+  assert.ok(ext, `${EXTENSION_ID} is installed`);
+  return ext.activate();
+}
+
+/** The workspace folder of that name (a copy of test/fixtures/<name>). */
+export function workspaceFolder(name = 'workspace'): vscode.WorkspaceFolder {
+  const folder = vscode.workspace.workspaceFolders?.find((f) => f.name === name);
+  assert.ok(folder, `the workspace folder ${name} is open`);
+  return folder;
+}
+
+export function workspaceUri(file: string, folder = 'workspace'): vscode.Uri {
+  return vscode.Uri.joinPath(workspaceFolder(folder).uri, file);
 }
 
 export function codes(diagnostics: readonly vscode.Diagnostic[]): string[] {

@@ -19,6 +19,8 @@ export async function run(): Promise<void> {
   // Loaded after pre-require so that suite() and test() exist.
   if (process.env.TORCHLINT_E2E_SUITE === 'untrusted') {
     require('./untrusted.test');
+  } else if (process.env.TORCHLINT_E2E_SUITE === 'multiroot') {
+    require('./multiroot.test');
   } else {
     require('./python.test');
     require('./notebook.test');

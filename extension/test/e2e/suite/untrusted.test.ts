@@ -2,15 +2,12 @@
 import * as assert from 'node:assert';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ServerController } from '../../../src/server';
-import { diagnosticsWith, EXTENSION_ID, waitFor, workspaceUri } from './helpers';
+import { controller, diagnosticsWith, waitFor, workspaceUri } from './helpers';
 
 suite('Untrusted workspace', () => {
   test('runs the bundled server on the user\'s interpreter, whatever the workspace settings say', async () => {
     assert.strictEqual(vscode.workspace.isTrusted, false, 'the workspace opened in restricted mode');
-    const ext = vscode.extensions.getExtension<ServerController>(EXTENSION_ID);
-    assert.ok(ext);
-    const server = await ext.activate();
+    const server = await controller();
     await waitFor('a running server', () => server.client?.isRunning());
     const launcher = path.join('bundled', 'tool', 'server.py');
     assert.ok(server.commandLine.some((arg) => arg.endsWith(launcher)), `started ${server.commandLine.join(' ')}`);

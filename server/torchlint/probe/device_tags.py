@@ -1,4 +1,4 @@
-"""Logical devices: what device each tensor would be on, and a simulated CUDA on CPU-only machines.
+"""Logical devices: what device each tensor would be on, and where CPU tensors were made.
 
 Tags are keyed by the tensor's storage, so views, `.data`, `nn.Parameter(t)` and the
 tensors autograd saves for backward all share their tag without extra work; a weak
@@ -24,8 +24,9 @@ class DeviceTags:
     """storage -> logical device string, for storages whose logical device differs from the real one."""
 
     def __init__(self) -> None:
-        self._tags: dict[int, tuple[str, int]] = {}  # storage cdata -> (device, weak ref handle)
+        self._tags: dict[int, tuple[str, int, int]] = {}  # storage cdata -> (device, weak ref handle, bytes)
         self._writes = 0
+        self.devices: set[str] = set()  # every logical device a tensor was put on
 
     def get(self, t: torch.Tensor) -> str:
         key = _storage_key(t)
@@ -49,17 +50,24 @@ class DeviceTags:
             return
         if key in self._tags:
             self._drop(key)
-        self._tags[key] = (device, t.untyped_storage()._weak_ref())
+        storage = t.untyped_storage()
+        self._tags[key] = (device, storage._weak_ref(), storage.nbytes())
+        self.devices.add(device)
         self._writes += 1
         if self._writes % 4096 == 0:
             self._purge()
 
+    def bytes_on(self, device: str) -> int:
+        """Bytes of the live storages tagged `device` (what a caching allocator would hand out)."""
+        self._purge()
+        return sum(size for tag, _weak, size in self._tags.values() if tag == device)
+
     def _drop(self, key: int) -> None:
-        _device, weak = self._tags.pop(key)
+        _device, weak, _size = self._tags.pop(key)
         _Storage._free_weak_ref(weak)
 
     def _purge(self) -> None:
-        for key in [k for k, (_d, w) in self._tags.items() if _Storage._expired(w)]:
+        for key in [k for k, (_d, w, _s) in self._tags.items() if _Storage._expired(w)]:
             self._drop(key)
 
 
@@ -84,6 +92,13 @@ class Origins:
         if len(self._sites) > self.LIMIT:
             for old in list(self._sites)[: self.LIMIT // 2]:
                 _Storage._free_weak_ref(self._sites.pop(old)[1])
+
+    def inherit(self, out, source) -> None:
+        """`out` was computed from `source` on the same line: it comes from where `source` was made."""
+        if isinstance(out, torch.Tensor) and isinstance(source, torch.Tensor):
+            entry = self._sites.get(_storage_key(source))
+            if entry is not None and not _Storage._expired(entry[1]):
+                self.record(out, entry[0])
 
     def sites(self, tensors) -> list[dict]:
         found = []
@@ -110,31 +125,3 @@ def parse_device(value) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return f"cuda:{value}"
     return None
-
-
-def patch_cuda_runtime() -> list:
-    """Make torch believe one CUDA device exists; returns undo closures."""
-    undo = []
-
-    def patch(owner, name, value):
-        old = getattr(owner, name, None)
-        setattr(owner, name, value)
-        undo.append(lambda: setattr(owner, name, old))
-
-    cuda = torch.cuda
-    patch(cuda, "is_available", lambda: True)
-    patch(cuda, "device_count", lambda: 1)
-    patch(cuda, "current_device", lambda: 0)
-    patch(cuda, "synchronize", lambda device=None: None)
-    patch(cuda, "get_device_name", lambda device=None: "simulated CUDA device (torchlint probe)")
-    patch(cuda, "set_device", lambda device: None)
-    patch(cuda, "is_bf16_supported", lambda including_emulation=True: True)
-    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
-        patch(cuda, name, lambda device=None: 0)
-    for name in ("reset_peak_memory_stats", "empty_cache"):
-        patch(cuda, name, lambda device=None: None)
-    # Pinning needs a real accelerator; the pin-memory thread runs outside the modes.
-    from torch.utils.data._utils import pin_memory as pin
-
-    patch(pin, "pin_memory", lambda data, device=None: data)
-    return undo

@@ -1,0 +1,25 @@
+"""What a crash shows: the observation kind an exception's message stands for.
+
+On a real GPU a device mismatch raises instead of being observed, and in simulation a
+`.view` on a non-contiguous tensor raises too; the crash then confirms the same static
+findings the observation would. Plain text matching: PyTorch's messages are stable.
+"""
+
+from __future__ import annotations
+
+# (text in the exception message, the observation kind it shows)
+_SIGNATURES = (
+    ("Expected all tensors to be on the same device", "device-mismatch"),
+    ("should be the same or input should be a MKLDNN tensor", "device-mismatch"),  # conv input vs weight
+    ("Expected object of device type", "device-mismatch"),
+    ("view size is not compatible with input tensor's size and stride", "non-contiguous-view"),
+    ("Default process group has not been initialized", "process-group-missing"),
+    ("device_ids and output_device arguments only work with", "ddp-before-device-move"),
+)
+
+
+def shows(message: str) -> str | None:
+    for text, kind in _SIGNATURES:
+        if text in message:
+            return kind
+    return None

@@ -1,0 +1,41 @@
+"""One report from the per-rank results of a script run under `torch.distributed.run`.
+
+Each rank's child writes its own result; an observation seen by several ranks is kept
+once (the lowest rank's wording) and says which ranks saw it.
+"""
+
+from __future__ import annotations
+
+_STOP_ORDER = ("exception", "max-seconds", "max-steps", "end")  # the most telling reason wins
+
+
+def merge(per_rank: dict[int, dict]) -> dict:
+    ordered = [per_rank[rank] for rank in sorted(per_rank)]
+    first = ordered[0]
+    crashed = next(((rank, r["exception"]) for rank, r in sorted(per_rank.items()) if r.get("exception")), None)
+    merged = {
+        **first,
+        "ranks": sorted(per_rank),
+        "steps": max(r["steps"] for r in ordered),
+        "seconds": max(r["seconds"] for r in ordered),
+        "stopped_by": min((r["stopped_by"] for r in ordered), key=_STOP_ORDER.index),
+        "simulated_cuda": any(r["simulated_cuda"] for r in ordered),
+        "exception": {**crashed[1], "rank": crashed[0]} if crashed else None,
+        "executed_lines": sorted({line for r in ordered for line in r["executed_lines"]}),
+        "devices_used": sorted({d for r in ordered for d in r.get("devices_used", [])}),
+        "error": next((r["error"] for r in ordered if r.get("error")), None),
+        "partial": any(r.get("partial") for r in ordered),
+    }
+    observations: dict[tuple, dict] = {}
+    for rank, result in sorted(per_rank.items()):
+        for obs in result["observations"]:
+            key = (obs["kind"], obs["path"], obs["line"])
+            seen = observations.get(key)
+            if seen is None:
+                observations[key] = {**obs, "ranks": [rank]}
+            else:
+                seen["ranks"].append(rank)
+                seen["count"] = max(seen["count"], obs["count"])
+                seen["first_step"] = min(seen["first_step"], obs["first_step"])
+    merged["observations"] = list(observations.values())
+    return merged

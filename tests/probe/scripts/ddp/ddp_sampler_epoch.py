@@ -1,0 +1,34 @@
+"""The DistributedSampler is never told the epoch: both epochs see the same order (TL403)."""
+
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+
+def main():
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    device = torch.device("cuda", local_rank)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2)).to(device)
+    model = DDP(model, device_ids=[local_rank])
+    data = TensorDataset(torch.randn(32, 8), torch.randint(0, 2, (32,)))
+    sampler = DistributedSampler(data, shuffle=True)
+    loader = DataLoader(data, batch_size=8, sampler=sampler)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
