@@ -22,6 +22,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
         "files you trust, or allow the classes it needs with `torch.serialization.add_safe_globals`"
     )
     severity = Severity.WARNING
+    category = "security"
     summary = "torch.load() that unpickles (weights_only=False, or no weights_only before torch 2.6)"
     what = (
         "Flags `torch.load(..., weights_only=False)` always, and `torch.load(...)` without `weights_only=` when "

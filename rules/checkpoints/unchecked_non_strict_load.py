@@ -20,6 +20,7 @@ class UncheckedNonStrictLoad(Rule):
         "layer, a `module.` prefix) pass silently and the model keeps random weights; bind and check the result"
     )
     severity = Severity.WARNING
+    category = "correctness"
     summary = "load_state_dict(strict=False) whose missing/unexpected keys are ignored"
     what = (
         "Flags `model.load_state_dict(sd, strict=False)` when the returned `(missing_keys, unexpected_keys)` "

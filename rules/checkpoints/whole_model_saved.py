@@ -20,6 +20,7 @@ class WholeModelSaved(Rule):
         "breaks when the code is refactored and needs `weights_only=False` (unsafe) to load; save `{model}.state_dict()`"
     )
     severity = Severity.INFO
+    category = "correctness"
     summary = "torch.save(model) instead of torch.save(model.state_dict())"
     what = "Flags `torch.save(m, ...)` where `m` is an `nn.Module`."
     why = (

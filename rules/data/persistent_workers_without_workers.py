@@ -20,6 +20,7 @@ class PersistentWorkersWithoutWorkers(Rule):
         "needs num_workers > 0`"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "DataLoader(persistent_workers=True) with num_workers=0"
     what = "Flags `DataLoader(persistent_workers=True)` whose `num_workers` is absent or the literal 0."
     why = (

@@ -57,6 +57,7 @@ class HardCodedCuda(Rule):
         'machines; use a `device` variable (`torch.device("cuda" if torch.cuda.is_available() else "cpu")`)'
     )
     severity = Severity.WARNING
+    category = "style"
     summary = '`.cuda()` / `.to("cuda")` / `device="cuda"` without an availability guard'
     what = (
         'Flags `.cuda()`, `.to("cuda")` and `device="cuda"` on tensors and modules that are not under an '

@@ -61,6 +61,7 @@ class InputNotMovedToDevice(Rule):
         "the call fails with a device-mismatch error; move the batch too (`{name} = {name}{suffix}`)"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "Batch from a DataLoader reaches a moved model without being moved"
     what = (
         "Flags a batch drawn from a DataLoader inside a loop that is passed to a model (or to the loss "

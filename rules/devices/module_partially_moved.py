@@ -20,6 +20,7 @@ class ModulePartiallyMoved(Rule):
         "(device-mismatch error); move the whole model with `{root}{suffix}`"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "A submodule is moved to a device but the whole model is called"
     what = (
         "Flags `model.encoder.to(device)` / `model.head.cuda()` when `model` itself is never moved but is "

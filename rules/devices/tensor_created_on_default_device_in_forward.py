@@ -27,6 +27,7 @@ class TensorCreatedOnDefaultDevice(Rule):
         "CUDA activations with a device-mismatch error — pass `device={inp}.device`"
     )
     severity = Severity.WARNING
+    category = "correctness"
     summary = "New tensor in forward() without device="
     what = (
         "Flags tensor factories (`torch.zeros`, `ones`, `arange`, `randn`, `tensor`, ...) called inside an "

@@ -24,6 +24,7 @@ class ViewOnNonContiguous(Rule):
         "`RuntimeError: view size is not compatible with input tensor's size and stride`; use `.reshape(...)`"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "`.view()` right after transpose/permute/expand"
     what = (
         "Flags `.view(shape)` applied to the result of `.transpose`, `.permute`, `.t()`, `.mT`, `.expand` "

@@ -26,6 +26,7 @@ class DataLoaderShuffleWithSampler(Rule):
         "order — drop `shuffle`"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "DataLoader(shuffle=True, sampler=...)"
     what = "Flags `DataLoader(..., shuffle=True, sampler=...)` (or `batch_sampler=`)."
     why = (

@@ -37,6 +37,7 @@ class DdpBeforeDeviceMove(Rule):
         "records parameter devices and broadcasts buffers at construction; move the model first, then wrap"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "DistributedDataParallel(model) before model.to(device)"
     what = "Flags `DistributedDataParallel(model)` when `model` (or the wrapper) is moved with `.to(...)`/`.cuda()` only afterwards."
     why = (

@@ -19,6 +19,7 @@ class DdpFindUnusedParameters(Rule):
         "keep it only if some parameters really get no gradient (otherwise drop it, or use `static_graph=True`)"
     )
     severity = Severity.INFO
+    category = "performance"
     summary = "DDP find_unused_parameters=True costs a graph traversal per step"
     what = (
         "Flags `find_unused_parameters=True` given to `DistributedDataParallel`, Accelerate's "

@@ -43,6 +43,7 @@ class DdpWithoutProcessGroup(Rule):
         "`torch.distributed.init_process_group(...)`: it raises `Default process group has not been initialized`"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "DDP / DistributedSampler without init_process_group"
     what = (
         "Flags `DistributedDataParallel(...)` and `DistributedSampler(...)` in a program that never calls "

@@ -27,6 +27,7 @@ class SamplerWithoutSetEpoch(Rule):
         "shuffled order; call `{sampler}.set_epoch({epoch})` at the start of the epoch loop"
     )
     severity = Severity.WARNING
+    category = "correctness"
     summary = "DistributedSampler(shuffle=True) without set_epoch() in the epoch loop"
     what = (
         "Flags an epoch loop over a DataLoader whose sampler is a shuffling `DistributedSampler` when the "

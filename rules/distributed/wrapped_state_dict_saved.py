@@ -19,6 +19,7 @@ class WrappedStateDictSaved(Rule):
         "so the checkpoint does not load into the bare model; save `{model}.module.state_dict()`"
     )
     severity = Severity.WARNING
+    category = "correctness"
     summary = "state_dict() of a DataParallel/DDP wrapper is saved"
     what = "Flags `state_dict()` of a `DataParallel`/`DistributedDataParallel` wrapper in a program that saves checkpoints."
     why = (

@@ -15,6 +15,7 @@ class AutogradVariable(Rule):
     name = "autograd-variable"
     message = "`torch.autograd.Variable` has been a no-op wrapper since PyTorch 0.4: use the tensor itself{hint}"
     severity = Severity.WARNING
+    category = "modernisation"
     summary = "torch.autograd.Variable(...)"
     what = "Flags calls to `torch.autograd.Variable`."
     why = (

@@ -18,6 +18,7 @@ class CheckpointReentrantUnspecified(Rule):
         "`use_reentrant=False` (the recommended implementation)"
     )
     severity = Severity.WARNING
+    category = "modernisation"
     summary = "torch.utils.checkpoint without use_reentrant="
     what = "Flags `torch.utils.checkpoint.checkpoint(...)` and `checkpoint_sequential(...)` calls without `use_reentrant=`."
     why = (

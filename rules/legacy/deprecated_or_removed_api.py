@@ -1,9 +1,10 @@
-"""TL701 deprecated-or-removed-api: Deprecated or removed torch / torchvision API"""
+"""TL701 deprecated-or-removed-api: Deprecated torch / torchvision API (removed ones are TL710)"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import libcst as cst
 
@@ -135,18 +136,11 @@ def _autocast(call: cst.Call, torch: str) -> str | None:
 @dataclass(frozen=True)
 class Replacement:
     use: str  # what to use instead, for the message
-    removed: bool = False
     rewrite: Callable | None = None
 
 
+# Deprecated: they still run (with a warning) on current torch. Removed ones are TL710's table.
 _TABLE: dict[str, Replacement] = {
-    "torch.solve": Replacement("torch.linalg.solve(A, B) (note the swapped arguments)", removed=True),
-    "torch.symeig": Replacement("torch.linalg.eigh", removed=True),
-    "torch.eig": Replacement("torch.linalg.eig", removed=True),
-    "torch.lstsq": Replacement("torch.linalg.lstsq(A, B) (note the swapped arguments)", removed=True),
-    "torch.matrix_rank": Replacement(
-        "torch.linalg.matrix_rank", removed=True, rewrite=_rename("linalg.matrix_rank", 1)
-    ),
     "torch.qr": Replacement("torch.linalg.qr", rewrite=_qr),
     "torch.cholesky": Replacement("torch.linalg.cholesky", rewrite=_cholesky),
     "torch.chain_matmul": Replacement("torch.linalg.multi_dot", rewrite=_chain_matmul),
@@ -212,19 +206,23 @@ def torch_alias(ctx) -> str | None:
 
 class DeprecatedOrRemovedApi(Rule):
     code = "TL701"
+    table: ClassVar[dict[str, Replacement]] = _TABLE
+    status = "deprecated"
     requires = tuple({q.rpartition(".")[2] for q in _TABLE} | {"functorch"})
     name = "deprecated-or-removed-api"
     message = "`{old}` is {status}; use `{new}`"
     severity = Severity.WARNING
-    summary = "Deprecated or removed torch / torchvision API"
+    category = "modernisation"
+    summary = "Deprecated torch / torchvision API that still runs (removed ones: TL710)"
     what = (
-        "Flags calls to torch functions that are deprecated or removed (`torch.solve`, `torch.symeig`, "
-        "`torch.qr`, `torch.lu`, `torch.cholesky`, `torch.chain_matmul`, `torch.range`, `torch.norm`, "
-        "`torch.ger`, `functorch.*`, `torch.cuda.amp.autocast`, ...) and non-public aliases of public ones "
-        "— TorchFix's TOR001/TOR004/TOR101/TOR103/TOR104/TOR105/TOR202 set."
+        "Flags calls to torch functions that are deprecated but still run on current PyTorch (`torch.qr`, "
+        "`torch.lu`, `torch.cholesky`, `torch.chain_matmul`, `torch.range`, `torch.norm`, `torch.ger`, "
+        "`functorch.*`, `torch.cuda.amp.autocast`, ...) and non-public aliases of public ones — TorchFix's "
+        "TOR101/TOR103/TOR104/TOR105/TOR202 set. Functions already removed (they raise) are TL710. A "
+        'modernisation rule: off by default, on with `extend-select = ["TL7"]` or `["TL701"]`.'
     )
     why = (
-        "Removed functions raise at run time on current PyTorch; deprecated ones warn and will be removed. "
+        "Deprecated functions warn and will be removed in a future release. "
         "Their `torch.linalg` replacements are better specified (batched, differentiable, consistent "
         "argument order) — which is also why some migrations are not a rename."
     )
@@ -242,6 +240,7 @@ class DeprecatedOrRemovedApi(Rule):
         "def qr(a):\n    return a\nqr(1)\n",
         "import torch\nn = torch.linalg.vector_norm(x, dim=1)\n",
         "try:\n    from torch.func import vmap\nexcept ImportError:\n    from functorch import vmap\nys = vmap(f)(xs)\n",
+        "import torch\nx = torch.solve(b, A)\n",  # removed, not deprecated: TL710
     ]
     INVALID = [
         Invalid(
@@ -264,7 +263,6 @@ class DeprecatedOrRemovedApi(Rule):
             line=3,
             fixed="import torch\nfrom functorch import vmap\nys = torch.func.vmap(f)(xs)\n",
         ),
-        Invalid("import torch\nx = torch.solve(b, A)\n", line=2),
         Invalid("from torch import norm\nn = norm(x)\n", line=2),
         Invalid(
             "import torch\nn = torch.norm(x, 2, dim=-1)\n",
@@ -283,16 +281,15 @@ class DeprecatedOrRemovedApi(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         q = self.ctx.qualname(node.func)
-        entry = _TABLE.get(q) if q else None
+        entry = self.table.get(q) if q else None
         if entry is None:
             return
         if isinstance(node.func, cst.Name) and _imported_twice(self.ctx, node.func.value):
             return  # `try: from torch.func import vmap / except ImportError: from functorch import vmap`
-        status = "removed (it raises at run time)" if entry.removed else "deprecated"
         edit = None
         torch = torch_alias(self.ctx)
         if entry.rewrite is not None and torch is not None:
             new = entry.rewrite(node, torch)
             if new is not None:
                 edit = fix(f"Replace with `{entry.use.split(' ')[0]}`", Replace(node, new))
-        self.report(node, self.message.format(old=q, status=status, new=entry.use), fix=edit)
+        self.report(node, self.message.format(old=q, status=self.status, new=entry.use), fix=edit)

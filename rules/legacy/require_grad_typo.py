@@ -14,6 +14,7 @@ class RequireGradTypo(Rule):
     name = "require-grad-typo"
     message = "`.require_grad` is not a tensor attribute: this assignment does nothing; did you mean `.requires_grad`?"
     severity = Severity.ERROR
+    category = "correctness"
     summary = "Assignment to .require_grad (typo of .requires_grad)"
     what = "Flags assignments to an attribute named `require_grad`."
     why = (

@@ -1,37 +1,70 @@
-"""TL703 tensor-data-attribute: Tensor .data access outside torch.no_grad() initialisation"""
+"""TL703 tensor-data-attribute: `.data` where autograd's bookkeeping matters"""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from torchlint.engine.kinds import Kind
+from torchlint.engine.loop_events import EventKind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.walk import block_statements
 from torchlint.findings import Severity
 
-_INIT_NAMES = ("init", "reset_parameters", "reset", "load", "copy", "ema", "update")
+# Where a value read through `.data` only leaves autograd's world: it becomes a number, an array, text or a
+# file, so the missing version tracking can never matter.
+_SINK_METHODS = frozenset({"numpy", "item", "tolist"})
+_SINK_BUILTINS = frozenset({"print", "str", "repr", "format", "float", "int", "bool", "len"})
+_SINK_QUALNAMES = ("numpy.", "matplotlib.", "torchvision.utils.", "torch.save", "torch.equal", "torch.allclose")
 
 
 class TensorDataAttribute(Rule):
     code = "TL703"
     requires = ("data",)
     name = "tensor-data-attribute"
-    message = "`{expr}.data` {how}: autograd cannot see the change or detect misuse{fix}"
+    message = "`{expr}.data` {how}: autograd's version tracking cannot see it{fix}"
     severity = Severity.WARNING
-    summary = "Tensor .data access outside torch.no_grad() initialisation"
+    category = "correctness"
+    summary = "`.data` written while a graph may hold the tensor, or read back into autograd"
     what = (
-        "Flags `.data` on tensors, parameters (`.weight`, `.bias`, loop variables over `.parameters()`) and "
-        "`.grad` in code autograd sees — `forward`, training loops (loops that call `backward`), top-level "
-        "script code — outside `torch.no_grad()` blocks and initialisation/EMA/copy helpers."
+        "Flags `.data` on tensors autograd tracks (parameters, `requires_grad` tensors, model outputs) in code "
+        "that builds graphs — `forward`, `training_step`, and training loops (loops that call `backward`) — "
+        "outside `torch.no_grad()`, in two shapes:\n\n"
+        "- **writes** (`w.data = ...`, `w.data[i] = ...`, `w.data -= ...`, `w.data.clamp_(...)`) in `forward` "
+        "or in a training loop before that iteration's `backward()` (after it, the graph is freed and the "
+        "write is the classic manual update);\n"
+        "- **reads whose value goes back into autograd**: `h = h.data` carrying a recurrent state across "
+        "iterations, or a `.data` value mixed by arithmetic with other tensors (`feats + x.data`).\n\n"
+        "Silent on initialisation (`__init__`, `reset_parameters`, functions applied with `Module.apply`, "
+        "and any code outside `forward` and training loops), on `.grad.data`, and on reads that leave "
+        "autograd: `.numpy()`, `.item()`, `.tolist()`, `print`/`str`/f-strings, comparisons, NumPy, "
+        "matplotlib, `torchvision.utils` (saving images), `torch.save`."
     )
     why = (
         "`.data` returns a tensor that shares storage but is detached from autograd's version counter. "
-        "Writing through it changes values autograd saved for backward without raising (wrong gradients, "
-        "silently); reading it gives a tensor whose later in-place modification corrupts the graph. "
-        "`.detach()` is tracked, and writes belong under `with torch.no_grad():`."
+        "Writing through it while a graph holds the tensor changes values autograd saved for backward "
+        "without raising — the gradients are silently wrong. A value read through it and fed back into a "
+        "graph is saved for backward untracked, so a later in-place change corrupts that graph silently; "
+        "`.detach()` gives the same values and raises instead. Writes belong under `with torch.no_grad():`."
     )
-    example = "import torch\n\nlogits = torch.randn(4, 3)\nprobs = logits.data.softmax(-1)\n"
-    fix_example = "import torch\n\nlogits = torch.randn(4, 3)\nprobs = logits.detach().softmax(-1)\n"
+    example = """\
+from torch import nn
+
+rnn = nn.GRU(8, 8)
+for x, y in loader:
+    out, hidden = rnn(x, hidden)
+    hidden = hidden.data
+    loss_fn(out, y).backward()
+"""
+    fix_example = """\
+from torch import nn
+
+rnn = nn.GRU(8, 8)
+for x, y in loader:
+    out, hidden = rnn(x, hidden)
+    hidden = hidden.detach()
+    loss_fn(out, y).backward()
+"""
     fix_safety = (
         "Reads only: `x.data` becomes `x.detach()` (same values, no graph, version-tracked). Writes "
         "(`p.data = ...`, `p.data.mul_(...)`) are reported without a fix: move them under `torch.no_grad()`."
@@ -43,32 +76,69 @@ with torch.no_grad():
     for p in model.parameters():
         p.data.mul_(0.9)
 """,
+        # initialisation, wherever it is spelled
         """\
 import torch
-def init_weights(m):
-    m.weight.data.normal_(0, 0.02)
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.fc.weight.data.normal_(0, 0.02)
 """,
+        "import torch\nmodel = torch.nn.Linear(4, 2)\nmodel.weight.data.copy_(pretrained)\n",
         "dataset = load()\nxs = dataset.data\n",
-        # module surgery outside any graph
-        "def fuse(conv, bn):\n    conv.weight.data = conv.weight.data * bn.weight.data\n",
-        "import torch\ny = batch.data\n",
-    ]
-    INVALID = [
-        Invalid(
-            "import torch\nx = torch.ones(2)\ny = x.data.clone()\n",
-            line=3,
-            fixed="import torch\nx = torch.ones(2)\ny = x.detach().clone()\n",
-        ),
-        Invalid(
-            """\
+        # manual SGD after backward: the graph is already freed
+        """\
 def train(model, loader):
     for x, y in loader:
         loss_fn(model(x), y).backward()
         for p in model.parameters():
             p.data.add_(p.grad, alpha=-0.1)
-            p.grad.zero_()
+            p.grad.data.zero_()
+""",
+        # reads that leave autograd
+        """\
+def train(model, loader, opt):
+    for x, y in loader:
+        out = model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        opt.step()
+        print(out.data, f"{loss.data}")
+        acc = (out.data.argmax(1) == y).float().mean()
+        preds = out.data.cpu().numpy()
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+from torch import nn
+rnn = nn.GRU(8, 8)
+for x, y in loader:
+    out, hidden = rnn(x, hidden)
+    hidden = hidden.data
+    loss_fn(out, y).backward()
 """,
             line=5,
+            fixed="""\
+from torch import nn
+rnn = nn.GRU(8, 8)
+for x, y in loader:
+    out, hidden = rnn(x, hidden)
+    hidden = hidden.detach()
+    loss_fn(out, y).backward()
+""",
+        ),
+        Invalid(
+            """\
+def train(model, loader):
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        model.fc.weight.data.clamp_(-1, 1)
+        loss.backward()
+""",
+            line=4,
         ),
         Invalid(
             """\
@@ -80,14 +150,38 @@ class Clipped(nn.Module):
 """,
             line=4,
         ),
+        Invalid(
+            """\
+from torch import nn
+class Gate(nn.Module):
+    def forward(self, x):
+        return self.fc(x) * self.fc.weight.data.mean()
+""",
+            line=4,
+            fixed="""\
+from torch import nn
+class Gate(nn.Module):
+    def forward(self, x):
+        return self.fc(x) * self.fc.weight.detach().mean()
+""",
+        ),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
         self.writes: set[int] = set()
         self.params: set[str] = set()
+        self.outputs: set[str] = set()  # names unpacked from a model call (`out, hidden = rnn(x, hidden)`)
         self.assigned: list[cst.BaseExpression] = []
+        self.mixed: set[int] = set()  # `.data` reads that are an operand of arithmetic with another tensor
+        self.carried: set[int] = set()  # `.data` reads assigned back to a name they read (`h = h.data`)
+        self.sinks: list[cst.CSTNode] = []  # enclosing nodes whose result leaves autograd
+        self.body_index: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}  # loop -> its body statements
+        self.position: dict[cst.CSTNode, int] = {}  # loop -> index of the body statement being visited
 
+    # -- where the traversal is ---------------------------------------------
     def visit_For(self, node: cst.For) -> None:
+        self._enter_statement(node)
+        self._enter_loop(node)
         it = node.iter
         while isinstance(it, cst.Call) and dotted(it.func) in ("enumerate", "zip", "list") and it.args:
             it = it.args[0].value
@@ -100,11 +194,74 @@ class Clipped(nn.Module):
                 if isinstance(n, cst.Name):
                     self.params.add(n.value)
 
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_statement(node)
+        self._enter_loop(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._enter_statement(node)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._enter_statement(node)
+
+    def visit_With(self, node: cst.With) -> None:
+        self._enter_statement(node)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._enter_statement(node)
+
+    def _enter_loop(self, loop: cst.CSTNode) -> None:
+        self.body_index[loop] = {s: i for i, s in enumerate(block_statements(loop.body))}
+
+    def _enter_statement(self, stmt: cst.CSTNode) -> None:
+        for loop in self.ctx.loops:
+            index = self.body_index.get(loop, {}).get(stmt)
+            if index is not None:
+                self.position[loop] = index
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and not func.attr.value.startswith("_"):
+            self.writes.add(id(func.value))
+        if self._is_sink(func):
+            self.sinks.append(node)
+
+    def leave_Call(self, node: cst.Call) -> None:
+        if self.sinks and self.sinks[-1] is node:
+            self.sinks.pop()
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.sinks.append(node)
+
+    def leave_Comparison(self, node: cst.Comparison) -> None:
+        self.sinks.pop()
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self.sinks.append(node)
+
+    def leave_FormattedString(self, node: cst.FormattedString) -> None:
+        self.sinks.pop()
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        for mine, other in ((node.left, node.right), (node.right, node.left)):
+            if _is_data(_chain_base(mine)) and not _is_data(_chain_base(other)) and not _is_number(other):
+                self.mixed.add(id(_chain_base(mine)))
+
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             self.writes.add(id(t.target))
         # `w.data = w.data.clamp(...)`: one finding (the write), not a second for the read
         self.assigned = [t.target for t in node.targets]
+        if isinstance(node.value, cst.Call) and self.ctx.kind(node.value) & Kind.TENSOR:
+            for t in node.targets:
+                self.outputs.update(n.value for n in _names_in(t.target) if isinstance(n, cst.Name))
+        if self.ctx.loops:
+            targets = {
+                n.value for t in node.targets for n in (t.target, *_names_in(t.target)) if isinstance(n, cst.Name)
+            }
+            for value in (node.value, *_names_in(node.value)):
+                if _is_data(value) and targets & _names_read(value.value):
+                    self.carried.add(id(value))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         self.assigned = []
@@ -112,35 +269,48 @@ class Clipped(nn.Module):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self.writes.add(id(node.target))
 
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and not func.attr.value.startswith("_"):
-            self.writes.add(id(func.value))
-
+    # -- the check ----------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "data":
             return
         recv = node.value
-        if not self._is_tensor(recv) or self._exempt():
+        if not self._is_tensor(recv) or not self._builds_graphs() or self._under_no_grad():
             return
         expr = self.ctx.module.code_for_node(recv)
-        if id(node) not in self.writes and any(
-            self.ctx.module.code_for_node(t) == f"{expr}.data" for t in self.assigned
-        ):
-            return
         if id(node) in self.writes:
-            self.report(node, self.message.format(expr=expr, how="is written outside `torch.no_grad()`", fix=""))
-        else:
-            self.report(
-                node,
-                self.message.format(expr=expr, how="bypasses autograd", fix=f"; use `{expr}.detach()`"),
-                fix=fix("Use `.detach()`", Replace(node, f"{expr}.detach()")),
-            )
+            if not self._after_backward():
+                self.report(
+                    node,
+                    self.message.format(
+                        expr=expr, how="is written outside `torch.no_grad()` while a graph may hold the tensor", fix=""
+                    ),
+                )
+            return
+        if any(self.ctx.module.code_for_node(t) == f"{expr}.data" for t in self.assigned):
+            return  # the read half of a reported write
+        if self.sinks or (id(node) not in self.carried and id(node) not in self.mixed):
+            return
+        how = "carries the state into the next iteration" if id(node) in self.carried else "goes back into the graph"
+        self.report(
+            node,
+            self.message.format(expr=expr, how=how, fix=f"; use `{expr}.detach()`"),
+            fix=fix("Use `.detach()`", Replace(node, f"{expr}.detach()")),
+        )
+
+    def _is_sink(self, func: cst.BaseExpression) -> bool:
+        if isinstance(func, cst.Attribute) and func.attr.value in _SINK_METHODS:
+            return True
+        q = self.ctx.qualname(func)
+        if q is None:
+            return isinstance(func, cst.Name) and func.value in _SINK_BUILTINS
+        return q.startswith(_SINK_QUALNAMES)
 
     def _is_tensor(self, recv: cst.BaseExpression) -> bool:
-        if isinstance(recv, cst.Attribute) and recv.attr.value in ("weight", "bias", "grad"):
+        if isinstance(recv, cst.Attribute) and recv.attr.value == "grad":
+            return False  # gradients are not tracked by autograd
+        if isinstance(recv, cst.Attribute) and recv.attr.value in ("weight", "bias"):
             return True
-        if isinstance(recv, cst.Name) and recv.value in self.params:
+        if isinstance(recv, cst.Name) and recv.value in self.params | self.outputs:
             return True
         fn = self.ctx.current_function
         if isinstance(recv, cst.Name) and fn is not None and fn.name.value == "forward" and self.ctx.in_module_class:
@@ -148,21 +318,63 @@ class Clipped(nn.Module):
                 return True  # forward's inputs are tensors
         return bool(self.ctx.kind(recv) & (Kind.TENSOR | Kind.LOSS)) and not self.ctx.kind(recv) & Kind.BATCH
 
-    def _exempt(self) -> bool:
-        """Only computation autograd may see: `forward`, training loops, top-level script code.
+    def _under_no_grad(self) -> bool:
+        return self.ctx.under_call("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad")
 
-        Module surgery in library helpers (fusing, re-parameterising, copying weights) runs outside
-        any graph and is not flagged.
-        """
-        if self.ctx.under_call("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"):
-            return True
-        if any(any(k in fn.name.value.lower() for k in _INIT_NAMES) for fn in self.ctx.functions):
-            return True
+    def _builds_graphs(self) -> bool:
+        """`forward`/`training_step` of a module, or a training loop; everything else is set-up or teardown."""
         fn = self.ctx.current_function
-        if fn is None or fn.name.value in ("forward", "training_step"):
-            return False
+        if fn is not None and fn.name.value in ("forward", "training_step") and self.ctx.in_module_class:
+            return True
+        return self._training_loop() is not None
+
+    def _training_loop(self) -> cst.CSTNode | None:
         loops = self.ctx.loop_analysis
-        return not any(loops.is_training_loop(loop) for loop in self.ctx.loops)
+        return next((loop for loop in reversed(self.ctx.loops) if loops.is_training_loop(loop)), None)
+
+    def _after_backward(self) -> bool:
+        """In the innermost training loop, an unconditional `backward()` earlier in the body runs first."""
+        loop = self._training_loop()
+        here = self.position.get(loop) if loop is not None else None
+        if here is None:
+            return False
+        index = self.body_index[loop]
+        return any(
+            e.kind is EventKind.BACKWARD
+            and e.depth == 0
+            and not e.path
+            and e.via is None
+            and index.get(e.top, here) < here
+            for e in self.ctx.loop_analysis.events(loop)
+        )
+
+
+def _is_data(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "data"
+
+
+def _chain_base(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`x.data` in `x.data`, `x.data[i]`, `x.data.view(...)`: the value the expression starts from."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        else:
+            return expr
+
+
+def _is_number(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def _names_read(expr: cst.BaseExpression) -> set[str]:
+    """The bare names an expression chain starts from (`h` in `h`, `h[0]`, `h.x`)."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return {expr.value} if isinstance(expr, cst.Name) else set()
 
 
 def _names_in(target: cst.BaseExpression):

@@ -15,12 +15,13 @@ class TorchvisionPretrained(Rule):
     name = "torchvision-pretrained-argument"
     message = "`{arg}=` was removed from torchvision model builders; use `{new}=`{hint}"
     severity = Severity.WARNING
+    category = "modernisation"
     summary = "torchvision model built with pretrained="
     what = "Flags torchvision model builders (and `torch.hub.load('pytorch/vision', ...)`) called with `pretrained=` / `pretrained_backbone=`."
     why = (
         "torchvision 0.13 replaced the boolean with a `weights=` enum that names exactly which checkpoint "
-        "(and preprocessing) is used; the boolean was deprecated and then removed, so the call fails on "
-        "current torchvision."
+        "(and preprocessing) is used. The boolean still works but warns that it may be removed, and it "
+        "cannot say which weights you get when a model has several."
     )
     example = "import torchvision\n\nmodel = torchvision.models.resnet50(pretrained=True)\n"
     fix_example = 'import torchvision\n\nmodel = torchvision.models.resnet50(weights="DEFAULT")\n'

@@ -13,10 +13,17 @@ class ForwardCalledDirectly(Rule):
     code = "TL203"
     requires = ("forward",)
     name = "forward-called-directly"
-    message = "`{recv}.forward(...)` skips the module's hooks (and `torch.compile`/FSDP wrappers); call `{recv}(...)`"
+    message = "`{recv}.forward(...)` skips {what}; call `{recv}(...)`"
     severity = Severity.WARNING
+    category = "correctness"
     summary = "model.forward(x) instead of model(x)"
-    what = "Flags `m.forward(...)` where `m` is an `nn.Module` instance (not `super().forward(...)`)."
+    what = (
+        "Flags `m.forward(...)` where `m` is an `nn.Module` instance (not `super().forward(...)`). A warning "
+        "when the program registers hooks on `m` (`m.register_forward_hook(...)`, `register_forward_pre_hook`, "
+        "`register_full_backward_hook`, ..., on every module of a `.modules()` loop, or globally) or wraps it "
+        "in something that works through `__call__` (DDP, FSDP, `fully_shard`, `torch.compile`, Accelerate's "
+        "`prepare`); information otherwise, as nothing is skipped yet."
+    )
     why = (
         "`Module.__call__` runs forward pre-hooks and hooks, which is how DDP synchronises, how FSDP "
         "gathers parameters, how quantization observers and many profilers work. Calling `.forward` "
@@ -71,8 +78,14 @@ class Wrapper(nn.Module):
         ),
     ]
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self.hooked: set[str] = set()  # receivers (as code) of hook registrations or of wrappers
+        self.all_hooked = False  # a global hook, or hooks on every module of a `.modules()` loop
+        self.calls: list[tuple[cst.Call, cst.BaseExpression, cst.CSTNode | None]] = []
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        self._note_hooks_and_wrappers(node)
         if not isinstance(func, cst.Attribute) or func.attr.value != "forward":
             return
         recv = func.value
@@ -84,5 +97,88 @@ class Wrapper(nn.Module):
             return  # nn.Linear.forward(self, x): an explicit base-class call
         if not self.ctx.kind(recv) & Kind.MODEL:
             return  # e.g. a compiled extension object with its own `forward`
-        text = self.ctx.module.code_for_node(recv)
-        self.report(node, self.message.format(recv=text), fix=fix(f"Call `{text}(...)`", Replace(func, recv)))
+        self.calls.append((node, recv, self.ctx.top_statement))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """Report once every hook and wrapper of the file is known (they often come after the call)."""
+        current = self.ctx.top_statement
+        for call, recv, top in self.calls:
+            text = self.ctx.module.code_for_node(recv)
+            hooked = self.all_hooked or text in self.hooked or bool(self.ctx.kind(recv) & Kind.WRAPPED)
+            what = "its hooks and wrappers" if hooked else "`__call__` (no hooks or wrappers here yet)"
+            self.ctx.top_statement = top
+            self.report(
+                call,
+                self.message.format(recv=text, what=what),
+                fix=fix(f"Call `{text}(...)`", Replace(call.func, recv)),
+                severity=Severity.WARNING if hooked else Severity.INFO,
+            )
+        self.ctx.top_statement = current
+
+    def _note_hooks_and_wrappers(self, call: cst.Call) -> None:
+        func = call.func
+        q = self.ctx.qualname(func)
+        if q in _GLOBAL_HOOKS:
+            self.all_hooked = True
+        elif q in _WRAPPERS or (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "prepare"
+            and self.ctx.kind(func.value) & Kind.ACCELERATOR
+        ):
+            self.hooked.update(self.ctx.module.code_for_node(a.value) for a in call.args if a.keyword is None)
+        elif isinstance(func, cst.Attribute) and func.attr.value in _HOOKS:
+            if self._iterates_modules(func.value):
+                self.all_hooked = True
+            else:
+                self.hooked.add(self.ctx.module.code_for_node(func.value))
+
+    def _iterates_modules(self, expr: cst.BaseExpression) -> bool:
+        """`m` is the target of an enclosing `for m in model.modules()` (or `named_modules`, `children`)."""
+        if not isinstance(expr, cst.Name):
+            return False
+        for loop in self.ctx.loops:
+            if not isinstance(loop, cst.For):
+                continue
+            it = loop.iter
+            if (
+                isinstance(it, cst.Call)
+                and isinstance(it.func, cst.Attribute)
+                and it.func.attr.value in _MODULE_ITERATORS
+                and expr.value in {n.value for n in _names(loop.target)}
+            ):
+                return True
+        return False
+
+
+_HOOKS = frozenset(
+    {
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_full_backward_hook",
+        "register_full_backward_pre_hook",
+        "register_backward_hook",
+    }
+)
+_GLOBAL_HOOKS = frozenset(
+    f"torch.nn.modules.module.register_module_{kind}"
+    for kind in ("forward_hook", "forward_pre_hook", "full_backward_hook", "full_backward_pre_hook")
+)
+# Wrappers that do their work around `__call__` of the module they are given.
+_WRAPPERS = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torch.distributed.fsdp.fully_shard",
+        "torch.distributed._composable.fsdp.fully_shard",
+        "torch.compile",
+    }
+)
+_MODULE_ITERATORS = frozenset({"modules", "named_modules", "children", "named_children"})
+
+
+def _names(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _names(el.value)

@@ -19,6 +19,7 @@ class MissingSuperInit(Rule):
         "`AttributeError: cannot assign module before Module.__init__() call`"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "nn.Module subclass __init__ without super().__init__()"
     what = "Flags the `__init__` of an `nn.Module` subclass that sets attributes but never calls the base `__init__`."
     why = (

@@ -24,6 +24,7 @@ class ModulesInPlainContainer(Rule):
         "`.to(device)` and `state_dict()` skip them; use `nn.{container}`"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "Submodules or parameters kept in a plain list/dict"
     what = (
         "Flags `self.x = [nn.Linear(...), ...]`, list comprehensions of modules, dicts of modules, lists of "

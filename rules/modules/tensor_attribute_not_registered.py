@@ -44,6 +44,7 @@ class TensorAttributeNotRegistered(Rule):
         "wrap it in `nn.Parameter(...)` or use `self.register_buffer(...)`"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "Plain tensor stored as an nn.Module attribute"
     what = (
         "Flags `self.x = torch.<factory>(...)` in the `__init__` of an `nn.Module` subclass, where the "

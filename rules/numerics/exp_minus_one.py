@@ -15,6 +15,7 @@ class ExpMinusOne(Rule):
     name = "exp-minus-one"
     message = "`torch.exp(x) - 1` loses precision for small `x`; use `torch.expm1(x)`"
     severity = Severity.INFO
+    category = "correctness"
     summary = "torch.exp(x) - 1 instead of torch.expm1(x)"
     what = "Flags `torch.exp(x) - 1` (TorchFix TOR107)."
     why = (

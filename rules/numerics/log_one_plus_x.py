@@ -25,6 +25,7 @@ class LogOnePlus(Rule):
     name = "log-one-plus-x"
     message = "`torch.log(1 + x)` loses precision for small `x`; use `torch.log1p(x)`"
     severity = Severity.INFO
+    category = "correctness"
     summary = "torch.log(1 + x) instead of torch.log1p(x)"
     what = "Flags `torch.log(1 + x)` and `torch.log(x + 1)` (TorchFix TOR106)."
     why = (

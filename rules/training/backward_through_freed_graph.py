@@ -17,6 +17,7 @@ class BackwardThroughFreedGraph(Rule):
     name = "backward-through-freed-graph"
     message = "this `backward()` frees the graph of `{shared}`, which {later} back-propagates through again: pass `retain_graph=True` here (or sum the losses)"
     severity = Severity.ERROR
+    category = "correctness"
     summary = "Second backward() through a graph an earlier backward() freed"
     what = (
         "Flags a `backward()` without `retain_graph=True` when another backward pass later goes "

@@ -17,6 +17,7 @@ class DetectAnomalyEnabled(Rule):
     name = "detect-anomaly-enabled"
     message = "autograd anomaly detection is switched on: every backward pass records stack traces and checks for NaN, several times slower"
     severity = Severity.WARNING
+    category = "performance"
     summary = "torch.autograd anomaly detection left enabled outside tests"
     what = (
         "Flags `torch.autograd.set_detect_anomaly(True)` and `torch.autograd.detect_anomaly()` in code "

@@ -14,6 +14,7 @@ class EmptyCacheInLoop(LoopRule):
     name = "empty-cache-in-loop"
     message = "`torch.cuda.empty_cache()` in the training loop synchronizes and slows every step, and frees nothing PyTorch would not reuse"
     severity = Severity.WARNING
+    category = "performance"
     summary = "torch.cuda.empty_cache() called inside a training loop"
     what = (
         "Flags `torch.cuda.empty_cache()` called at the level of a training loop's steps (not inside "

@@ -16,6 +16,7 @@ class GradOfNonLeaf(Rule):
     name = "grad-of-non-leaf"
     message = "`{name}` is produced by an operation (not a leaf), so `{name}.grad` is None after backward(); call `{name}.retain_grad()` first"
     severity = Severity.ERROR
+    category = "correctness"
     summary = "Reading .grad of a non-leaf tensor without retain_grad()"
     what = (
         "Flags a read of `x.grad` where `x` was computed from tensors that require grad (a model "

@@ -32,6 +32,7 @@ class InferenceWithoutNoGrad(Rule):
     name = "inference-without-no-grad"
     message = "this evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)"
     severity = Severity.WARNING
+    category = "resource"
     summary = "Evaluation / inference loop outside torch.no_grad()"
     what = (
         "Flags an evaluation or inference loop — after `model.eval()`, or a loop over data in a "

@@ -17,6 +17,7 @@ class LossAccumulatedWithGraph(Rule):
     name = "loss-accumulated-with-graph"
     message = "`{acc}` accumulates `{value}` with its autograd graph: every step's graph stays alive and memory grows; use `{value}.item()`"
     severity = Severity.WARNING
+    category = "resource"
     summary = "Loss tensor accumulated across steps (total += loss) keeps every graph alive"
     what = (
         "Flags a loss tensor that still carries its autograd graph being added into a value that "

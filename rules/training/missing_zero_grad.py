@@ -18,6 +18,7 @@ class MissingZeroGrad(LoopRule):
     name = "missing-zero-grad"
     message = "gradients are never cleared in this training loop: `{opt}.step()` applies gradients accumulated over every previous step"
     severity = Severity.ERROR
+    category = "correctness"
     summary = "Training loop calls backward() and step() but never clears gradients"
     what = (
         "Flags a loop that calls `.backward()` and an optimizer's `step()` in each iteration but never "

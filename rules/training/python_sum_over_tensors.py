@@ -15,6 +15,7 @@ class PythonSumOverTensors(Rule):
     name = "python-sum-over-tensors"
     message = "builtin `sum()` over tensors adds them one by one starting from the int 0; use `torch.stack(...).sum()`"
     severity = Severity.INFO
+    category = "performance"
     summary = "Builtin sum() over a list of tensors"
     what = (
         "Flags the builtin `sum()` applied to a list, tuple or generator whose elements are tensors "

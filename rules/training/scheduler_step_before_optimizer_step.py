@@ -14,6 +14,7 @@ class SchedulerStepBeforeOptimizerStep(LoopRule):
     name = "scheduler-step-before-optimizer-step"
     message = "`{sched}` runs before the first `optimizer.step()` of the iteration: the first learning rate is skipped"
     severity = Severity.WARNING
+    category = "correctness"
     summary = "lr_scheduler.step() called before optimizer.step()"
     what = (
         "Flags a learning-rate scheduler's `step()` that runs at the start of an epoch or iteration, "

@@ -18,6 +18,7 @@ class StepBeforeBackward(LoopRule):
         "`{step}` runs before `backward()` in this iteration: it applies the previous iteration's gradients (or none)"
     )
     severity = Severity.ERROR
+    category = "correctness"
     summary = "optimizer.step() called before loss.backward() in the same iteration"
     what = (
         "Flags an optimizer `step()` that runs, in every iteration, before the iteration's `backward()` "

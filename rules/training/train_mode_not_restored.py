@@ -19,6 +19,7 @@ class TrainModeNotRestored(LoopRule):
     name = "train-mode-not-restored"
     message = "`{model}.eval()` is never undone: from the second epoch on, `{model}` trains in eval mode (dropout off, batch-norm statistics frozen)"
     severity = Severity.ERROR
+    category = "correctness"
     summary = "model.eval() inside the epoch loop with no model.train() before the next training pass"
     what = (
         "Flags `model.eval()` (or `model.train(False)`) inside a loop that also trains, when no "

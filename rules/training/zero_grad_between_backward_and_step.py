@@ -17,6 +17,7 @@ class ZeroGradBetweenBackwardAndStep(LoopRule):
     name = "zero-grad-between-backward-and-step"
     message = "`{call}` runs after `backward()` and before `{step}`: the step applies zero gradients and the model does not learn"
     severity = Severity.ERROR
+    category = "correctness"
     summary = "zero_grad() between backward() and step() wipes the gradients before they are used"
     what = (
         "Flags `zero_grad()` that runs after `backward()` and before the optimizer's `step()` in the same "

@@ -32,7 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--fix", action="store_true", help="apply fixes in place")
     c.add_argument("--diff", action="store_true", help="print the fixes as a diff; change nothing")
     c.add_argument("--output-format", choices=["text", "json", "sarif", "github"], default="text")
-    c.add_argument("--statistics", action="store_true", help="count findings per rule")
+    c.add_argument(
+        "--statistics",
+        action="store_true",
+        help="count findings per rule and per category, and those the default selection hides",
+    )
+    c.add_argument(
+        "--show-settings", action="store_true", help="print the effective settings for the first PATH; check nothing"
+    )
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     c.add_argument("--config", type=Path, help="use this config file for every checked file")
     c.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (0: one per core)")
@@ -85,11 +92,16 @@ def _clean() -> int:
 
 
 def _rules() -> int:
+    from torchlint.engine.rule import DEFAULT_CATEGORIES
     from torchlint.registry import rules
 
     for code, cls in rules().items():
         fixable = "fix" if cls.fixable() else "   "
-        print(f"{code}  {cls.severity.value:<7}  {fixable}  {cls.name:<40}  {cls.summary}")
+        default = "default" if cls.category in DEFAULT_CATEGORIES else "opt-in "
+        print(
+            f"{code}  {cls.category.value:<13}  {default}  {cls.severity.value:<7}  {fixable}  {cls.name:<40}  "
+            f"{cls.summary}"
+        )
     return EXIT_CLEAN
 
 
@@ -105,8 +117,45 @@ def _rule(code: str) -> int:
     return EXIT_CLEAN
 
 
+def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
+    """The settings `check` would use for the first PATH, after the command line's own choices."""
+    from torchlint.engine.rule import DEFAULT_CATEGORIES, Category
+    from torchlint.registry import rules
+
+    path = Path(args.paths[0])
+    if not path.exists():
+        print(f"torchlint: error: {path}: no such file or directory", file=sys.stderr)
+        return EXIT_ERROR
+    settings = resolver.for_path(path)
+    overrides = _overrides(args)
+    catalogue = rules()
+    selection = settings.selection(path, catalogue, overrides)
+    enabled = selection.codes
+    left_out = [c for c in settings.widened().selection(path, catalogue, overrides).codes if c not in enabled]
+    default = ", ".join(c.value for c in Category if c in DEFAULT_CATEGORIES)
+    chosen = list(overrides.select) if overrides.select else settings.select
+    lines = [
+        f"path: {path}",
+        f"config: {settings.source or '(none: defaults)'}",
+        f"select: {chosen if chosen is not None else f'(default: {default})'}",
+        f"extend-select: {[*settings.extend_select, *overrides.extend_select]}",
+        f"ignore: {[*settings.ignore, *overrides.ignore]}",
+        f"per-file-ignores: {settings.per_file_ignores}",
+        f"severity: { {k: v.value for k, v in selection.severity.items()} }",
+        f"enabled rules ({len(enabled)} of {len(catalogue)}): {', '.join(enabled)}",
+        f"left out by the default selection: {', '.join(left_out) or '(none)'}",
+    ]
+    print("\n".join(lines))
+    return EXIT_CLEAN
+
+
+def _overrides(args: argparse.Namespace) -> Overrides:
+    return Overrides(args.select, args.ignore or (), args.extend_select or ())
+
+
 def _check(args: argparse.Namespace) -> int:
     from torchlint import checker
+    from torchlint.findings import Finding
     from torchlint.progress import Progress
     from torchlint.registry import known_codes
     from torchlint.reporters import FORMATS, text
@@ -117,13 +166,24 @@ def _check(args: argparse.Namespace) -> int:
     if args.fix and args.diff:
         raise ConfigError("--fix and --diff cannot be used together")
     resolver = ConfigResolver(known_codes(), args.config)
+    if args.show_settings:
+        return _show_settings(args, resolver)
     mode = "fix" if args.fix else "diff" if args.diff else "check"
+    # --statistics in check mode also runs what the default selection leaves out (in the same parse and
+    # traversal, so it costs little) and counts those findings without reporting them. --fix/--diff
+    # never run them: they would change code the user did not select.
+    count_hidden = args.statistics and mode == "check"
     try:
         from torchlint import cache
 
         cache_dir = None if args.no_cache else cache.default_dir()
-        overrides = Overrides(args.select, args.ignore or (), args.extend_select or ())
-        jobs = checker.plan([Path(p) for p in args.paths], resolver, mode, overrides, cache_dir)
+        paths = [Path(p) for p in args.paths]
+        overrides = _overrides(args)
+        jobs = checker.plan(paths, resolver, mode, overrides, cache_dir)
+        if count_hidden:
+            selected = {job.path: set(job.codes) for job in jobs}
+            wide = ConfigResolver(known_codes(), args.config, widen=True)
+            jobs = checker.plan(paths, wide, mode, overrides, cache_dir)
     except FileNotFoundError as exc:
         print(f"torchlint: error: {exc}: no such file or directory", file=sys.stderr)
         return EXIT_ERROR
@@ -133,6 +193,12 @@ def _check(args: argparse.Namespace) -> int:
     result = checker.run(jobs, workers, progress)
     progress.close()
 
+    hidden: list[Finding] = []
+    if count_hidden:
+        for r in result.files:
+            codes = selected.get(r.path, set()) | {"TL000"}
+            hidden.extend(f for f in r.findings if f.code not in codes)
+            r.findings = [f for f in r.findings if f.code in codes]
     findings = result.findings
     out = sys.stdout
     if args.diff:
@@ -143,7 +209,9 @@ def _check(args: argparse.Namespace) -> int:
     else:
         out.write(FORMATS[args.output_format](findings))
     if args.statistics:
-        (sys.stderr if args.output_format != "text" else out).write(text.statistics(findings))
+        (sys.stderr if args.output_format != "text" else out).write(
+            text.statistics(findings, hidden if count_hidden else None)
+        )
     failed_writes = [r.error for r in result.files if r.error]
     for e in failed_writes:
         print(f"torchlint: error: {e}", file=sys.stderr)

@@ -11,7 +11,7 @@ import fnmatch
 import os
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,8 @@ class Selection:
 
 @dataclass
 class Settings:
-    select: list[str] = field(default_factory=lambda: ["ALL"])
+    # None: the default selection, every rule whose category is in engine.rule.DEFAULT_CATEGORIES
+    select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     extend_select: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
@@ -95,7 +96,8 @@ class Settings:
     def selection(self, path: Path | str, all_codes: Iterable[str], overrides: Overrides | None = None) -> Selection:
         """The rules that run on `path` and their severities: these settings, their per-file
         ignores, then `overrides` on top. The CLI, the language server and the flake8 plugin
-        all select through here, so they cannot disagree."""
+        all select through here, so they cannot disagree. Without a `select`, the rules whose
+        category is in engine.rule.DEFAULT_CATEGORIES run; `extend-select` and codes add to them."""
         extra = overrides or Overrides()
         ignore = [*self.ignore, *extra.ignore]
         rel = self.relative(path)
@@ -103,8 +105,11 @@ class Settings:
             for pattern, ignored in self.per_file_ignores.items():
                 if _match(rel, pattern):
                     ignore.extend(ignored)
-        select = [*(extra.select or self.select), *self.extend_select, *extra.extend_select]
-        codes = tuple(c for c in all_codes if _enabled(c, select, ignore))
+        chosen = extra.select or self.select
+        select = [*(chosen or ()), *self.extend_select, *extra.extend_select]
+        # Nothing chose a selection: a rule runs when its category is a default one (ignores still apply).
+        default = _default_codes() if chosen is None else frozenset()
+        codes = tuple(c for c in all_codes if _enabled(c, select, ignore, c in default))
         return Selection(codes, {**self.severity, **extra.severity})
 
     def relative(self, path: Path | str) -> str | None:
@@ -114,12 +119,25 @@ class Settings:
         except ValueError:
             return None
 
+    def widened(self) -> Settings:
+        """These settings with every rule the default selection leaves out selected too (for `--statistics`)."""
+        return self if self.select is not None else replace(self, select=["ALL"])
+
     def excluded(self, rel_path: str) -> bool:
         return any(_match(rel_path, p) for p in (*self.exclude, *self.extend_exclude))
 
 
-def _specificity(code: str, patterns: Iterable[str]) -> int:
-    best = -1
+def _default_codes() -> frozenset[str]:
+    """The codes of the rules whose category is selected by default (loads the rule catalogue)."""
+    from torchlint.engine.rule import DEFAULT_CATEGORIES
+    from torchlint.registry import rules
+
+    return frozenset(code for code, cls in rules().items() if cls.category in DEFAULT_CATEGORIES)
+
+
+def _specificity(code: str, patterns: Iterable[str], default: bool = False) -> int:
+    """How specifically `patterns` name `code`: -1 not at all, 0 `ALL` (or the default selection), else prefix length."""
+    best = 0 if default else -1
     for p in patterns:
         if p == "ALL":
             best = max(best, 0)
@@ -128,8 +146,8 @@ def _specificity(code: str, patterns: Iterable[str]) -> int:
     return best
 
 
-def _enabled(code: str, select: Iterable[str], ignore: Iterable[str]) -> bool:
-    s, i = _specificity(code, select), _specificity(code, ignore)
+def _enabled(code: str, select: Iterable[str], ignore: Iterable[str], default: bool = False) -> bool:
+    s, i = _specificity(code, select, default), _specificity(code, ignore)
     return s >= 0 and s > i
 
 
@@ -230,8 +248,9 @@ def load_file(path: Path, known: Collection[str]) -> Settings | None:
 class ConfigResolver:
     """Finds the settings that apply to each file (nearest config wins)."""
 
-    def __init__(self, known: Iterable[str], explicit: Path | None = None) -> None:
+    def __init__(self, known: Iterable[str], explicit: Path | None = None, widen: bool = False) -> None:
         self.known = list(known)
+        self.widen = widen  # every path gets `Settings.widened()`
         self._cache: dict[Path, Settings] = {}
         self.explicit: Settings | None = None
         if explicit is not None:
@@ -241,9 +260,11 @@ class ConfigResolver:
 
     def for_path(self, path: Path) -> Settings:
         if self.explicit is not None:
-            return self.explicit
-        directory = path if path.is_dir() else path.parent
-        return self._for_dir(directory.resolve())
+            settings = self.explicit
+        else:
+            directory = path if path.is_dir() else path.parent
+            settings = self._for_dir(directory.resolve())
+        return settings.widened() if self.widen else settings
 
     def _for_dir(self, directory: Path) -> Settings:
         cached = self._cache.get(directory)

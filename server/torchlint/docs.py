@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from torchlint.engine.rule import Rule
+from torchlint.engine.rule import DEFAULT_CATEGORIES, Rule
 from torchlint.registry import rules
 
 TABLE_START = "<!-- rules:start -->"
@@ -20,7 +20,8 @@ TABLE_END = "<!-- rules:end -->"
 def rule_markdown(cls: type[Rule]) -> str:
     parts = [
         f"# {cls.code} {cls.name}\n",
-        f"Default severity: **{cls.severity.value}** · Fix: **{'yes' if cls.fixable() else 'no'}**\n",
+        f"Category: **{cls.category.value}** ({_selection(cls)}) · Default severity: **{cls.severity.value}** · "
+        f"Fix: **{'yes' if cls.fixable() else 'no'}**\n",
         f"## What it does\n\n{cls.what}\n",
         f"## Why is this bad?\n\n{cls.why}\n",
         f"## Example\n\n```python\n{cls.example.rstrip()}\n```\n",
@@ -36,11 +37,18 @@ def rule_markdown(cls: type[Rule]) -> str:
     return "\n".join(parts)
 
 
+def _selection(cls: type[Rule]) -> str:
+    if cls.category in DEFAULT_CATEGORIES:
+        return "on by default"
+    return f'opt-in: `extend-select = ["{cls.code}"]`'
+
+
 def rule_table() -> str:
-    rows = ["| Code | Name | Severity | Fix | What it catches |", "|---|---|---|---|---|"]
+    rows = ["| Code | Name | Category | Severity | Fix | What it catches |", "|---|---|---|---|---|---|"]
     for code, cls in rules().items():
+        category = cls.category.value if cls.category in DEFAULT_CATEGORIES else f"{cls.category.value} (opt-in)"
         rows.append(
-            f"| [{code}](docs/rules/{code}.md) | {cls.name} | {cls.severity.value} | "
+            f"| [{code}](docs/rules/{code}.md) | {cls.name} | {category} | {cls.severity.value} | "
             f"{'yes' if cls.fixable() else ''} | {cls.summary} |"
         )
     return "\n".join(rows)

@@ -21,7 +21,7 @@ class Flake8Plugin:
         self.lines = lines or []
 
     def run(self) -> Iterator[tuple[int, int, str, type[Flake8Plugin]]]:
-        from torchlint.config import ConfigError, ConfigResolver
+        from torchlint.config import ConfigError, ConfigResolver, Settings
         from torchlint.engine import lint_text
         from torchlint.registry import known_codes, rules
 
@@ -29,8 +29,8 @@ class Flake8Plugin:
         try:
             settings = ConfigResolver(known_codes()).for_path(Path(self.filename))
             codes: Iterable[str] = settings.selection(self.filename, catalogue).codes
-        except ConfigError:
-            codes = catalogue
+        except ConfigError:  # flake8 has no way to show it: lint with the default selection
+            codes = Settings().selection(self.filename, catalogue).codes
         text = "".join(self.lines)
         for f in lint_text(self.filename, text, [catalogue[c] for c in codes]).findings:
             if f.code == "TL000":  # flake8 reports syntax errors itself (E999)

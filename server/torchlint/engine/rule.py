@@ -8,6 +8,7 @@ to find its subjects (it may ask the shared analyses in `self.ctx`).
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
@@ -20,6 +21,21 @@ if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
 CODE_RE = re.compile(r"^TL\d{3}$")
+
+
+class Category(str, enum.Enum):
+    """What kind of problem a rule catches; the default selection is decided by it."""
+
+    CORRECTNESS = "correctness"  # wrong results or a crash
+    SECURITY = "security"
+    RESOURCE = "resource"  # memory or time that leaks
+    PERFORMANCE = "performance"
+    MODERNISATION = "modernisation"  # a deprecated or legacy API with a working replacement
+    STYLE = "style"
+
+
+# Reported unless the configuration selects otherwise: what makes training wrong, unsafe, leak or slow.
+DEFAULT_CATEGORIES = frozenset({Category.CORRECTNESS, Category.SECURITY, Category.RESOURCE, Category.PERFORMANCE})
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,7 @@ class Report:
     fix: NodeFix | None
     alternatives: tuple[NodeFix, ...] = field(default_factory=tuple)
     top: cst.CSTNode | None = None  # the top-level statement being traversed when reported
+    severity: Severity | None = None  # this finding's own severity; None: the rule's
 
 
 class Rule:
@@ -87,6 +104,7 @@ class Rule:
     name: ClassVar[str]
     message: ClassVar[str]
     severity: ClassVar[Severity] = Severity.WARNING
+    category: ClassVar[Category]  # rules spell it as a string ("correctness"); checked and converted here
     summary: ClassVar[str]  # one line, for tables and SARIF shortDescription
     what: ClassVar[str]  # "What it does"
     why: ClassVar[str]  # "Why is this bad?"
@@ -105,6 +123,13 @@ class Rule:
         code = cls.__dict__.get("code")
         if code is not None and not CODE_RE.match(code):
             raise TypeError(f"{cls.__name__}: bad rule code {code!r}")
+        if code is not None:
+            try:
+                cls.category = Category(cls.__dict__.get("category"))
+            except ValueError:
+                raise TypeError(
+                    f"{cls.__name__}: a rule declares its `category` ({', '.join(c.value for c in Category)})"
+                ) from None
 
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
@@ -119,9 +144,11 @@ class Rule:
         message: str | None = None,
         fix: NodeFix | None = None,
         alternatives: tuple[NodeFix, ...] = (),
+        severity: Severity | None = None,
     ) -> None:
+        """`severity` overrides the rule's for this finding (a user's `severity` setting still wins)."""
         self.ctx.reports.append(
-            Report(self, node, message or self.message, fix, tuple(alternatives), self.ctx.top_statement)
+            Report(self, node, message or self.message, fix, tuple(alternatives), self.ctx.top_statement, severity)
         )
 
 

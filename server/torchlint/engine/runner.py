@@ -263,7 +263,7 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
                 report.rule.code,
                 report.rule.name,
                 report.message,
-                report.rule.severity,
+                report.severity or report.rule.severity,
                 fix,
                 alternatives,
                 stmt_line,

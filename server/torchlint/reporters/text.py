@@ -40,7 +40,31 @@ def summary_line(findings: list[Finding], fixed: int = 0) -> str:
     return " ".join(parts)
 
 
-def statistics(findings: list[Finding]) -> str:
+def statistics(findings: list[Finding], hidden: list[Finding] | None = None) -> str:
+    """Counts per rule, then per category; `hidden`: the findings of rules the default selection left out."""
+    from torchlint.registry import rules
+
+    catalogue = rules()
     counts = Counter((f.code, f.name, bool(f.fix)) for f in findings)
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))
-    return "".join(f"{n:5d}  {code}  {'[*]' if fx else '   '} {name}\n" for (code, name, fx), n in rows)
+    out = [f"{n:5d}  {code}  {'[*]' if fx else '   '} {name}\n" for (code, name, fx), n in rows]
+    per_category = Counter(_category(f.code, catalogue) for f in findings)
+    out.extend(
+        f"{n:5d}  category: {category}\n"
+        for category, n in sorted(per_category.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    if hidden is not None:
+        n = len(hidden)
+        by_category = Counter(_category(f.code, catalogue) for f in hidden)
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(by_category.items(), key=lambda kv: (-kv[1], kv[0])))
+        out.append(
+            f"{n} finding{'s' * (n != 1)} hidden by the default selection"
+            + (f" ({detail}); see them with `--select ALL`" if n else "")
+            + "\n"
+        )
+    return "".join(out)
+
+
+def _category(code: str, catalogue) -> str:
+    cls = catalogue.get(code)
+    return cls.category.value if cls is not None else "error"  # TL000: a file that could not be read or parsed
