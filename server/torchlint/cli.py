@@ -119,6 +119,7 @@ def _rule(code: str) -> int:
 
 def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     """The settings `check` would use for the first PATH, after the command line's own choices."""
+    from torchlint.engine.project import target_version
     from torchlint.engine.rule import DEFAULT_CATEGORIES, Category
     from torchlint.registry import rules
 
@@ -128,6 +129,7 @@ def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
         return EXIT_ERROR
     settings = resolver.for_path(path)
     overrides = _overrides(args)
+    version = target_version(path, settings.torch_version)
     catalogue = rules()
     selection = settings.selection(path, catalogue, overrides)
     enabled = selection.codes
@@ -144,6 +146,7 @@ def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
         f"severity: { {k: v.value for k, v in selection.severity.items()} }",
         f"enabled rules ({len(enabled)} of {len(catalogue)}): {', '.join(enabled)}",
         f"left out by the default selection: {', '.join(left_out) or '(none)'}",
+        f"target torch: {version} ({version.source})",
     ]
     print("\n".join(lines))
     return EXIT_CLEAN

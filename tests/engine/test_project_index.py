@@ -96,3 +96,10 @@ def test_declared_dependencies_give_the_target_torch_version(tmp_path):
     found = resolve(tmp_path)
     assert (str(found), found.source) == ("2.2", "torch-version setting")
     assert lowest_allowed("torch>=2.1,<3") == (2, 1) and lowest_allowed("torch") is None
+
+
+def test_show_settings_prints_the_target_torch_and_its_source(tmp_path, run_cli):
+    root = _project(tmp_path, {"train.py": "import torch\n"})
+    (root / "requirements.txt").write_text("torch>=2.3,<2.5\n")
+    out = run_cli("check", "--show-settings", root / "train.py", cwd=root).stdout
+    assert "target torch: 2.3 (requirements.txt)" in out

@@ -415,6 +415,12 @@ def _stat_key(path: Path) -> tuple[int, int]:
 _PROJECTS: dict[Path, Project] = {}
 
 
+def target_version(path: Path, configured: str | None = None) -> TorchVersion:
+    """The torch a file's project targets (`configured`: the nearest config's `torch-version`)."""
+    root = find_root(path.resolve() if path.is_file() else path.resolve() / "__init__.py")
+    return resolve_version(root, configured)
+
+
 def forget_files(paths: list[str]) -> None:
     """Files were created, changed or deleted on disk: the projects holding them list their files anew."""
     for path in paths:
