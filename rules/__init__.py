@@ -11,8 +11,11 @@ from collections.abc import Iterator
 from types import ModuleType
 
 
-def modules() -> Iterator[ModuleType]:
-    """Import every module of every rule package, for `torchlint.registry` to collect the rules they define."""
+def rule_modules() -> Iterator[ModuleType]:
+    """Import every module of every rule package, for `torchlint.registry` to collect the rules they define.
+
+    Not named `modules`: importing the TL2xx package `torchlint.rules.modules` would rebind that name.
+    """
     for family in pkgutil.iter_modules(__path__, f"{__name__}."):
         package = importlib.import_module(family.name)
         for info in pkgutil.iter_modules(package.__path__, f"{family.name}."):

@@ -12,7 +12,7 @@ from torchlint.engine.rule import Rule
 def rules() -> dict[str, type[Rule]]:
     """Every rule class by code, in code order: the classes with a `code` that the rule modules define."""
     found: dict[str, type[Rule]] = {}
-    for module in torchlint.rules.modules():
+    for module in torchlint.rules.rule_modules():
         for cls in vars(module).values():
             if (
                 isinstance(cls, type)

@@ -9,5 +9,6 @@ import pytest
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    # a project that targets torch 2.1: a bare torch.load (TL601) is a finding there
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\ndependencies = ['torch>=2.1']\n")
     return tmp_path

@@ -18,12 +18,14 @@ LOAD = 'import torch\nsd = torch.load("m.pt")\n'
 
 
 async def test_pyproject_config_and_reload(project):
-    (project / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL101"]\nseverity = { TL601 = "info" }\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.torchlint]\ntorch-version = "2.4"\nignore = ["TL101"]\nseverity = { TL601 = "info" }\n'
+    )
     async with session(project) as s:
         u = s.open(project / "train.py", BUGGY + LOAD)
         (d,) = await s.diagnostics(u, lambda d: len(d) == 1)
         assert d.code == "TL601" and d.severity == types.DiagnosticSeverity.Information
-        (project / "pyproject.toml").write_text("[tool.torchlint]\n")
+        (project / "pyproject.toml").write_text('[tool.torchlint]\ntorch-version = "2.4"\n')
         s.client.workspace_did_change_watched_files(
             types.DidChangeWatchedFilesParams(
                 [types.FileEvent(uri(project / "pyproject.toml"), types.FileChangeType.Changed)]
@@ -34,7 +36,7 @@ async def test_pyproject_config_and_reload(project):
 
         # a client that watches no files (Neovim 0.7): the next lint notices the change itself
         config = project / "pyproject.toml"
-        config.write_text('[tool.torchlint]\nselect = ["TL601"]\n')
+        config.write_text('[tool.torchlint]\ntorch-version = "2.4"\nselect = ["TL601"]\n')
         os.utime(config, (config.stat().st_atime, config.stat().st_mtime + 5))
         s.change(u, BUGGY + LOAD + "\n")
         assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL601"]
@@ -184,6 +186,7 @@ def test_cli_checks_notebooks_by_cell(tmp_path, run_cli):
     }
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb))
+    (tmp_path / "requirements.txt").write_text("torch>=2.1\n")  # targets a torch before weights_only=True
     out = run_cli("check", "--output-format", "json", path)
     (f,) = json.loads(out.stdout)
     assert (f["path"], f["line"], f["code"]) == (f"{path}:cell_2", 3, "TL601")

@@ -19,6 +19,8 @@ from test_rel_hostile_inputs import ALL
 def hostile_tree(tmp_path_factory):
     """Every corpus file on disk, plus the things only a file system can hold."""
     root = tmp_path_factory.mktemp("hostile")
+    # a project targeting torch 2.1, where a bare torch.load (TL601) is a finding to look for
+    (root / "pyproject.toml").write_text("[project]\nname = 'hostile'\ndependencies = ['torch>=2.1']\n")
     for name, data in ALL.items():
         (root / name).write_bytes(data)
     (root / "dir_named.py").mkdir()

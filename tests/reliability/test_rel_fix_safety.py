@@ -25,8 +25,11 @@ from torchlint import checker
 from torchlint.registry import rules
 
 CODES = tuple(rules())
-EXAMPLES = [  # the INVALID examples that promise a fix
-    (code, i, ex.source) for code, cls in rules().items() for i, ex in enumerate(cls.INVALID) if ex.fixed is not None
+EXAMPLES = [  # the INVALID examples that promise a fix, with the torch version they assume
+    (code, i, ex.source, ex.torch_version)
+    for code, cls in rules().items()
+    for i, ex in enumerate(cls.INVALID)
+    if ex.fixed is not None
 ]
 HEAD = "# head: café, keep me   \n"
 TAIL = "\n#   tail stays\t\n"
@@ -43,9 +46,11 @@ def fix_file(path: Path) -> checker.FileResult:
 
 
 @pytest.mark.parametrize("dress", sorted(DRESSES))
-@pytest.mark.parametrize("code,i,text", EXAMPLES, ids=[f"{c}-{i}" for c, i, _ in EXAMPLES])
-def test_fix_keeps_file_dress_and_is_idempotent(tmp_path, code, i, text, dress):
+@pytest.mark.parametrize("code,i,text,version", EXAMPLES, ids=[f"{c}-{i}" for c, i, _, _ in EXAMPLES])
+def test_fix_keeps_file_dress_and_is_idempotent(tmp_path, code, i, text, version, dress):
     original = DRESSES[dress](text)
+    if version is not None:  # the project around the file targets that torch
+        (tmp_path / "torchlint.toml").write_text(f'torch-version = "{version}"\n')
     f = tmp_path / "example.py"
     f.write_bytes(original)
     f.chmod(0o640)
@@ -67,7 +72,8 @@ def test_fix_keeps_file_dress_and_is_idempotent(tmp_path, code, i, text, dress):
     assert stat.S_IMODE(f.stat().st_mode) == 0o640, "permissions kept"
     again = fix_file(f)
     assert again.fixed == 0 and f.read_bytes() == new, "a second --fix changed the file"
-    assert [p.name for p in tmp_path.iterdir()] == ["example.py"], "no temporary file left behind"
+    left = [p.name for p in tmp_path.iterdir() if p.name != "torchlint.toml"]
+    assert left == ["example.py"], "no temporary file left behind"
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=[p.name for p in FIXTURE_FILES])
@@ -75,8 +81,8 @@ def test_fixture_fixes_touch_only_their_lines(path):
     check_fix(path.read_text(encoding="utf-8"))
 
 
-BUGGY = b"import torch\r\nsd = torch.load(p)  # keep\r\n"
-FIXED = b"import torch\r\nsd = torch.load(p, weights_only=True)  # keep\r\n"
+BUGGY = b"import torch\r\ny = torch.log(1 + p)  # keep\r\n"
+FIXED = b"import torch\r\ny = torch.log1p(p)  # keep\r\n"
 # Run `torchlint check --fix` in a child that SIGKILLs itself at one point of write_atomic.
 KILLER = """
 import os, signal, sys
@@ -169,7 +175,7 @@ def test_diff_counts_lines_as_python_does(tmp_path):
     import re
 
     f = tmp_path / "ff.py"
-    f.write_bytes(b"import torch\n\x0c\nx = 1\x0c  # ff\x1c\ny = torch.load(p)\n")
+    f.write_bytes(b"import torch\n\x0c\nx = 1\x0c  # ff\x1c\ny = torch.log(1 + p)\n")
     diff = checker.run_job(checker.Job(str(f), CODES, (), "diff")).diff
     hunks = re.split(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@\n", diff, flags=re.M)
     assert len(hunks) == 4, diff

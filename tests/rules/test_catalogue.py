@@ -63,3 +63,15 @@ def test_rule_command_prints_the_docs(code, run_cli):
     cls = rules()[code]
     for text in (cls.name, cls.what.split(".")[0], cls.example.splitlines()[0]):
         assert text in out.stdout
+
+
+def test_the_catalogue_survives_importing_the_modules_family_first():
+    """`torchlint.rules.modules` is the TL2xx package: importing it must not shadow the catalogue's loader."""
+    import importlib
+
+    import torchlint.rules
+    from torchlint import registry
+
+    importlib.import_module("torchlint.rules.modules")
+    registry.rules.cache_clear()
+    assert "TL201" in registry.rules() and callable(torchlint.rules.rule_modules)

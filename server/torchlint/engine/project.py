@@ -202,8 +202,10 @@ class Project:
         return summary
 
     def forget_files(self) -> None:
-        """Files were created or deleted (the editor's watcher says so): list them again."""
+        """Files were created, deleted or changed (the editor's watcher says so): list them again,
+        and read the target torch version again (a config or requirements file may be among them)."""
         self._files = None
+        self.__dict__.pop("torch_version", None)
 
     def files(self) -> list[Path]:
         """Every Python file under the root (virtual environments and build output skipped)."""
@@ -421,23 +423,23 @@ def target_version(path: Path, configured: str | None = None) -> TorchVersion:
     return resolve_version(root, configured)
 
 
-def forget_files(paths: list[str]) -> None:
-    """Files were created, changed or deleted on disk: the projects holding them list their files anew."""
-    for path in paths:
-        resolved = Path(path).resolve()
-        for root, project in _PROJECTS.items():
-            if resolved.is_relative_to(root):
-                project.forget_files()
+def forget_files(paths: list[str] | None = None) -> None:
+    """Files changed on disk: the projects holding them (all, for None) list files and read settings anew."""
+    for root, project in _PROJECTS.items():
+        if paths is None or any(Path(p).resolve().is_relative_to(root) for p in paths):
+            project.forget_files()
 
 
 def project_for(path: str) -> Project | None:
-    """The project of a file on disk (None for virtual paths such as an unsaved buffer or a test snippet)."""
+    """The project of a file (an editor's unsaved buffer in a real folder too); None for a bare snippet path."""
     p = Path(path)
     if p.suffix == ".ipynb" or ":" in p.name:
         p = Path(str(p).split(":cell_")[0])
+    if not p.is_absolute() and not p.exists():
+        return None  # a snippet ("example.py"): no project around it
     try:
         p = p.resolve()
-        if not p.is_file():
+        if not p.parent.is_dir():
             return None
     except OSError:
         return None

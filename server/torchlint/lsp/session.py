@@ -165,7 +165,7 @@ class Session:
 
     def files_changed(self, paths: Iterable[str]) -> None:
         """Python files changed on disk (created, saved elsewhere, deleted): the index reads them anew."""
-        paths = [p for p in paths if p.endswith(".py")]
+        paths = list(paths)
 
         def forget() -> None:
             from torchlint.engine.project import forget_files
@@ -175,7 +175,8 @@ class Session:
         if paths:
             self.lint_pool.submit(forget)
         for path in paths:
-            self.relint_dependents(path)
+            if path.endswith(".py"):
+                self.relint_dependents(path)
 
     def saved(self, key: str) -> None:
         if not self.pull and self.is_open(key) and key not in self.results:
@@ -381,6 +382,12 @@ class Session:
         return any(_mtime(path) != seen for path, seen in self._config_mtimes.items())
 
     def reload_config(self) -> None:
+        def forget() -> None:
+            from torchlint.engine.project import forget_files
+
+            forget_files()  # a config may set torch-version
+
+        self.lint_pool.submit(forget)
         self._config_mtimes.clear()
         self._resolver = None
         self._shown = {m for m in self._shown if not m.startswith("torchlint: ")}
