@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.device_moves import contains_move, device_moves, move_call
-from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOSS_FUNCTIONS, Kind
+from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import InsertBefore, Invalid, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
@@ -14,29 +14,7 @@ from torchlint.rules.devices._helpers import target_names
 
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "islice", "tqdm.tqdm", "tqdm.auto.tqdm"})
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU
-_SAME_DEVICE = frozenset(
-    {
-        "float",
-        "half",
-        "double",
-        "long",
-        "int",
-        "bool",
-        "view",
-        "reshape",
-        "squeeze",
-        "unsqueeze",
-        "permute",
-        "transpose",
-        "contiguous",
-        "flatten",
-        "clone",
-        "detach",
-        "type",
-        "get",
-        "__getitem__",
-    }
-)
+_SAME_DEVICE = SAME_DEVICE_METHODS | {"__getitem__", "get", "type"}
 
 
 def _loader_iter(ctx, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:

@@ -38,6 +38,16 @@ TENSOR_FACTORIES = frozenset(
     "BoolTensor IntTensor ByteTensor stack cat".split()
 )
 
+# Tensor methods whose result is a tensor on the same device: dtype and shape changes, copies.
+SAME_DEVICE_METHODS = frozenset(
+    "float half double long int bool view reshape contiguous squeeze unsqueeze permute transpose clone "
+    "detach flatten".split()
+)
+# ...and those that also keep it a tensor (possibly elsewhere): moves, reductions, elementwise maths.
+TENSOR_METHODS = SAME_DEVICE_METHODS | frozenset(
+    "to cuda cpu mean sum abs pow sqrt exp log softmax log_softmax".split()
+)
+
 LOSS_FUNCTIONS = frozenset(
     "cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
     "binary_cross_entropy_with_logits kl_div cosine_embedding_loss ctc_loss hinge_embedding_loss "

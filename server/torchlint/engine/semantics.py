@@ -21,6 +21,7 @@ import libcst as cst
 from torchlint.engine.kinds import (
     PASS_THROUGH,
     RETURNS,
+    TENSOR_METHODS,
     Kind,
     is_module_base,
     kind_from_annotation,
@@ -34,38 +35,6 @@ if TYPE_CHECKING:
 
 _RETURNS_SELF = frozenset(
     {"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_"}
-)
-_TENSOR_METHODS_KEEP = frozenset(
-    {
-        "to",
-        "cuda",
-        "cpu",
-        "float",
-        "half",
-        "double",
-        "long",
-        "int",
-        "bool",
-        "view",
-        "reshape",
-        "contiguous",
-        "mean",
-        "sum",
-        "squeeze",
-        "unsqueeze",
-        "permute",
-        "transpose",
-        "clone",
-        "detach",
-        "flatten",
-        "abs",
-        "pow",
-        "sqrt",
-        "exp",
-        "log",
-        "softmax",
-        "log_softmax",
-    }
 )
 _NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
 
@@ -440,7 +409,7 @@ class Semantics:
                 return Kind.TENSOR
             if receiver & Kind.MODEL and method in _RETURNS_SELF:
                 return receiver
-            if receiver & (Kind.TENSOR | Kind.LOSS) and method in _TENSOR_METHODS_KEEP:
+            if receiver & (Kind.TENSOR | Kind.LOSS) and method in TENSOR_METHODS:
                 return receiver & (Kind.TENSOR | Kind.LOSS)
             if method in ("prepare", "setup") and call.args and receiver & Kind.ACCELERATOR:
                 return self.infer(call.args[0].value, scope)
