@@ -10,6 +10,7 @@ torchlint's own (its metadata, never an import); else the newest release we know
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -122,6 +123,12 @@ def declared(root: Path) -> TorchVersion | None:
     return None
 
 
+def _from_environment(root: Path) -> TorchVersion | None:
+    """`TORCHLINT_TORCH_VERSION`: the target for projects that declare none (CI images, test suites)."""
+    found = parse_version(os.environ.get("TORCHLINT_TORCH_VERSION", ""))
+    return TorchVersion(*found, "TORCHLINT_TORCH_VERSION") if found is not None else None
+
+
 def installed(root: Path) -> TorchVersion | None:
     """The torch in the project's virtual environment, else in torchlint's own (metadata only)."""
     for venv in _VENVS:
@@ -160,7 +167,7 @@ def resolve(root: Path | None, configured: str | None = None) -> TorchVersion:
         if found is not None:
             return TorchVersion(*found, "torch-version setting")
     if root is not None:
-        for source in (declared, installed):
+        for source in (declared, _from_environment, installed):
             found_version = source(root)
             if found_version is not None:
                 return found_version
