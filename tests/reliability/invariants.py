@@ -24,6 +24,10 @@ FIXABLE = [r for r in ALL_RULES if r.fixable()]
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+# Fuzzed programs target torch 2.1, where a bare torch.load (TL601) is a finding with a fix to exercise.
+TARGET = "2.1"
+
+
 def lines(text: str) -> list[str]:
     """Lines with their endings, split only where Python splits (not at form feeds)."""
     return _LINE.findall(text)
@@ -48,7 +52,7 @@ def check_findings(text: str | None, findings, errors=()) -> None:
 
 
 def check_lint(text: str, rule_set=None) -> list:
-    result = lint_text("fuzzed.py", text, ALL_RULES if rule_set is None else rule_set)
+    result = lint_text("fuzzed.py", text, ALL_RULES if rule_set is None else rule_set, torch_version=TARGET)
     check_findings(text, result.findings, result.errors)
     return result.findings
 
@@ -95,9 +99,9 @@ def check_fix(text: str, rule_set=None) -> tuple[str, int]:
     if any(f.code == PARSE_ERROR_CODE for f in findings):
         return text, 0
     check_single_fixes(text, findings)
-    result = fix_text("fuzzed.py", text, rule_set)
+    result = fix_text("fuzzed.py", text, rule_set, torch_version=TARGET)
     assert parses(result.text), f"fixed text does not parse:\n{result.text}"
     check_findings(result.text, result.remaining)
-    again = fix_text("fuzzed.py", result.text, rule_set)
+    again = fix_text("fuzzed.py", result.text, rule_set, torch_version=TARGET)
     assert again.applied == 0 and again.text == result.text, "a second --fix changed the file again"
     return result.text, result.applied
