@@ -42,7 +42,6 @@ class ModuleSummary:
     classes: dict[str, list[ast.expr]] = field(default_factory=dict)  # class -> base expressions
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     globals: dict[str, ast.expr] = field(default_factory=dict)  # module-level name -> last value
-    is_program: bool = False  # has an `if __name__ == "__main__":` guard
     called: set[str] = field(default_factory=set)  # the last name of every function or method called
 
 
@@ -108,18 +107,7 @@ def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary |
             s.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             s.globals[stmt.targets[0].id] = stmt.value
-        elif isinstance(stmt, ast.If) and _is_main_guard(stmt.test):
-            s.is_program = True
     return s
-
-
-def _is_main_guard(test: ast.expr) -> bool:
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
-    )
 
 
 class Project:
