@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 _INIT_NAMES = ("init", "reset_parameters", "reset", "load", "copy", "ema", "update")
@@ -33,8 +33,9 @@ class TensorDataAttribute(Rule):
     example = "import torch\n\nlogits = torch.randn(4, 3)\nprobs = logits.data.softmax(-1)\n"
     fix_example = "import torch\n\nlogits = torch.randn(4, 3)\nprobs = logits.detach().softmax(-1)\n"
     fix_safety = (
-        "Reads only: `x.data` becomes `x.detach()` (same values, no graph, version-tracked). Writes "
-        "(`p.data = ...`, `p.data.mul_(...)`) are reported without a fix: move them under `torch.no_grad()`."
+        "Safe, for reads only: `x.data` becomes `x.detach()` (same values, no graph, version-tracked). "
+        "Writes (`p.data = ...`, `p.data.mul_(...)`) are reported without a fix: move them under "
+        "`torch.no_grad()`."
     )
     VALID = [
         """\
@@ -134,7 +135,7 @@ class Clipped(nn.Module):
             self.report(
                 node,
                 self.message.format(expr=expr, how="bypasses autograd", fix=f"; use `{expr}.detach()`"),
-                fix=fix("Use `.detach()`", Replace(node, f"{expr}.detach()")),
+                fix=fix("Use `.detach()`", Replace(node, f"{expr}.detach()"), applicability=SAFE),
             )
 
     def _is_tensor(self, recv: cst.BaseExpression) -> bool:

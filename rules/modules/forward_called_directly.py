@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.kinds import Kind
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -68,6 +68,15 @@ class Wrapper(nn.Module):
         return self.encoder.forward(x)
 """,
             line=7,
+            fixed="""\
+from torch import nn
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.encoder(x)
+""",
         ),
     ]
 
@@ -85,4 +94,8 @@ class Wrapper(nn.Module):
         if not self.ctx.kind(recv) & Kind.MODEL:
             return  # e.g. a compiled extension object with its own `forward`
         text = self.ctx.module.code_for_node(recv)
-        self.report(node, self.message.format(recv=text), fix=fix(f"Call `{text}(...)`", Replace(func, recv)))
+        self.report(
+            node,
+            self.message.format(recv=text),
+            fix=fix(f"Call `{text}(...)`", Replace(func, recv), applicability=SAFE),
+        )

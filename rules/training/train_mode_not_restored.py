@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchlint.engine.loop_events import EventKind
-from torchlint.engine.rule import InsertBefore, Invalid, fix
+from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, dotted_or, same_target
 
@@ -153,6 +153,8 @@ for epoch in range(10):
             edit = None
             if ev.via is None and first is not None:
                 edit = fix(
-                    f"Insert `{model}.train()` at the start of the loop body", InsertBefore(first, f"{model}.train()")
+                    f"Insert `{model}.train()` at the start of the loop body",
+                    InsertBefore(first, f"{model}.train()"),
+                    applicability=SAFE,
                 )
             self.report(ev.node, self.message.format(model=model), fix=edit)

@@ -22,7 +22,16 @@ else:  # pragma: no cover
 
 from torchlint.findings import Severity
 
-KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude", "per-file-ignores", "severity"}
+KEYS = {
+    "select",
+    "ignore",
+    "extend-select",
+    "exclude",
+    "extend-exclude",
+    "per-file-ignores",
+    "severity",
+    "unsafe-fixes",
+}
 DEFAULT_EXCLUDE = (
     ".git",
     ".hg",
@@ -78,6 +87,7 @@ class Settings:
     extend_exclude: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
+    unsafe_fixes: bool = False  # `--fix` applies unsafe fixes too (see findings.Applicability)
     root: Path = field(default_factory=Path.cwd)  # paths in the config are relative to this
     source: str | None = None  # the file these settings came from
 
@@ -177,6 +187,10 @@ def parse_table(table: dict[str, Any], path: Path, known: Collection[str]) -> Se
         if not isinstance(pfi, dict):
             raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
         s.per_file_ignores = {k: _codes(v, f"per-file-ignores.{k}", where, known) for k, v in pfi.items()}
+    if "unsafe-fixes" in table:
+        if not isinstance(table["unsafe-fixes"], bool):
+            raise ConfigError(f"{where}: `unsafe-fixes` must be true or false")
+        s.unsafe_fixes = table["unsafe-fixes"]
     if "severity" in table:
         sev = table["severity"]
         if not isinstance(sev, dict):
