@@ -57,10 +57,10 @@ print(total_loss / len(loader))
     fix_safety = (
         "Two fixes. `loss.detach()` is safe: the same values, still a tensor, without the graph nobody "
         "back-propagates (the rule checked). `loss.item()` is unsafe: the accumulator becomes a Python "
-        "float (code that later treats it as a tensor breaks) and each `.item()` waits for the device; it "
-        "frees device memory at once, which is why it is the first fix when the accumulator never meets "
-        "a tensor operation in the function. When it does (`torch.stack(history)`, `total.cpu()`), "
-        "`.detach()` comes first and `--fix` applies it."
+        "float (code that later treats it as a tensor breaks) and each `.item()` waits for the device. It "
+        "is the first fix when the accumulator never meets a tensor operation in the function (logging "
+        "wants a number), so `--fix` applies nothing there without `--unsafe-fixes`; when it does "
+        "(`torch.stack(history)`, `total.cpu()`), `.detach()` comes first and `--fix` applies it."
     )
     VALID = [
         """\

@@ -13,6 +13,7 @@ from collections.abc import Collection
 from torchlint.findings import Applicability, Finding, Severity
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+FIX = "torchlint check --fix"
 
 
 def _c(code: str, s: str, colour: bool) -> str:
@@ -61,10 +62,14 @@ def summary_line(findings: list[Finding], fixed: int = 0, unsafe_paths: Collecti
         hidden = sum(1 for f in findings if _hidden(f, unsafe_paths))
         parts.append(f"Found {n} finding{'s' * (n != 1)}.")
         if fixable:
-            parts.append(f"{fixable} fixable with `torchlint check --fix`.")
+            parts.append(f"{fixable} fixable with `{FIX}`.")
         if hidden:
-            what = f"{hidden} more" if fixable else f"{hidden} fixable"
-            parts.append(f"{what} with `--fix --unsafe-fixes` (they may change behaviour: review them).")
+            what = (
+                f"{hidden} more with `--fix --unsafe-fixes`"
+                if fixable
+                else f"{hidden} fixable with `{FIX} --unsafe-fixes`"
+            )
+            parts.append(f"{what} (they may change behaviour: review them).")
     return " ".join(parts)
 
 
