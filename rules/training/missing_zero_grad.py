@@ -56,7 +56,9 @@ for x, y in loader:
 """
     fix_safety = (
         "Safe for ordinary training loops. If you meant to accumulate gradients across iterations, "
-        "clear them after each `step()` instead (see the gradient-accumulation example) and ignore the fix."
+        "clear them after each `step()` instead (see the gradient-accumulation example) and ignore the fix. "
+        "Offered only when the stepped object is known to be an optimizer (another object may have no "
+        "`zero_grad`)."
     )
     VALID = [
         """\
@@ -174,6 +176,19 @@ class Trainer:
                 self.model(batch).sum().backward()
                 self.opt.step()
 """,
+        ),
+        # `scaler.step(opt)` with an `opt` of unknown kind: reported, but no `opt.zero_grad()` is offered
+        Invalid(
+            """\
+import torch
+scaler = torch.amp.GradScaler("cuda")
+def train(model, opt, loader):
+    for x, y in loader:
+        scaler.scale(model(x).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+""",
+            line=4,
         ),
         # two optimizers, only one of them cleared
         Invalid(
