@@ -66,7 +66,8 @@ def test_json_schema_exact(project, run_cli):
         assert item["line"] >= 1 and item["column"] >= 1
         assert item["url"].endswith(f"/docs/rules/{item['code']}.md")
         if item["fix"] is not None:
-            assert set(item["fix"]) == {"message", "edits"}
+            assert set(item["fix"]) == {"message", "applicability", "edits"}
+            assert item["fix"]["applicability"] in ("safe", "unsafe", "display")
             for e in item["fix"]["edits"]:
                 assert set(e) == {"line", "column", "end_line", "end_column", "content"}
 
@@ -121,11 +122,11 @@ def test_rules_and_rule_docs(run_cli):
 
 def test_fix_and_diff(project, run_cli):
     original = (project / "train.py").read_text()
-    diff = run_cli("check", "--diff", project / "train.py")
+    diff = run_cli("check", "--diff", "--unsafe-fixes", project / "train.py")
     assert "+    opt.zero_grad()" in diff.stdout and "weights_only=True" in diff.stdout
     assert (project / "train.py").read_text() == original, "--diff must not write"
     os.chmod(project / "train.py", 0o640)
-    r = run_cli("check", "--fix", project / "train.py")
+    r = run_cli("check", "--fix", "--unsafe-fixes", project / "train.py")
     assert r.returncode == 0, r.stdout + r.stderr
     fixed = (project / "train.py").read_text()
     cst.parse_module(fixed)
@@ -137,11 +138,11 @@ def test_fix_and_diff(project, run_cli):
 def test_fix_keeps_crlf_bom_and_encoding(tmp_path, run_cli):
     f = tmp_path / "w.py"
     f.write_bytes(b"\xef\xbb\xbf# caf\xc3\xa9\r\nimport torch\r\nsd = torch.load(p)\r\n")
-    assert run_cli("check", "--fix", f).returncode == 0
+    assert run_cli("check", "--fix", "--unsafe-fixes", f).returncode == 0
     assert f.read_bytes() == b"\xef\xbb\xbf# caf\xc3\xa9\r\nimport torch\r\nsd = torch.load(p, weights_only=True)\r\n"
     g = tmp_path / "l.py"
     g.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\nsd = torch.load(p)\n")
-    assert run_cli("check", "--fix", g).returncode == 0
+    assert run_cli("check", "--fix", "--unsafe-fixes", g).returncode == 0
     assert (
         g.read_bytes() == b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\nsd = torch.load(p, weights_only=True)\n"
     )

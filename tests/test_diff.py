@@ -58,9 +58,10 @@ def _notebooks(tmp_path):
 def test_the_diff_applies_to_what_fix_writes(tmp_path, case, tool):
     files = _notebooks(tmp_path) if case == "notebooks" else CASES[case]
     patched, fixed = _tree(tmp_path / "patched", files), _tree(tmp_path / "fixed", files)
-    diff = _torchlint("check", "--no-cache", "--diff", ".", cwd=patched)
+    # TL601's fix (the one these files need) is unsafe: both runs take the same flag
+    diff = _torchlint("check", "--no-cache", "--diff", "--unsafe-fixes", ".", cwd=patched)
     assert _snapshot(patched) == files, "--diff must not write"
-    _torchlint("check", "--no-cache", "--fix", ".", cwd=fixed)
+    _torchlint("check", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=fixed)
     assert _snapshot(fixed) != files
     if tool == "git":
         subprocess.run(["git", "init", "-q", "."], cwd=patched, check=True)
@@ -92,7 +93,7 @@ def test_a_lone_carriage_return_stays_inside_its_line():
 
 def test_a_notebook_diff_is_a_patch_of_the_json(tmp_path, run_cli):
     lab = write_lab(tmp_path / "lab.ipynb")
-    diff = run_cli("check", "--no-cache", "--diff", "lab.ipynb", cwd=tmp_path).stdout
+    diff = run_cli("check", "--no-cache", "--diff", "--unsafe-fixes", "lab.ipynb", cwd=tmp_path).stdout
     patch = diff[: diff.index("lab.ipynb:cell_")]  # the findings that remain follow the patch
     assert patch.startswith("--- a/lab.ipynb\n+++ b/lab.ipynb\n@@ ")
     assert [line for line in patch.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [

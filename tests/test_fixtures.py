@@ -60,21 +60,25 @@ def test_fix_whole_fixture_tree(tmp_path, run_cli):
     tree = tmp_path / "fixtures"
     shutil.copytree(FIXTURES, tree, ignore=shutil.ignore_patterns("probe"))
     before = json.loads(run_cli("check", "--output-format", "json", tree).stdout)
-    fixable = {(Path(f["path"]).name, f["code"]) for f in before if f["fix"]}
+
+    def applies(f):  # what `--fix --unsafe-fixes` applies: all but display-only fixes
+        return f["fix"] is not None and f["fix"]["applicability"] != "display"
+
+    fixable = {(Path(f["path"]).name, f["code"]) for f in before if applies(f)}
     assert fixable, "the fixtures should contain fixable findings"
 
-    first = run_cli("check", "--fix", tree)
+    first = run_cli("check", "--fix", "--unsafe-fixes", tree)
     assert first.returncode in (0, 1), first.stderr
     for p in tree.rglob("*.py"):
         cst.parse_module(p.read_text(encoding="utf-8"))  # every fixed file re-parses
     snapshot = {p: p.read_bytes() for p in tree.rglob("*.py")}
-    second = run_cli("check", "--fix", tree)
+    second = run_cli("check", "--fix", "--unsafe-fixes", tree)
     assert second.returncode in (0, 1), second.stderr
     assert {p: p.read_bytes() for p in tree.rglob("*.py")} == snapshot, "a second --fix changed files"
 
     after = json.loads(run_cli("check", "--output-format", "json", tree).stdout)
-    assert [f for f in after if f["fix"]] == [], "fixable findings remain after --fix"
+    assert [f for f in after if applies(f)] == [], "fixable findings remain after --fix"
     remaining = {(Path(f["path"]).name, f["code"]) for f in after}
     assert len(after) < len(before) and not any(
-        k in remaining and all(f["fix"] for f in before if (Path(f["path"]).name, f["code"]) == k) for k in fixable
+        k in remaining and all(applies(f) for f in before if (Path(f["path"]).name, f["code"]) == k) for k in fixable
     ), "a finding that --fix fixed everywhere in a file is still reported there"

@@ -78,8 +78,10 @@ def write_lab(path):
     return path
 
 
-def check(path, mode="check", cache_dir=None):
-    jobs = checker.plan([path], ConfigResolver(known_codes(), None), mode, cache_dir=cache_dir)
+def check(path, mode="check", cache_dir=None, unsafe_fixes=None):
+    jobs = checker.plan(
+        [path], ConfigResolver(known_codes(), None), mode, cache_dir=cache_dir, unsafe_fixes=unsafe_fixes
+    )
     return checker.run(jobs)
 
 
@@ -226,7 +228,7 @@ def test_fix_rewrites_only_the_changed_source_lines(tmp_path):
     lab = write_lab(tmp_path / "lab.ipynb")
     before_text = lab.read_text()
     before = before_text.splitlines()
-    result = check(lab, mode="fix")
+    result = check(lab, mode="fix", unsafe_fixes=True)  # TL601's fix is unsafe
     assert result.fixed == 2
     after = lab.read_text().splitlines()
     assert len(after) == len(before) + 1
@@ -252,7 +254,7 @@ def test_fix_keeps_a_one_string_source_and_compact_layout(tmp_path):
     }
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb))
-    assert check(path, mode="fix").fixed == 1
+    assert check(path, mode="fix", unsafe_fixes=True).fixed == 1
     text = path.read_text()
     assert "\n" not in text and text.count('"source": "import torch\\n') == 1
     assert json.loads(text)["cells"][0]["source"].endswith("sd = torch.load(p, weights_only=True)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, is_name, with_keyword
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -42,9 +42,10 @@ class TorchLoadWithoutWeightsOnly(Rule):
     example = 'import torch\n\nstate = torch.load("checkpoint.pt", weights_only=False)\n'
     fix_example = 'import torch\n\nstate = torch.load("checkpoint.pt", weights_only=True)\n'
     fix_safety = (
-        "Safe for checkpoints that hold tensors, dicts, lists and numbers (a `state_dict()`); a file "
-        "that pickled whole objects then fails to load instead of running code — re-save it as a "
-        "state_dict, or allow its classes with `torch.serialization.add_safe_globals`. For "
+        "Unsafe: right for checkpoints that hold tensors, dicts, lists and numbers (a `state_dict()`), "
+        "but a file that pickled whole objects then fails to load instead of running code — re-save it "
+        "as a state_dict, or allow its classes with `torch.serialization.add_safe_globals`. Which kind "
+        "of file the call loads is not visible in the code. For "
         "`weights_only=False` no fix is offered: the author chose full unpickling, and only they know "
         "whether the file is trusted."
     )
@@ -93,7 +94,11 @@ class TorchLoadWithoutWeightsOnly(Rule):
             # a custom unpickler is an explicit choice: say so, but do not guess the fix
             self.report(node, message)
             return
-        edit = fix("Add `weights_only=True`", Replace(node, with_keyword(node, "weights_only", "True")))
+        edit = fix(
+            "Add `weights_only=True`",
+            Replace(node, with_keyword(node, "weights_only", "True")),
+            applicability=UNSAFE,
+        )
         self.report(node, message, fix=edit)
 
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg, is_name
 from torchlint.engine.kinds import Kind
-from torchlint.engine.rule import InsertAfter, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, InsertAfter, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 
@@ -96,6 +96,7 @@ logger.info("loaded: %s", result)
                             "if missing or unexpected:\n"
                             '    print(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")',
                         ),
+                        applicability=SAFE,
                     )
                 self.report(call, fix=edit)
             elif isinstance(small, cst.Assign) and self._non_strict(small.value):

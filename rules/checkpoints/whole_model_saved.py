@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.callargs import get_arg
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -41,7 +41,8 @@ model = torch.nn.Linear(4, 2)
 torch.save(model.state_dict(), "model.pt")
 """
     fix_safety = (
-        "Changes what the file contains: code that loads it must now build the model and call "
+        "Unsafe: it changes what the file contains. Code that loads it (often in another file or "
+        "repository) must now build the model and call "
         "`model.load_state_dict(torch.load(path, weights_only=True))`."
     )
     VALID = [
@@ -67,5 +68,5 @@ torch.save(model.state_dict(), "model.pt")
         self.report(
             obj.value,
             self.message.format(model=name),
-            fix=fix("Save the state_dict", Replace(obj.value, f"{name}.state_dict()")),
+            fix=fix("Save the state_dict", Replace(obj.value, f"{name}.state_dict()"), applicability=UNSAFE),
         )

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.device_moves import contains_move, device_moves, move_call
 from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import InsertBefore, Invalid, Rule, fix
+from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.devices._helpers import target_names
@@ -75,8 +75,11 @@ for x, y in loader:
     loss = criterion(out, y.to(device))
 """
     fix_safety = (
-        "Safe: inserts `x = x.to(<the model's device expression>)` just before the use. Offered only "
-        "when that device expression is visible at the loop (same function, module level, or `self.`)."
+        "Inserts `x = x.to(<the model's device expression>)` just before the use. Safe when `x` is known "
+        "to be a tensor. Unsafe when `x` is only known to be drawn from a DataLoader: a batch element is "
+        "usually a tensor, but a custom `collate_fn` may hand out a list or a dict, which has no `.to()`. "
+        "Offered only when that device expression is visible at the loop (same function, module level, "
+        "or `self.`) and `x` is known to be one of those."
     )
     VALID = [
         """\
@@ -320,14 +323,19 @@ class _LoopCheck:
             model = dotted(call.func) if self._moved_model(call) else move.target
             message = self.rule.message.format(name=name, model=model, suffix=move.suffix)
             edit = None
+            # `.to()` exists on a tensor; a batch element is usually one, but may be a list or a dict
+            kind = self.ctx.kind(arg.value)
             if (
                 isinstance(arg.value, cst.Name)
                 and not arg.star
                 and isinstance(stmt, cst.SimpleStatementLine)
                 and self._visible(move)
+                and kind & (Kind.TENSOR | Kind.BATCH)
             ):
                 edit = fix(
-                    f"Insert `{name} = {name}{move.suffix}`", InsertBefore(stmt, f"{name} = {name}{move.suffix}")
+                    f"Insert `{name} = {name}{move.suffix}`",
+                    InsertBefore(stmt, f"{name} = {name}{move.suffix}"),
+                    applicability=SAFE if kind & Kind.TENSOR else UNSAFE,
                 )
             self.rule.report(arg.value, message, fix=edit)
 

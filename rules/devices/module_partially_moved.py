@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.device_moves import device_moves, move_call
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -95,5 +95,5 @@ out = model(src)
         self.report(
             node,
             self.message.format(part=part, root=root, suffix=suffix),
-            fix=fix(f"Move the whole `{root}`", Replace(found[0], root)),
+            fix=fix(f"Move the whole `{root}`", Replace(found[0], root), applicability=SAFE),
         )

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, with_keyword
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 
@@ -153,7 +153,11 @@ class Pos(nn.Module):
                 continue
             edit = None
             if inp is not None and fn not in _LEGACY:
-                edit = fix(f"Add `device={inp}.device`", Replace(call, with_keyword(call, "device", f"{inp}.device")))
+                edit = fix(
+                    f"Add `device={inp}.device`",
+                    Replace(call, with_keyword(call, "device", f"{inp}.device")),
+                    applicability=SAFE,
+                )
             self.report(call, self.message.format(fn=fn, inp=inp or "x"), fix=edit)
 
     def _in_forward(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import int_value
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 from torchlint.rules.devices._helpers import target_names
 
@@ -60,8 +60,16 @@ class ViewOnNonContiguous(Rule):
             line=1,
             fixed="out = attn.permute(0, 2, 1, 3).reshape(b, n, -1)\n",
         ),
-        Invalid("def f(x):\n    h = x.transpose(1, 2)\n    return h.view(h.size(0), -1)\n", line=3),
-        Invalid("y = w.mT.view(-1)\n", line=1),
+        Invalid(
+            "def f(x):\n    h = x.transpose(1, 2)\n    return h.view(h.size(0), -1)\n",
+            line=3,
+            fixed="""\
+def f(x):
+    h = x.transpose(1, 2)
+    return h.reshape(h.size(0), -1)
+""",
+        ),
+        Invalid("y = w.mT.view(-1)\n", line=1, fixed="y = w.mT.reshape(-1)\n"),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -110,7 +118,9 @@ class ViewOnNonContiguous(Rule):
         if op is not None and _must_merge(op, shape):
             name = op.func.attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
             self.report(
-                node, self.message.format(op=name), fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape"))
+                node,
+                self.message.format(op=name),
+                fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape"), applicability=SAFE),
             )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, is_name, without_arg
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 DATALOADER = "torch.utils.data.DataLoader"
@@ -60,6 +60,10 @@ loader = DataLoader(dataset, batch_size=32, sampler=DistributedSampler(dataset))
         Invalid(
             "from torch.utils.data import DataLoader\nloader = DataLoader(ds, shuffle=True, batch_sampler=bs)\n",
             line=2,
+            fixed="""\
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_sampler=bs)
+""",
         ),
     ]
 
@@ -74,6 +78,6 @@ loader = DataLoader(dataset, batch_size=32, sampler=DistributedSampler(dataset))
             if other is not None and not is_name(other.value, "None"):
                 edit = None
                 if shuffle.keyword is not None:
-                    edit = fix("Drop `shuffle=True`", Replace(node, without_arg(node, shuffle)))
+                    edit = fix("Drop `shuffle=True`", Replace(node, without_arg(node, shuffle)), applicability=SAFE)
                 self.report(shuffle, self.message.format(other=name, error=_ERRORS[name]), fix=edit)
                 return

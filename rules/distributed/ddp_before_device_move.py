@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.device_moves import device_moves, move_call
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import InsertBefore, Invalid, RemoveStatement, Rule, fix
+from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DDP
@@ -62,8 +62,9 @@ net.to(rank)
 model = DDP(net)
 """
     fix_safety = (
-        "Offered when the later move is its own statement on the wrapped name in the same block and its "
-        "device expression is already defined before the wrap: the statement is moved above the wrap."
+        "Safe: the later move statement is moved above the wrap, so the wrapper sees the parameters "
+        "where they will live. Offered when that move is its own statement on the wrapped name in the "
+        "same block and its device expression is already defined before the wrap."
     )
     VALID = [
         """\
@@ -158,4 +159,9 @@ model = nn.parallel.DistributedDataParallel(model).cuda()
                     if isinstance(small, cst.Assign) and any(dotted(t.target) in needed for t in small.targets):
                         return None
         code = self.ctx.module.code_for_node(move.stmt.body[0])
-        return fix("Move the model before wrapping it", RemoveStatement(move.stmt), InsertBefore(stmt, code))
+        return fix(
+            "Move the model before wrapping it",
+            RemoveStatement(move.stmt),
+            InsertBefore(stmt, code),
+            applicability=SAFE,
+        )

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg, is_name
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import InsertBefore, Invalid, Rule, fix
+from torchlint.engine.rule import SAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DIST_SAMPLER
@@ -194,5 +194,6 @@ for epoch in range(3):
             edit = fix(
                 f"Insert `{sampler}.set_epoch({epoch})`",
                 InsertBefore(loop.body.body[0], f"{sampler}.set_epoch({epoch})"),
+                applicability=SAFE,
             )
         self.report(loop, self.message.format(loader=loader, sampler=sampler, epoch=epoch or "epoch"), fix=edit)

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -40,8 +40,9 @@ model = torch.nn.parallel.DistributedDataParallel(net, device_ids=[rank])
 torch.save(model.module.state_dict(), "checkpoint.pt")
 """
     fix_safety = (
-        "Safe for the checkpoint's consumers that load into the bare model; code that loads the file back "
-        "into a wrapped model must then load into `model.module`."
+        "Unsafe: it changes the checkpoint's keys (no `module.` prefix). Right for consumers that load "
+        "into the bare model, but code elsewhere that loads the file back into a wrapped model must then "
+        "load into `model.module`."
     )
     VALID = [
         """\
@@ -74,6 +75,11 @@ torch.save({"epoch": 3, "model": model.module.state_dict()}, "ckpt.pt")
         Invalid(
             "import torch\ndef save(ddp_model: torch.nn.parallel.DistributedDataParallel, path):\n    torch.save(ddp_model.state_dict(), path)\n",
             line=3,
+            fixed="""\
+import torch
+def save(ddp_model: torch.nn.parallel.DistributedDataParallel, path):
+    torch.save(ddp_model.module.state_dict(), path)
+""",
         ),
     ]
 
@@ -92,5 +98,5 @@ torch.save({"epoch": 3, "model": model.module.state_dict()}, "ckpt.pt")
             self.report(
                 node,
                 self.message.format(model=name),
-                fix=fix(f"Save `{name}.module.state_dict()`", Replace(recv, f"{name}.module")),
+                fix=fix(f"Save `{name}.module.state_dict()`", Replace(recv, f"{name}.module"), applicability=UNSAFE),
             )

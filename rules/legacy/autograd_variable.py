@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, is_name
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -26,8 +26,10 @@ class AutogradVariable(Rule):
     example = "import torch\nfrom torch.autograd import Variable\n\nx = Variable(torch.randn(3))\n"
     fix_example = "import torch\nfrom torch.autograd import Variable\n\nx = torch.randn(3)\n"
     fix_safety = (
-        "`Variable(t)` becomes `t`; `Variable(t, requires_grad=True)` becomes `t.requires_grad_()` (which marks "
-        "`t` itself — the usual intent). Calls with `volatile=` are left to you."
+        "Unsafe: `Variable(t)` becomes `t`, but `Variable(t)` returned a detached copy, so a `t` that "
+        "carries a graph now passes gradients through; `Variable(t, requires_grad=True)` becomes "
+        "`t.requires_grad_()`, which marks `t` itself (the usual intent) instead of a new leaf, and "
+        "raises on a non-leaf `t`. Calls with `volatile=` are left to you."
     )
     VALID = [
         "import torch\nx = torch.randn(3, requires_grad=True)\n",
@@ -53,9 +55,9 @@ class AutogradVariable(Rule):
             if not isinstance(data.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 code = f"({code})"
             if grad is None or is_name(grad.value, "False"):
-                edit = fix("Drop the wrapper", Replace(node, code))
+                edit = fix("Drop the wrapper", Replace(node, code), applicability=UNSAFE)
             elif is_name(grad.value, "True"):
-                edit = fix("Use `.requires_grad_()`", Replace(node, f"{code}.requires_grad_()"))
+                edit = fix("Use `.requires_grad_()`", Replace(node, f"{code}.requires_grad_()"), applicability=UNSAFE)
         volatile = get_arg(node, "volatile")
         hint = " (`volatile=True` is ignored: wrap the code in `with torch.no_grad():`)" if volatile else ""
         self.report(node, self.message.format(hint=hint), fix=edit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, with_keyword
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -30,8 +30,10 @@ class CheckpointReentrantUnspecified(Rule):
     example = "from torch.utils.checkpoint import checkpoint\n\nh = checkpoint(block, x)\n"
     fix_example = "from torch.utils.checkpoint import checkpoint\n\nh = checkpoint(block, x, use_reentrant=False)\n"
     fix_safety = (
-        "`use_reentrant=False` is the recommended implementation and supports more cases; code that relied "
-        "on reentrant-specific behaviour (rare) should pass `use_reentrant=True` instead."
+        "Unsafe: `use_reentrant=False` is the recommended implementation and supports more cases, but it "
+        "is a different implementation: where the reentrant one gave parameters no gradient (no input "
+        "requiring grad), they now get one, so training can change. Code that relied on reentrant-specific "
+        "behaviour should pass `use_reentrant=True` instead."
     )
     VALID = [
         "from torch.utils.checkpoint import checkpoint\nh = checkpoint(block, x, use_reentrant=False)\n",
@@ -55,5 +57,9 @@ class CheckpointReentrantUnspecified(Rule):
         self.report(
             node,
             self.message.format(fn=q.rpartition(".")[2]),
-            fix=fix("Add `use_reentrant=False`", Replace(node, with_keyword(node, "use_reentrant", "False"))),
+            fix=fix(
+                "Add `use_reentrant=False`",
+                Replace(node, with_keyword(node, "use_reentrant", "False")),
+                applicability=UNSAFE,
+            ),
         )

@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, int_value, is_name
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_statements, small_statements
 from torchlint.findings import Severity
 
@@ -229,7 +229,7 @@ class DeprecatedOrRemovedApi(Rule):
     example = "import torch\n\nq, r = torch.qr(a)\n"
     fix_example = "import torch\n\nq, r = torch.linalg.qr(a)\n"
     fix_safety = (
-        "Offered only where the rewrite keeps behaviour: renames with identical signatures, `qr(some=)` -> "
+        "Safe: offered only where the rewrite keeps behaviour: renames with identical signatures, `qr(some=)` -> "
         "`mode=`, `cholesky(upper=True)` -> `.mH`, `chain_matmul` -> `multi_dot([...])`, `range` with literal "
         "integer bounds (keeping its floating dtype), vector cases of `norm`, `lu_solve` argument order. "
         "Others (`solve`, `svd`, `triangular_solve`, ...) change return values and are left to you."
@@ -291,5 +291,5 @@ class DeprecatedOrRemovedApi(Rule):
         if entry.rewrite is not None and torch is not None:
             new = entry.rewrite(node, torch)
             if new is not None:
-                edit = fix(f"Replace with `{entry.use.split(' ')[0]}`", Replace(node, new))
+                edit = fix(f"Replace with `{entry.use.split(' ')[0]}`", Replace(node, new), applicability=SAFE)
         self.report(node, self.message.format(old=q, status=self.status, new=entry.use), fix=edit)

@@ -43,7 +43,7 @@ class RemovedApi(DeprecatedOrRemovedApi):
     example = "import torch\n\nr = torch.matrix_rank(a)\n"
     fix_example = "import torch\n\nr = torch.linalg.matrix_rank(a)\n"
     fix_safety = (
-        "Only `matrix_rank(a)` is rewritten (to `torch.linalg.matrix_rank(a)`, the same result). The others "
+        "Safe: only `matrix_rank(a)` is rewritten (to `torch.linalg.matrix_rank(a)`, the same result). The others "
         "change argument order or return values and are left to you."
     )
     VALID = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -36,4 +36,4 @@ class RequireGradTypo(Rule):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         t = node.target
         if isinstance(t, cst.Attribute) and t.attr.value == "require_grad":
-            self.report(t, fix=fix("Use `.requires_grad`", Replace(t.attr, "requires_grad")))
+            self.report(t, fix=fix("Use `.requires_grad`", Replace(t.attr, "requires_grad"), applicability=SAFE))

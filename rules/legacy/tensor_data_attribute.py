@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import EventKind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import block_statements
 from torchlint.findings import Severity
 
@@ -66,7 +66,7 @@ for x, y in loader:
     loss_fn(out, y).backward()
 """
     fix_safety = (
-        "Reads only: `x.data` becomes `x.detach()` (same values, no graph, version-tracked). Writes "
+        "Safe, for reads only: `x.data` becomes `x.detach()` (same values, no graph, version-tracked). Writes "
         "(`p.data = ...`, `p.data.mul_(...)`) are reported without a fix: move them under `torch.no_grad()`."
     )
     VALID = [
@@ -294,7 +294,7 @@ class Gate(nn.Module):
         self.report(
             node,
             self.message.format(expr=expr, how=how, fix=f"; use `{expr}.detach()`"),
-            fix=fix("Use `.detach()`", Replace(node, f"{expr}.detach()")),
+            fix=fix("Use `.detach()`", Replace(node, f"{expr}.detach()"), applicability=SAFE),
         )
 
     def _is_sink(self, func: cst.BaseExpression) -> bool:

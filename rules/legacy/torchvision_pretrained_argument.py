@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import is_name, string_value
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -26,9 +26,10 @@ class TorchvisionPretrained(Rule):
     example = "import torchvision\n\nmodel = torchvision.models.resnet50(pretrained=True)\n"
     fix_example = 'import torchvision\n\nmodel = torchvision.models.resnet50(weights="DEFAULT")\n'
     fix_safety = (
-        '`pretrained=True` becomes `weights="DEFAULT"`, the best available weights — for some models newer '
-        'than the ones `pretrained=True` loaded (use e.g. `"IMAGENET1K_V1"` to reproduce old results); '
-        "`pretrained=False` becomes `weights=None`. Non-literal values are left to you."
+        'Unsafe when a `True` is rewritten: `pretrained=True` becomes `weights="DEFAULT"`, the best available '
+        "weights — for some models newer than the ones `pretrained=True` loaded, so results may change (use "
+        'e.g. `"IMAGENET1K_V1"` to reproduce old results). Safe when only `False` values are rewritten: '
+        "`pretrained=False` becomes `weights=None`, the same untrained model. Non-literal values are left to you."
     )
     VALID = [
         'import torchvision\nm = torchvision.models.resnet50(weights="DEFAULT")\n',
@@ -42,6 +43,11 @@ class TorchvisionPretrained(Rule):
             line=2,
             fixed="from torchvision.models.detection import fasterrcnn_resnet50_fpn\n"
             'm = fasterrcnn_resnet50_fpn(weights=None, weights_backbone="DEFAULT")\n',
+        ),
+        Invalid(
+            "import torchvision\nm = torchvision.models.resnet18(pretrained=False)\n",
+            line=2,
+            fixed="import torchvision\nm = torchvision.models.resnet18(weights=None)\n",
         ),
         Invalid("import torch\nm = torch.hub.load('pytorch/vision', 'resnet18', pretrained=flag)\n", line=2),
     ]
@@ -60,11 +66,13 @@ class TorchvisionPretrained(Rule):
             return
         new_args = list(node.args)
         fixable = True
+        loads_weights = False  # "DEFAULT" may name newer weights than `pretrained=True` loaded
         for a in found:
             value = "None" if is_name(a.value, "False") else '"DEFAULT"' if is_name(a.value, "True") else None
             if value is None:
                 fixable = False
                 break
+            loads_weights = loads_weights or value != "None"
             new_name = a.keyword.value.replace("pretrained", "weights")
             new_args[new_args.index(a)] = a.with_changes(keyword=cst.Name(new_name), value=cst.parse_expression(value))
         first = found[0].keyword.value
@@ -72,5 +80,13 @@ class TorchvisionPretrained(Rule):
         hint = (
             "" if fixable else f' (e.g. `{new}="DEFAULT" if {self.ctx.module.code_for_node(found[0].value)} else None`)'
         )
-        edit = fix("Use `weights=`", Replace(node, node.with_changes(args=new_args))) if fixable else None
+        edit = (
+            fix(
+                "Use `weights=`",
+                Replace(node, node.with_changes(args=new_args)),
+                applicability=UNSAFE if loads_weights else SAFE,
+            )
+            if fixable
+            else None
+        )
         self.report(node, self.message.format(arg=first, new=new, hint=hint), fix=edit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.kinds import Kind
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -75,6 +75,15 @@ class Wrapper(nn.Module):
         return self.encoder.forward(x)
 """,
             line=7,
+            fixed="""\
+from torch import nn
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.encoder(x)
+""",
         ),
     ]
 
@@ -110,7 +119,7 @@ class Wrapper(nn.Module):
             self.report(
                 call,
                 self.message.format(recv=text, what=what),
-                fix=fix(f"Call `{text}(...)`", Replace(call.func, recv)),
+                fix=fix(f"Call `{text}(...)`", Replace(call.func, recv), applicability=SAFE),
                 severity=Severity.WARNING if hooked else Severity.INFO,
             )
         self.ctx.top_statement = current

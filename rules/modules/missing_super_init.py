@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import InsertBefore, Invalid, Rule, fix
+from torchlint.engine.rule import SAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 
@@ -109,7 +109,7 @@ class Net(nn.Module):
         body = node.body.body
         first = body[0]
         anchor = body[1] if _is_docstring(first) and len(body) > 1 else first
-        edit = fix("Insert `super().__init__()`", InsertBefore(anchor, "super().__init__()"))
+        edit = fix("Insert `super().__init__()`", InsertBefore(anchor, "super().__init__()"), applicability=SAFE)
         self.report(node.name, self.message.format(cls=self.ctx.current_class.name.value), fix=edit)
 
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import block_statements, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.modules._helpers import INIT_METHODS
@@ -152,6 +152,14 @@ class M(nn.Module):
         self.scales = [nn.Parameter(torch.ones(1)) for _ in range(4)]
 """,
             line=6,
+            fixed="""\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = nn.ParameterList([nn.Parameter(torch.ones(1)) for _ in range(4)])
+""",
         ),
         Invalid(
             """\
@@ -164,6 +172,15 @@ class M(nn.Module):
         self.parts = [enc, dec]
 """,
             line=7,
+            fixed="""\
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        enc = nn.GRU(8, 8)
+        dec = nn.Linear(8, 8)
+        self.parts = nn.ModuleList([enc, dec])
+""",
         ),
     ]
 
@@ -244,7 +261,7 @@ class M(nn.Module):
         self.report(
             node,
             self.message.format(attr=attr, what=f"{what}s", kind=kind, container=container),
-            fix=fix(f"Wrap in `nn.{container}`", Replace(node, f"{target} = {new}")),
+            fix=fix(f"Wrap in `nn.{container}`", Replace(node, f"{target} = {new}"), applicability=SAFE),
         )
 
 

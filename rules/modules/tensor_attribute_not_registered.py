@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.graph_flow import NO_GRAD
 from torchlint.engine.kinds import TENSOR_FACTORIES
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.modules._helpers import INIT_METHODS
@@ -33,6 +34,7 @@ def _registered_later(fn: cst.FunctionDef, attr: str, ctx) -> bool:
 # Attributes Lightning documents as plain tensors it manages itself (`example_input_array` feeds the summary).
 _LIGHTNING_ATTRIBUTES = frozenset({"example_input_array"})
 _MOVES = frozenset({"to", "type_as", "cuda"})
+_IN_PLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_", "fill_", "zero_", "clamp_", "lerp_", "addcmul_"})
 
 
 class TensorAttributeNotRegistered(Rule):
@@ -74,9 +76,14 @@ class Scale(nn.Module):
         self.register_buffer("scale", torch.ones(16))
 """
     fix_safety = (
-        "Two fixes are offered. `register_buffer` (the default for `--fix`) keeps the tensor "
-        "non-trainable but saved and moved with the module; `nn.Parameter` makes it trainable. Either "
-        "adds a key to `state_dict()`, so checkpoints saved before the fix load with missing keys."
+        "Two fixes are offered: `register_buffer` keeps the tensor non-trainable but saved and moved with "
+        "the module; `nn.Parameter` makes it trainable. Which one is right is the author's intent, so both "
+        "are display-only (offered in the editor, never applied by `--fix`) unless the code proves it. "
+        "The buffer fix is safe when the tensor is only read under `torch.no_grad()` (no gradient could "
+        "reach it), is reassigned outside `__init__` (a parameter refuses a plain tensor) or is updated in "
+        "place outside `no_grad` (a parameter refuses that too). The parameter fix is safe when the tensor "
+        "is created with `requires_grad=True`. Either adds a key to `state_dict()`, so checkpoints saved "
+        "before the fix load with missing keys."
     )
     VALID = [
         """\
@@ -132,6 +139,16 @@ class M(nn.Module):
         super().__init__()
         self.register_buffer("mask", torch.ones(3))
 """,
+            alternatives=(
+                """\
+import torch
+import torch.nn as nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mask = nn.Parameter(torch.ones(3))
+""",
+            ),
         ),
         Invalid(
             """\
@@ -145,6 +162,28 @@ class M(Base):
         self.pos = torch.arange(10)
 """,
             line=8,
+            fixed="""\
+import torch
+from torch.nn import Module
+class Base(Module):
+    pass
+class M(Base):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("pos", torch.arange(10))
+""",
+            alternatives=(
+                """\
+import torch
+from torch.nn import Module
+class Base(Module):
+    pass
+class M(Base):
+    def __init__(self):
+        super().__init__()
+        self.pos = torch.nn.Parameter(torch.arange(10))
+""",
+            ),
         ),
         Invalid(
             """\
@@ -156,6 +195,99 @@ class M(nn.Module):
         self.table = torch.zeros(4, 4).float().to(device)
 """,
             line=6,
+            fixed="""\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.register_buffer("table", torch.zeros(4, 4).float().to(device))
+""",
+            alternatives=(
+                """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.table = nn.Parameter(torch.zeros(4, 4).float().to(device))
+""",
+            ),
+        ),
+        # a running statistic, updated in place outside no_grad: a parameter would refuse that
+        Invalid(
+            """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.total = torch.zeros(4)
+    def forward(self, x):
+        self.total.add_(x.detach().sum(0))
+        return x
+""",
+            line=6,
+            fixed="""\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(4))
+    def forward(self, x):
+        self.total.add_(x.detach().sum(0))
+        return x
+""",
+            alternatives=(
+                """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.total = nn.Parameter(torch.zeros(4))
+    def forward(self, x):
+        self.total.add_(x.detach().sum(0))
+        return x
+""",
+            ),
+        ),
+        # created with requires_grad=True: meant to be trained
+        Invalid(
+            """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.randn(4, requires_grad=True)
+    def forward(self, x):
+        return x * self.w
+""",
+            line=6,
+            fixed="""\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, requires_grad=True))
+    def forward(self, x):
+        return x * self.w
+""",
+            alternatives=(
+                """\
+import torch
+from torch import nn
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.randn(4, requires_grad=True))
+    def forward(self, x):
+        return x * self.w
+""",
+            ),
         ),
     ]
 
@@ -180,13 +312,53 @@ class M(nn.Module):
         if _registered_later(fn, attr, self.ctx) or self._managed(attr) or _scalar(factory, q):
             return
         value = self.ctx.module.code_for_node(node.value)
-        parameter = self._parameter_name()
-        self.report(
-            node,
-            self.message.format(attr=attr),
-            fix=fix(f"Register `{attr}` as a buffer", Replace(node, f'self.register_buffer("{attr}", {value})')),
-            alternatives=(fix(f"Make `{attr}` an nn.Parameter", Replace(node.value, f"{parameter}({value})")),),
+        trained = any(
+            a.keyword is not None and a.keyword.value == "requires_grad" and dotted(a.value) == "True"
+            for a in factory.args
         )
+        state = self._state(attr)
+        buffer = fix(
+            f"Register `{attr}` as a buffer",
+            Replace(node, f'self.register_buffer("{attr}", {value})'),
+            applicability=SAFE if state and not trained else DISPLAY,
+        )
+        parameter = fix(
+            f"Make `{attr}` an nn.Parameter",
+            Replace(node.value, f"{self._parameter_name()}({value})"),
+            applicability=SAFE if trained and not state else DISPLAY,
+        )
+        first, second = (parameter, buffer) if parameter.applicability is SAFE else (buffer, parameter)
+        self.report(node, self.message.format(attr=attr), fix=first, alternatives=(second,))
+
+    def _state(self, attr: str) -> bool:
+        """`self.<attr>` is used as state, never as a trained weight: only read under `no_grad`,
+        reassigned outside `__init__`, or updated in place outside `no_grad`."""
+        cls = self.ctx.current_class
+        if cls is None:
+            return False
+        quiet: set[cst.CSTNode] = set()  # nodes under `with torch.no_grad()` or in a no_grad-decorated method
+        for n in iter_nodes(cls):
+            if isinstance(n, cst.With) and any(self._no_grad(item.item) for item in n.items):
+                quiet.update(iter_nodes(n.body))
+            elif isinstance(n, cst.FunctionDef) and any(self._no_grad(d.decorator) for d in n.decorators):
+                quiet.update(iter_nodes(n.body))
+        uses: list[cst.CSTNode] = []
+        for method in (n for n in iter_nodes(cls) if isinstance(n, cst.FunctionDef)):
+            in_init = method.name.value in INIT_METHODS
+            for n in iter_nodes(method.body):
+                if isinstance(n, cst.Assign) and any(dotted(t.target) == f"self.{attr}" for t in n.targets):
+                    if not in_init:
+                        return True
+                elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+                    if n.func.attr.value in _IN_PLACE and dotted(n.func.value) == f"self.{attr}" and n not in quiet:
+                        return True
+                if isinstance(n, cst.Attribute) and n.attr.value == attr and dotted(n.value) == "self":
+                    uses.append(n)
+        reads = [n for n in uses if n not in self._assigned(cls, attr)]
+        return bool(reads) and all(n in quiet for n in reads)
+
+    def _no_grad(self, expr: cst.BaseExpression) -> bool:
+        return self.ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) in NO_GRAD
 
     def _managed(self, attr: str) -> bool:
         """Lightning's documented `example_input_array`, or a tensor moved at every use (`.type_as(w)`)."""

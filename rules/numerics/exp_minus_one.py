@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 from torchlint.rules.numerics._helpers import is_one, torch_call
 
@@ -45,5 +45,6 @@ class ExpMinusOne(Rule):
             edit = fix(
                 "Use `torch.expm1`",
                 Replace(node, call.with_changes(func=call.func.with_changes(attr=cst.Name("expm1")))),
+                applicability=SAFE,
             )
         self.report(node, fix=edit)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 from torchlint.rules.numerics._helpers import is_one, torch_call
 
@@ -55,5 +55,9 @@ class LogOnePlus(Rule):
             func=node.func.with_changes(attr=cst.Name("log1p")) if isinstance(node.func, cst.Attribute) else node.func,
             args=[node.args[0].with_changes(value=inner)],
         )
-        edit = fix("Use `torch.log1p`", Replace(node, new)) if isinstance(node.func, cst.Attribute) else None
+        edit = (
+            fix("Use `torch.log1p`", Replace(node, new), applicability=SAFE)
+            if isinstance(node.func, cst.Attribute)
+            else None
+        )
         self.report(node, fix=edit)

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.callargs import with_keyword
 from torchlint.engine.graph_flow import body_of
 from torchlint.engine.loop_events import exclusive
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -56,9 +56,9 @@ loss_box = box_loss(box_head(features), boxes)
 (loss_cls + loss_box).backward()
 """
     fix_safety = (
-        "Adds `retain_graph=True` to this `backward()`. Correct, but the graph's buffers stay alive "
-        "until the last backward, raising peak memory; summing the losses into one backward is "
-        "cheaper when you can restructure the code."
+        "Safe: adds `retain_graph=True` to this `backward()`, so the second backward runs instead of "
+        "raising. The graph's buffers stay alive until the last backward, raising peak memory; summing "
+        "the losses into one backward is cheaper when you can restructure the code."
     )
     VALID = [
         """\
@@ -129,6 +129,16 @@ def train_step(model: torch.nn.Module, x, y):
     reg.backward()
 """,
             line=7,
+            fixed="""\
+import torch
+criterion = torch.nn.CrossEntropyLoss()
+def train_step(model: torch.nn.Module, x, y):
+    logits = model(x)
+    ce = criterion(logits, y)
+    reg = logits.pow(2).mean()
+    ce.backward(retain_graph=True)
+    reg.backward()
+""",
         ),
     ]
 
@@ -157,5 +167,7 @@ def train_step(model: torch.nn.Module, x, y):
                 return self._report(node, name, f"`{self.ctx.module.code_for_node(other.call)}`")
 
     def _report(self, node: cst.Call, shared: str, later: str) -> None:
-        edit = fix("Pass `retain_graph=True`", Replace(node, with_keyword(node, "retain_graph", "True")))
+        edit = fix(
+            "Pass `retain_graph=True`", Replace(node, with_keyword(node, "retain_graph", "True")), applicability=SAFE
+        )
         self.report(node, self.message.format(shared=shared, later=later), fix=edit)

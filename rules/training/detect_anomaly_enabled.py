@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, RemoveStatement, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import is_test_file
@@ -130,7 +130,7 @@ def train_step(model, x):
             and len(block) > 1
             and line in block
         ):
-            edit = fix("Remove the call", RemoveStatement(line))
+            edit = fix("Remove the call", RemoveStatement(line), applicability=SAFE)
         self.report(node, fix=edit)
 
     def _runs_backward(self, body: cst.BaseSuite) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchlint.engine.loop_events import EventKind
-from torchlint.engine.rule import Invalid, RemoveStatement, fix
+from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule
 
@@ -98,5 +98,9 @@ for x, y in loader:
             return
         for e in events:
             if e.kind is EventKind.EMPTY_CACHE and e.depth == 0 and not e.in_handler:
-                edit = fix("Remove the call", RemoveStatement(e.stmt)) if e.movable and not e.alone else None
+                edit = (
+                    fix("Remove the call", RemoveStatement(e.stmt), applicability=SAFE)
+                    if e.movable and not e.alone
+                    else None
+                )
                 self.report(e.node, fix=edit)

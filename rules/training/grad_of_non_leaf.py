@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.graph_flow import Grad, body_of
-from torchlint.engine.rule import InsertAfter, Invalid, Rule, fix
+from torchlint.engine.rule import SAFE, InsertAfter, Invalid, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 
@@ -112,6 +112,15 @@ def saliency(model: torch.nn.Module, image, label):
     return logits.grad.abs()
 """,
             line=6,
+            fixed="""\
+import torch
+criterion = torch.nn.CrossEntropyLoss()
+def saliency(model: torch.nn.Module, image, label):
+    logits = model(image)
+    logits.retain_grad()
+    criterion(logits, label).backward()
+    return logits.grad.abs()
+""",
         ),
     ]
 
@@ -147,6 +156,8 @@ def saliency(model: torch.nn.Module, image, label):
         edit = None
         if d is not None and isinstance(d.stmt, cst.SimpleStatementLine):
             edit = fix(
-                f"Call `{name}.retain_grad()` after `{name}` is computed", InsertAfter(d.stmt, f"{name}.retain_grad()")
+                f"Call `{name}.retain_grad()` after `{name}` is computed",
+                InsertAfter(d.stmt, f"{name}.retain_grad()"),
+                applicability=SAFE,
             )
         self.report(node, self.message.format(name=name), fix=edit)

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.graph_flow import GRAD_MODE, body_of
 from torchlint.engine.loop_events import EventKind
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes, iter_statements
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import is_test_file
@@ -147,6 +147,22 @@ class Trainer:
         return total
 """,
             line=11,
+            fixed="""\
+import torch
+
+class Trainer:
+    def __init__(self, model: torch.nn.Module, val_loader: torch.utils.data.DataLoader):
+        self.model = model
+        self.val_loader = val_loader
+        self.criterion = torch.nn.CrossEntropyLoss()
+    def validate(self):
+        self.model.eval()
+        total = 0.0
+        with torch.no_grad():
+            for x, y in self.val_loader:
+                total += self.criterion(self.model(x), y).item()
+        return total
+""",
         ),
     ]
 
@@ -209,7 +225,7 @@ class Trainer:
         unit = module.default_indent
         lines = [indent + unit + line if line.strip() else line for line in code.split(nl)]
         new = "with torch.no_grad():" + nl + nl.join(lines)
-        return fix("Wrap the loop in `with torch.no_grad():`", Replace(loop, new))
+        return fix("Wrap the loop in `with torch.no_grad():`", Replace(loop, new), applicability=SAFE)
 
 
 def _indent_of(module: cst.Module, target: cst.BaseStatement) -> str | None:

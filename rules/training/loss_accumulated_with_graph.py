@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.graph_flow import NO_GRAD, body_of
+from torchlint.engine.graph_flow import NO_GRAD, TENSOR_OPS, body_of
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
+
+# A list of losses handed to these, or a total whose tensor methods are called, needs tensors: `.item()`
+# would break it (`torch.stack` of floats raises), so the fix keeps a tensor with `.detach()`.
+_STACKERS = frozenset(f"torch.{f}" for f in ("stack", "cat", "concat", "concatenate", "vstack", "hstack", "dstack"))
+_TENSOR_METHODS = TENSOR_OPS | {"item", "detach", "cpu", "cuda", "to", "numpy"}
 
 
 class LossAccumulatedWithGraph(Rule):
     code = "TL105"
     requires = ("loss", "Loss", "criterion", "backward")
     name = "loss-accumulated-with-graph"
-    message = "`{acc}` accumulates `{value}` with its autograd graph: every step's graph stays alive and memory grows; use `{value}.item()`"
+    message = "`{acc}` accumulates `{value}` with its autograd graph: every step's graph stays alive and memory grows; accumulate `{value}.detach()` (or `.item()` for a Python number)"
     severity = Severity.WARNING
     category = "resource"
     summary = "Loss tensor accumulated across steps (total += loss) keeps every graph alive"
@@ -51,10 +56,12 @@ for x, y in loader:
 print(total_loss / len(loader))
 """
     fix_safety = (
-        "Replaces the accumulated loss with `loss.item()`, a Python float: the accumulator becomes a "
-        "float and each `.item()` waits for the device. The alternative fix, `loss.detach()`, keeps a "
-        "tensor on the device without a host sync; choose it in hot loops and call `.item()` once at "
-        "the end."
+        "Two fixes. `loss.detach()` is safe: the same values, still a tensor, without the graph nobody "
+        "back-propagates (the rule checked). `loss.item()` is unsafe: the accumulator becomes a Python "
+        "float (code that later treats it as a tensor breaks) and each `.item()` waits for the device. It "
+        "is the first fix when the accumulator never meets a tensor operation in the function (logging "
+        "wants a number), so `--fix` applies nothing there without `--unsafe-fixes`; when it does "
+        "(`torch.stack(history)`, `total.cpu()`), `.detach()` comes first and `--fix` applies it."
     )
     VALID = [
         """\
@@ -110,6 +117,48 @@ for x, y in loader:
     loss.backward()
     history.append(loss.item())
 """,
+            alternatives=(
+                """\
+history = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    history.append(loss.detach())
+""",
+            ),
+        ),
+        # the list is stacked later: it must stay a list of tensors
+        Invalid(
+            """\
+import torch
+history = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    history.append(loss)
+print(torch.stack(history).mean())
+""",
+            line=6,
+            fixed="""\
+import torch
+history = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    history.append(loss.detach())
+print(torch.stack(history).mean())
+""",
+            alternatives=(
+                """\
+import torch
+history = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    history.append(loss.item())
+print(torch.stack(history).mean())
+""",
+            ),
         ),
         Invalid(
             """\
@@ -120,6 +169,22 @@ class Trainer:
         self.running += loss
 """,
             line=5,
+            fixed="""\
+class Trainer:
+    def step(self, x, y):
+        loss = self.criterion(self.model(x), y)
+        loss.backward()
+        self.running += loss.item()
+""",
+            alternatives=(
+                """\
+class Trainer:
+    def step(self, x, y):
+        loss = self.criterion(self.model(x), y)
+        loss.backward()
+        self.running += loss.detach()
+""",
+            ),
         ),
     ]
 
@@ -163,14 +228,33 @@ class Trainer:
             return
         code = ctx.module.code_for_node(value)
         wrapped = code if isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({code})"
-        self.report(
-            value,
-            self.message.format(acc=acc, value=code),
-            fix=fix(f"Accumulate `{wrapped}.item()` (a Python number)", Replace(value, f"{wrapped}.item()")),
-            alternatives=(
-                fix(f"Accumulate `{wrapped}.detach()` (no host sync)", Replace(value, f"{wrapped}.detach()")),
-            ),
+        item = fix(
+            f"Accumulate `{wrapped}.item()` (a Python number)",
+            Replace(value, f"{wrapped}.item()"),
+            applicability=UNSAFE,
         )
+        detach = fix(
+            f"Accumulate `{wrapped}.detach()` (still a tensor)",
+            Replace(value, f"{wrapped}.detach()"),
+            applicability=SAFE,
+        )
+        first, second = (detach, item) if self._meets_tensor_op(acc, body) else (item, detach)
+        self.report(value, self.message.format(acc=acc, value=code), fix=first, alternatives=(second,))
+
+    def _meets_tensor_op(self, acc: str, body) -> bool:
+        """`torch.stack(acc)`, `acc.mean()`, `acc.cpu()` ... somewhere in the function."""
+        for n in body.order:
+            if not isinstance(n, cst.Call):
+                continue
+            if (
+                isinstance(n.func, cst.Attribute)
+                and n.func.attr.value in _TENSOR_METHODS
+                and dotted(n.func.value) == acc
+            ):
+                return True
+            if self.ctx.qualname(n.func) in _STACKERS and any(dotted(a.value) == acc for a in n.args):
+                return True
+        return False
 
     def _detached(self, value: cst.BaseExpression, body) -> bool:
         """`loss = loss.detach()` (or computed under no_grad) before it is accumulated."""

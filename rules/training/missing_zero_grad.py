@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import Event, EventKind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import InsertBefore, Invalid, fix
+from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, dotted_or
 
@@ -57,7 +57,9 @@ for x, y in loader:
 """
     fix_safety = (
         "Safe for ordinary training loops. If you meant to accumulate gradients across iterations, "
-        "clear them after each `step()` instead (see the gradient-accumulation example) and ignore the fix."
+        "clear them after each `step()` instead (see the gradient-accumulation example) and ignore the fix. "
+        "Offered only when the stepped object is known to be an optimizer (another object may have no "
+        "`zero_grad`)."
     )
     VALID = [
         """\
@@ -162,6 +164,32 @@ class Trainer:
                 self.opt.step()
 """,
             line=8,
+            fixed="""\
+import torch
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.opt = torch.optim.AdamW(model.parameters())
+    def fit(self):
+        for epoch in range(10):
+            for batch in self.loader:
+                self.opt.zero_grad()
+                self.model(batch).sum().backward()
+                self.opt.step()
+""",
+        ),
+        # `scaler.step(opt)` with an `opt` of unknown kind: reported, but no `opt.zero_grad()` is offered
+        Invalid(
+            """\
+import torch
+scaler = torch.amp.GradScaler("cuda")
+def train(model, opt, loader):
+    for x, y in loader:
+        scaler.scale(model(x).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+""",
+            line=4,
         ),
         # two optimizers, only one of them cleared
         Invalid(
@@ -177,6 +205,18 @@ for real in loader:
     opt_g.step()
 """,
             line=4,
+            fixed="""\
+import torch
+opt_d = torch.optim.Adam(disc.parameters())
+opt_g = torch.optim.Adam(gen.parameters())
+for real in loader:
+    opt_g.zero_grad()
+    opt_d.zero_grad()
+    d_loss(real).backward()
+    opt_d.step()
+    g_loss().backward()
+    opt_g.step()
+""",
         ),
     ]
 
@@ -193,10 +233,14 @@ for real in loader:
             return
         opt = dotted_or(step.target, "optimizer")
         first = self._first(loop)
+        # the inserted call relies on `opt` being an optimizer (a custom object may have no zero_grad)
+        proven = step.via is None and step.target is not None and bool(self.ctx.kind(step.target) & Kind.OPTIMIZER)
         edit = fix(
-            f"Insert `{opt}.zero_grad()` at the start of the loop body", InsertBefore(first, f"{opt}.zero_grad()")
+            f"Insert `{opt}.zero_grad()` at the start of the loop body",
+            InsertBefore(first, f"{opt}.zero_grad()"),
+            applicability=SAFE,
         )
-        self.report(loop, self.message.format(opt=opt), fix=edit if first is not None else None)
+        self.report(loop, self.message.format(opt=opt), fix=edit if first is not None and proven else None)
 
     def _uncleared(self, steps: list[Event], clears: list[Event]) -> Event | None:
         if not clears:

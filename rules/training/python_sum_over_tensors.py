@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.kinds import Kind
-from torchlint.engine.rule import Invalid, Replace, Rule, fix
+from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -43,9 +43,9 @@ losses = [criterion(head(x), y) for head in heads]
 loss = torch.stack(losses).sum()
 """
     fix_safety = (
-        "Equivalent when the elements are tensors of one shape on one device. It differs when the "
-        "list may be empty (`sum` returns 0, `torch.stack` raises) or when shapes differ and `sum` "
-        "relied on broadcasting; check those cases before applying."
+        "Unsafe: equivalent when the elements are tensors of one shape on one device, but it differs "
+        "when the list may be empty (`sum` returns 0, `torch.stack` raises) or when shapes differ and "
+        "`sum` relied on broadcasting; check those cases before applying."
     )
     VALID = [
         "total = sum(loss.item() for loss in losses)\n",
@@ -92,6 +92,15 @@ for x, y in batches:
 total = sum(losses)
 """,
             line=7,
+            fixed="""\
+import torch
+model = torch.nn.Linear(4, 2)
+criterion = torch.nn.MSELoss()
+losses = []
+for x, y in batches:
+    losses.append(criterion(model(x), y))
+total = torch.stack(losses).sum()
+""",
         ),
     ]
 
@@ -116,5 +125,6 @@ total = sum(losses)
             edit = fix(
                 "Use `torch.stack(...).sum()`",
                 Replace(node, f"torch.stack({ctx.module.code_for_node(elements)}).sum()"),
+                applicability=UNSAFE,
             )
         self.report(node, fix=edit)

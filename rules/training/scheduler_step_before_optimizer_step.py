@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchlint.engine.loop_events import EventKind, dominates
-from torchlint.engine.rule import InsertAfter, Invalid, RemoveStatement, fix
+from torchlint.engine.rule import UNSAFE, InsertAfter, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule
 
@@ -57,8 +57,9 @@ for epoch in range(epochs):
     scheduler.step()
 """
     fix_safety = (
-        "Moves the scheduler step after the statement holding the iteration's last `optimizer.step()`. "
-        "The schedule then starts one step later, as PyTorch documents; a schedule tuned around the old "
+        "Unsafe: moves the scheduler step after the statement holding the iteration's last "
+        "`optimizer.step()`. The schedule then starts one step later, as PyTorch documents, so every "
+        "step trains with a different learning rate than before; a schedule tuned around the old "
         "off-by-one shifts by one step."
     )
     VALID = [
@@ -131,6 +132,9 @@ for x, y in loader:
             last_top = steps[-1].top
             if sched.movable and last_top is not sched.top:
                 edit = fix(
-                    f"Move `{code}` after the optimizer step", RemoveStatement(sched.stmt), InsertAfter(last_top, code)
+                    f"Move `{code}` after the optimizer step",
+                    RemoveStatement(sched.stmt),
+                    InsertAfter(last_top, code),
+                    applicability=UNSAFE,
                 )
             self.report(sched.node, self.message.format(sched=code), fix=edit)

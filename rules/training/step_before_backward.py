@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.loop_events import EventKind, dominates
-from torchlint.engine.rule import InsertAfter, Invalid, RemoveStatement, fix
+from torchlint.engine.rule import SAFE, InsertAfter, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, same_target
 
@@ -126,5 +126,6 @@ for x, y in loader:
                     f"Move `{self._code(s.node)}` after the backward pass",
                     RemoveStatement(s.stmt),
                     InsertAfter(back.top, self._code(s.node)),
+                    applicability=SAFE,
                 )
             self.report(s.node, self.message.format(step=self._code(s.node)), fix=edit)

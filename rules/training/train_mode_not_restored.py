@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import EventKind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import InsertBefore, Invalid, fix
+from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
 from torchlint.engine.walk import block_statements, iter_nodes, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, dotted_or, same_target
@@ -189,6 +189,8 @@ for epoch in range(10):
             edit = None
             if ev.via is None and first is not None:
                 edit = fix(
-                    f"Insert `{model}.train()` at the start of the loop body", InsertBefore(first, f"{model}.train()")
+                    f"Insert `{model}.train()` at the start of the loop body",
+                    InsertBefore(first, f"{model}.train()"),
+                    applicability=SAFE,
                 )
             self.report(ev.node, self.message.format(model=model), fix=edit)

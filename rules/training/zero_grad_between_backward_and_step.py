@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import Event, EventKind, dominates, exclusive
-from torchlint.engine.rule import InsertBefore, Invalid, RemoveStatement, fix
+from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, dotted_or
 
@@ -134,6 +134,21 @@ class Trainer:
             self.scaler.update()
 """,
             line=11,
+            fixed="""\
+import torch
+class Trainer:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 2)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.loss_fn = torch.nn.MSELoss()
+    def train_step(self, batch):
+        for x, y in batch:
+            self.model.zero_grad()
+            self.loss_fn(self.model(x), y).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+""",
         ),
     ]
 
@@ -159,7 +174,7 @@ class Trainer:
                     for e in events[:i]
                 )
                 edits = (RemoveStatement(z.stmt),) if already else (InsertBefore(first, call), RemoveStatement(z.stmt))
-                edit = fix("Move the `zero_grad()` call to the start of the loop body", *edits)
+                edit = fix("Move the `zero_grad()` call to the start of the loop body", *edits, applicability=SAFE)
             self.report(z.node, self.message.format(call=call, step=self._code(step.node)), fix=edit)
 
     def _next_step(self, after: list[Event], z: Event, steps) -> Event | None:

@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from torchlint import __version__
-from torchlint.findings import Edit, Finding, Fix, Severity
+from torchlint.findings import Applicability, Edit, Finding, Fix, Severity
 
 DIRNAME = ".torchlint_cache"
 
@@ -51,11 +51,11 @@ def key(data: bytes, codes, severity, path_kind: str) -> str:
 
 
 def _fix_to(fix: Fix | None):
-    return None if fix is None else [fix.message, [list(e.__dict__.values()) for e in fix.edits]]
+    return None if fix is None else [fix.message, [list(e.__dict__.values()) for e in fix.edits], fix.applicability]
 
 
 def _fix_from(raw) -> Fix | None:
-    return None if raw is None else Fix(raw[0], tuple(Edit(*e) for e in raw[1]))
+    return None if raw is None else Fix(raw[0], tuple(Edit(*e) for e in raw[1]), Applicability(raw[2]))
 
 
 def _encode(path: str, f: Finding) -> list:

@@ -39,6 +39,7 @@ class Job:
     severity: tuple[tuple[str, str], ...]
     mode: str  # "check" | "fix" | "diff"
     cache_dir: str | None = None  # check mode only
+    unsafe_fixes: bool = False  # fix/diff modes apply unsafe fixes too
 
 
 @dataclass
@@ -49,6 +50,7 @@ class FileResult:
     diff: str = ""
     error: str | None = None  # a file we could not write back
     dependencies: tuple[str, ...] = ()  # other project files its findings depend on (the cache checks them)
+    unsafe_fixes: bool = False  # whether `--fix` applies this file's unsafe fixes
 
 
 @dataclass
@@ -63,6 +65,11 @@ class RunResult:
     def fixed(self) -> int:
         return sum(r.fixed for r in self.files)
 
+    @property
+    def unsafe_paths(self) -> set[str]:
+        """Finding paths (a notebook's carry their cell) whose unsafe fixes `--fix` applies."""
+        return {f.path for r in self.files if r.unsafe_fixes for f in r.findings}
+
 
 def _apply_severity(findings: list[Finding], severity: Iterable[tuple[str, str]]) -> list[Finding]:
     overrides = dict(severity)
@@ -73,6 +80,12 @@ def _apply_severity(findings: list[Finding], severity: Iterable[tuple[str, str]]
 
 
 def run_job(job: Job) -> FileResult:
+    result = _read_and_run(job)
+    result.unsafe_fixes = job.unsafe_fixes
+    return result
+
+
+def _read_and_run(job: Job) -> FileResult:
     from torchlint.engine.runner import error_finding
 
     try:
@@ -121,7 +134,7 @@ def _run_job(job: Job, data: bytes) -> FileResult:
         source = decode(data)
     except SourceError as exc:
         return FileResult(job.path, [source_error_finding(job.path, exc)])
-    fixed = fix_text(job.path, source.text, selected)
+    fixed = fix_text(job.path, source.text, selected, unsafe=job.unsafe_fixes)
     out = FileResult(job.path, _apply_severity(fixed.remaining, job.severity), fixed.applied)
     if fixed.applied == 0 or fixed.text == source.text:
         out.fixed = 0
@@ -174,7 +187,7 @@ def _run_notebook(job: Job, data: bytes, selected: list[type[Rule]]) -> FileResu
     """A notebook's code cells checked as one program (see torchlint.notebook)."""
     from torchlint import notebook
 
-    nb = notebook.check(job.path, data, selected, fix=job.mode != "check")
+    nb = notebook.check(job.path, data, selected, fix=job.mode != "check", unsafe=job.unsafe_fixes)
     out = FileResult(job.path, _apply_severity(nb.findings, job.severity), nb.applied)
     return out if nb.data is None else _deliver(job, out, data, nb.data)
 
@@ -213,17 +226,20 @@ def plan(
     mode: str,
     overrides: Overrides | None = None,
     cache_dir: Path | None = None,
+    unsafe_fixes: bool | None = None,
 ) -> list[Job]:
-    """One job per file with its effective rule codes and severities."""
+    """One job per file with its effective rule codes and severities; `unsafe_fixes`
+    (from the command line) replaces each file's configured `unsafe-fixes` when given."""
     candidates: list[Candidate] = discover(paths, resolver)
     all_codes = list(rules())
     jobs = []
     for c in candidates:
-        selection = resolver.for_path(c.path).selection(c.path, all_codes, overrides)
+        settings = resolver.for_path(c.path)
+        selection = settings.selection(c.path, all_codes, overrides)
         severity = tuple(sorted((k, v.value) for k, v in selection.severity.items()))
-        jobs.append(
-            Job(str(c.path), selection.codes, severity, mode, str(cache_dir) if cache_dir and mode == "check" else None)
-        )
+        unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+        store = str(cache_dir) if cache_dir and mode == "check" else None
+        jobs.append(Job(str(c.path), selection.codes, severity, mode, store, unsafe))
     return jobs
 
 

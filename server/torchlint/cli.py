@@ -29,8 +29,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--select", type=_codes, help="only these codes or prefixes (e.g. TL1,TL601)")
     c.add_argument("--ignore", type=_codes, help="skip these codes or prefixes")
     c.add_argument("--extend-select", type=_codes, help="add these codes to the configured selection")
-    c.add_argument("--fix", action="store_true", help="apply fixes in place")
-    c.add_argument("--diff", action="store_true", help="print the fixes as a diff; change nothing")
+    c.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    c.add_argument(
+        "--unsafe-fixes",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="--fix and --diff apply unsafe fixes too (default: the `unsafe-fixes` config key)",
+    )
+    c.add_argument("--diff", action="store_true", help="print what --fix would change as a diff; change nothing")
     c.add_argument("--output-format", choices=["text", "json", "sarif", "github"], default="text")
     c.add_argument(
         "--statistics",
@@ -182,11 +188,11 @@ def _check(args: argparse.Namespace) -> int:
         cache_dir = None if args.no_cache else cache.default_dir()
         paths = [Path(p) for p in args.paths]
         overrides = _overrides(args)
-        jobs = checker.plan(paths, resolver, mode, overrides, cache_dir)
+        jobs = checker.plan(paths, resolver, mode, overrides, cache_dir, args.unsafe_fixes)
         if count_hidden:
             selected = {job.path: set(job.codes) for job in jobs}
             wide = ConfigResolver(known_codes(), args.config, widen=True)
-            jobs = checker.plan(paths, wide, mode, overrides, cache_dir)
+            jobs = checker.plan(paths, wide, mode, overrides, cache_dir, args.unsafe_fixes)
     except FileNotFoundError as exc:
         print(f"torchlint: error: {exc}: no such file or directory", file=sys.stderr)
         return EXIT_ERROR
@@ -207,13 +213,14 @@ def _check(args: argparse.Namespace) -> int:
     if args.diff:
         out.write("".join(r.diff for r in result.files))
     colour = out.isatty() and "NO_COLOR" not in os.environ
+    unsafe = result.unsafe_paths
     if args.output_format == "text":
-        out.write(text.render(findings, colour=colour, fixed=result.fixed, summary=not args.quiet))
+        out.write(text.render(findings, colour=colour, fixed=result.fixed, summary=not args.quiet, unsafe_paths=unsafe))
     else:
         out.write(FORMATS[args.output_format](findings))
     if args.statistics:
         (sys.stderr if args.output_format != "text" else out).write(
-            text.statistics(findings, hidden if count_hidden else None)
+            text.statistics(findings, hidden if count_hidden else None, unsafe)
         )
     failed_writes = [r.error for r in result.files if r.error]
     for e in failed_writes:

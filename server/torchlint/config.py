@@ -32,6 +32,7 @@ KEYS = {
     "per-file-ignores",
     "severity",
     "torch-version",
+    "unsafe-fixes",
 }
 DEFAULT_EXCLUDE = (
     ".git",
@@ -90,6 +91,7 @@ class Settings:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
     torch_version: str | None = None  # the torch the project targets (engine/target_version.py)
+    unsafe_fixes: bool = False  # `--fix` applies unsafe fixes too (see findings.Applicability)
     root: Path = field(default_factory=Path.cwd)  # paths in the config are relative to this
     source: str | None = None  # the file these settings came from
 
@@ -211,6 +213,10 @@ def parse_table(table: dict[str, Any], path: Path, known: Collection[str]) -> Se
         if not isinstance(version, str) or parse_version(version) is None:
             raise ConfigError(f'{where}: `torch-version` must be a version string such as "2.4", not {version!r}')
         s.torch_version = version
+    if "unsafe-fixes" in table:
+        if not isinstance(table["unsafe-fixes"], bool):
+            raise ConfigError(f"{where}: `unsafe-fixes` must be true or false")
+        s.unsafe_fixes = table["unsafe-fixes"]
     if "severity" in table:
         sev = table["severity"]
         if not isinstance(sev, dict):

@@ -39,13 +39,37 @@ class Edit:
         }
 
 
+class Applicability(str, enum.Enum):
+    """How far a fix can be trusted, per fix (as Ruff has it).
+
+    SAFE keeps the behaviour of every program the finding is right about: `--fix`
+    and the editor's fix-all apply it. UNSAFE may change behaviour (a checkpoint's
+    format, a float where a tensor was, other weights): applied only with
+    `--unsafe-fixes`. DISPLAY is a suggestion to review and choose (one of several
+    fixes, none proven right): shown, never applied in bulk.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY = "display"
+
+
 @dataclass(frozen=True)
 class Fix:
     message: str
     edits: tuple[Edit, ...]
+    applicability: Applicability = Applicability.SAFE
+
+    def applies(self, unsafe: bool) -> bool:
+        """Whether `--fix` applies this fix (with `--unsafe-fixes` when `unsafe`)."""
+        return self.applicability is Applicability.SAFE or (unsafe and self.applicability is Applicability.UNSAFE)
 
     def to_json(self) -> dict:
-        return {"message": self.message, "edits": [e.to_json() for e in self.edits]}
+        return {
+            "message": self.message,
+            "applicability": self.applicability.value,
+            "edits": [e.to_json() for e in self.edits],
+        }
 
 
 @dataclass

@@ -16,7 +16,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from torchlint import ipython_syntax
@@ -262,7 +262,7 @@ def _cell_fix(program: Program, fix: Fix | None, index: int) -> Fix | None:
     edits = program.cell_edits(fix)
     if edits is None or any(i != index for i, _ in edits):
         return None
-    return Fix(fix.message, tuple(e for _, e in edits))
+    return replace(fix, edits=tuple(e for _, e in edits))
 
 
 @dataclass
@@ -278,8 +278,9 @@ def _lint(program: Program, path: str, rules) -> list[Finding]:
     return to_cells(program, path, program.syntax_errors(path) + lint_text(path, program.text, rules).findings)
 
 
-def check(path: str, data: bytes, rules, fix: bool = False) -> NotebookResult:
-    """Lint (and with `fix`, fix) a notebook file as one program; findings name their cell."""
+def check(path: str, data: bytes, rules, fix: bool = False, unsafe: bool = False) -> NotebookResult:
+    """Lint (and with `fix`, fix; with `unsafe`, unsafe fixes too) a notebook file as one
+    program; findings name their cell."""
     from torchlint.engine import fix_text
     from torchlint.engine.runner import error_finding
 
@@ -290,7 +291,7 @@ def check(path: str, data: bytes, rules, fix: bool = False) -> NotebookResult:
     program = build(cells)
     if not fix:
         return NotebookResult(_lint(program, path, rules))
-    fixed = fix_text(path, program.text, rules)
+    fixed = fix_text(path, program.text, rules, unsafe=unsafe)
     out = NotebookResult(to_cells(program, path, program.syntax_errors(path) + fixed.remaining), fixed.applied)
     if fixed.applied == 0 or fixed.text == program.text:
         out.applied = 0

@@ -40,8 +40,9 @@ async def test_every_alternative_is_offered_and_parses(project):
         assert diags[0].code == "TL201"
         actions = await s.client.text_document_code_action_async(_actions_request(u, diags))
         fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")]
-        assert len(fixes) == 2  # register_buffer (preferred) and nn.Parameter
-        assert [a.is_preferred for a in fixes] == [True, False]
+        assert len(fixes) == 2  # register_buffer and nn.Parameter: the code proves neither, so neither is preferred
+        assert [a.is_preferred for a in fixes] == [False, False]
+        assert all("(review: one of several choices)" in a.title for a in fixes)
         results = [apply(TENSOR_ATTR, edits_for(a.edit, u)) for a in fixes]
         assert 'self.register_buffer("scale", torch.ones(16))' in results[0]
         assert "nn.Parameter(torch.ones(16))" in results[1]
@@ -71,7 +72,7 @@ async def test_noqa_action_adds_and_extends(project):
 
 
 async def test_fix_all_is_one_edit_of_every_safe_fix(project):
-    text = BUGGY + 'sd = torch.load("m.pt")\n'
+    text = BUGGY + 'sd = torch.load("m.pt")\n'  # TL101's fix is safe, TL601's unsafe
     async with session(project) as s:
         u = s.open(project / "train.py", text)
         await s.diagnostics(u, lambda d: len(d) == 2)
@@ -83,9 +84,26 @@ async def test_fix_all_is_one_edit_of_every_safe_fix(project):
         edits = edits_for(fix_all.edit, u)
         assert len(edits) == 1
         new = apply(text, edits)
-        assert new == FIXED + 'sd = torch.load("m.pt", weights_only=True)\n'
+        assert new == FIXED + 'sd = torch.load("m.pt")\n'
         s.change(u, new)
-        assert await s.diagnostics(u, lambda d: len(d) == 0) == []
+        (left,) = await s.diagnostics(u, lambda d: len(d) == 1)
+        assert left.code == "TL601"
+
+
+async def test_unsafe_fix_is_offered_as_a_quick_fix_that_says_so(project):
+    text = 'import torch\nsd = torch.load("m.pt")\n'
+    async with session(project) as s:
+        u = s.open(project / "load.py", text)
+        diags = await s.diagnostics(u, lambda d: len(d) == 1)
+        actions = await s.client.text_document_code_action_async(_actions_request(u, diags))
+        (fix,) = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")]
+        assert fix.title == "Add `weights_only=True` (unsafe: may change behaviour) (TL601)"
+        assert not fix.is_preferred  # an editor's auto-fix applies the preferred fix unasked
+        assert apply(text, edits_for(fix.edit, u)) == 'import torch\nsd = torch.load("m.pt", weights_only=True)\n'
+        (fix_all,) = await s.client.text_document_code_action_async(
+            _actions_request(u, [], only=[types.CodeActionKind.SourceFixAll])
+        )
+        assert edits_for(fix_all.edit, u) == []  # fix-all (and so fix-on-save) leaves the unsafe fix alone
 
 
 async def test_hover_on_noqa_code_shows_rule_docs(project):
@@ -156,7 +174,7 @@ async def test_quick_fix_lands_right_after_emoji(project):
         u = s.open(project / "load.py", text)
         diags = await s.diagnostics(u, lambda d: len(d) == 1)
         actions = await s.client.text_document_code_action_async(_actions_request(u, diags))
-        fix = next(a for a in actions if a.is_preferred)
+        fix = next(a for a in actions if "weights_only" in a.title)
         assert apply(text, edits_for(fix.edit, u)) == text.replace('("m.pt")', '("m.pt", weights_only=True)')
 
 
@@ -164,7 +182,7 @@ async def test_notebook_fix_all_edits_each_cell(project):
     cells = [
         (
             "code",
-            'import torch\nsd = torch.load("m.pt")\nmodel = torch.nn.Linear(4, 2)\n'
+            "import torch\ny = torch.log(1 + x)\nmodel = torch.nn.Linear(4, 2)\n"
             "optimizer = torch.optim.Adam(model.parameters())\n",
         ),
         ("markdown", "# Train"),
@@ -187,5 +205,5 @@ async def test_notebook_fix_all_edits_each_cell(project):
             if edits_for(fix_all.edit, uri)
         }
         assert sorted(changed) == [cell_uris[0], cell_uris[2]]
-        assert 'torch.load("m.pt", weights_only=True)' in changed[cell_uris[0]]
+        assert "y = torch.log1p(x)" in changed[cell_uris[0]]
         assert changed[cell_uris[2]].startswith("for x, y in loader:\n    optimizer.zero_grad()\n")

@@ -191,7 +191,10 @@ def test_cli_checks_notebooks_by_cell(tmp_path, run_cli):
     (f,) = json.loads(out.stdout)
     assert (f["path"], f["line"], f["code"]) == (f"{path}:cell_2", 3, "TL601")
     assert f["fix"]["edits"][0]["line"] == 3
-    assert run_cli("check", "--fix", path).returncode == 0
+    assert f["fix"]["applicability"] == "unsafe"
+    assert run_cli("check", "--fix", path).returncode == 1  # an unsafe fix: not applied without --unsafe-fixes
+    assert json.loads(path.read_text()) == nb
+    assert run_cli("check", "--fix", "--unsafe-fixes", path).returncode == 0
     fixed = json.loads(path.read_text())
     assert fixed["cells"][1]["source"] == [
         "import torch\n",

@@ -99,9 +99,9 @@ def check_fix(text: str, rule_set=None) -> tuple[str, int]:
     if any(f.code == PARSE_ERROR_CODE for f in findings):
         return text, 0
     check_single_fixes(text, findings)
-    result = fix_text("fuzzed.py", text, rule_set, torch_version=TARGET)
+    result = fix_text("fuzzed.py", text, rule_set, unsafe=True, torch_version=TARGET)  # every fix --fix can apply
     assert parses(result.text), f"fixed text does not parse:\n{result.text}"
     check_findings(result.text, result.remaining)
-    again = fix_text("fuzzed.py", result.text, rule_set, torch_version=TARGET)
+    again = fix_text("fuzzed.py", result.text, rule_set, unsafe=True, torch_version=TARGET)
     assert again.applied == 0 and again.text == result.text, "a second --fix changed the file again"
     return result.text, result.applied

@@ -22,14 +22,16 @@ from invariants import check_fix, parses
 from programs import FIXTURE_FILES
 
 from torchlint import checker
+from torchlint.engine import fix_text
 from torchlint.registry import rules
 
 CODES = tuple(rules())
-EXAMPLES = [  # the INVALID examples that promise a fix, with the torch version they assume
+EXAMPLES = [  # the INVALID examples whose fix `--fix --unsafe-fixes` applies, with the torch they assume
     (code, i, ex.source, ex.torch_version)
     for code, cls in rules().items()
     for i, ex in enumerate(cls.INVALID)
     if ex.fixed is not None
+    and fix_text("example.py", ex.source, [cls], unsafe=True, torch_version=ex.torch_version).applied
 ]
 HEAD = "# head: café, keep me   \n"
 TAIL = "\n#   tail stays\t\n"
@@ -42,7 +44,7 @@ DRESSES = {
 
 
 def fix_file(path: Path) -> checker.FileResult:
-    return checker.run_job(checker.Job(str(path), CODES, (), "fix"))
+    return checker.run_job(checker.Job(str(path), CODES, (), "fix", unsafe_fixes=True))
 
 
 @pytest.mark.parametrize("dress", sorted(DRESSES))
@@ -107,7 +109,7 @@ elif stage == "before-rename":
     os.replace = lambda *a: die()
 elif stage == "after-rename":
     os.replace = lambda *a: (real_replace(*a), die())
-sys.exit(cli.main(["check", "--no-cache", "-q", "--fix", path]))
+sys.exit(cli.main(["check", "--no-cache", "-q", "--fix", "--unsafe-fixes", path]))
 """
 
 
@@ -176,7 +178,7 @@ def test_diff_counts_lines_as_python_does(tmp_path):
 
     f = tmp_path / "ff.py"
     f.write_bytes(b"import torch\n\x0c\nx = 1\x0c  # ff\x1c\ny = torch.log(1 + p)\n")
-    diff = checker.run_job(checker.Job(str(f), CODES, (), "diff")).diff
+    diff = checker.run_job(checker.Job(str(f), CODES, (), "diff", unsafe_fixes=True)).diff
     hunks = re.split(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@\n", diff, flags=re.M)
     assert len(hunks) == 4, diff
     old_count, new_count, body = int(hunks[1] or 1), int(hunks[2] or 1), hunks[3].split("\n")[:-1]

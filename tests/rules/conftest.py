@@ -20,9 +20,10 @@ def findings():
 
 @pytest.fixture
 def fixed():
-    """`fixed(src, code)`: the text after `--fix` with rule `code` alone."""
+    """`fixed(src, code)`: the text after `--fix --unsafe-fixes` with rule `code` alone (the rule's
+    fix itself, whatever its applicability; tests/test_rule_examples.py checks the applicability)."""
 
     def run(src: str, code: str) -> str:
-        return fix_text("m.py", src, [rules()[code]]).text
+        return fix_text("m.py", src, [rules()[code]], unsafe=True).text
 
     return run

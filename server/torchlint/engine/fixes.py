@@ -1,7 +1,9 @@
 """Applying fixes: repeatedly lint, apply non-overlapping fixes, re-parse.
 
-A fix whose result does not parse is dropped (the others still apply), so the
-text we hand back always parses.
+Only a finding's own fix is applied, never its alternatives, and only when its
+applicability allows (safe; unsafe too with `unsafe`; a display fix never). A fix
+whose result does not parse is dropped (the others still apply), so the text we
+hand back always parses.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ def _overlaps(a: Fix, b: Fix) -> bool:
     return False
 
 
-def fix_text(path: str, text: str, rules: Sequence[type[Rule]], *, torch_version: str | None = None) -> FixResult:
+def fix_text(
+    path: str, text: str, rules: Sequence[type[Rule]], *, unsafe: bool = False, torch_version: str | None = None
+) -> FixResult:
     applied = 0
     rejected: set[Fix] = set()  # fixes whose result did not parse
     for _ in range(MAX_PASSES):
@@ -50,7 +54,12 @@ def fix_text(path: str, text: str, rules: Sequence[type[Rule]], *, torch_version
             return FixResult(text, applied, findings)
         chosen: list[Fix] = []
         for f in findings:
-            if f.fix is not None and f.fix not in rejected and not any(_overlaps(f.fix, c) for c in chosen):
+            if (
+                f.fix is not None
+                and f.fix.applies(unsafe)
+                and f.fix not in rejected
+                and not any(_overlaps(f.fix, c) for c in chosen)
+            ):
                 chosen.append(f.fix)
         if not chosen:
             return FixResult(text, applied, findings)

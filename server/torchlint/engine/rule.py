@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from torchlint.findings import Severity
+from torchlint.findings import Applicability, Severity
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -42,14 +42,19 @@ DEFAULT_CATEGORIES = frozenset({Category.CORRECTNESS, Category.SECURITY, Categor
 class Invalid:
     """An INVALID example: code that must give exactly one finding of the rule.
 
-    `line` is where the finding must be; `fixed`, when given, is the text after
-    `--fix` (the test also re-parses it and checks a second fix is a no-op);
-    `torch_version`, the torch release the example's project targets.
+    `line`, `column` and `message`, when given, pin where the finding is and what it
+    says. `fixed` is the text after the finding's fix and is required whenever it has
+    one (tests/test_rule_examples.py refuses an unpinned fix); `alternatives` pins the
+    text after each alternative fix, in order. `torch_version` is the torch release
+    the example's project targets.
     """
 
     source: str
     line: int | None = None
     fixed: str | None = None
+    column: int | None = None
+    message: str | None = None
+    alternatives: tuple[str, ...] = ()
     torch_version: str | None = None
 
 
@@ -86,6 +91,7 @@ NodeEdit = Replace | InsertBefore | InsertAfter | RemoveStatement
 class NodeFix:
     message: str
     edits: tuple[NodeEdit, ...]
+    applicability: Applicability
 
 
 @dataclass
@@ -152,5 +158,10 @@ class Rule:
         )
 
 
-def fix(message: str, *edits: NodeEdit) -> NodeFix:
-    return NodeFix(message, tuple(edits))
+def fix(message: str, *edits: NodeEdit, applicability: Applicability) -> NodeFix:
+    """A fix; every fix says how far it can be trusted (see `Applicability`), and the
+    rule's `fix_safety` says why."""
+    return NodeFix(message, tuple(edits), applicability)
+
+
+SAFE, UNSAFE, DISPLAY = Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY

@@ -294,7 +294,7 @@ def _to_fix(node_fix: NodeFix, positions: dict[cst.CSTNode, Range], lines: list[
             content = "".join(indent + part + newline for part in edit.code.splitlines())
             at = line if isinstance(edit, InsertBefore) else end_line + 1
             edits.append(Edit(at, 1, at, 1, content))
-    return Fix(node_fix.message, tuple(edits))
+    return Fix(node_fix.message, tuple(edits), node_fix.applicability)
 
 
 def lint_bytes(path: str, data: bytes, rules: Sequence[type[Rule]]) -> tuple[LintResult, Source | None]:

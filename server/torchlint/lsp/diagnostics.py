@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from torchlint.findings import Finding, Fix, Severity
+from torchlint.findings import Applicability, Finding, Fix, Severity
 from torchlint.lsp.documents import Snapshot, text_snapshot
 from torchlint.lsp.settings import LintSetup
 from torchlint.lsp.uris import from_path
@@ -95,7 +95,7 @@ def to_diagnostic(snap: Snapshot, f: Finding, severity: Mapping[str, Severity]) 
         "generation": snap.generation,
         "fixes": fixes,
         "noqa": noqa,
-        "preferred": f.fix is not None,
+        "preferred": f.fix is not None and f.fix.applicability is Applicability.SAFE,
     }
     return uri, types.Diagnostic(
         rng,
@@ -116,7 +116,7 @@ def _fix_data(snap: Snapshot, fix: Fix) -> dict[str, Any] | None:
             return None
         uri, r = placed
         edits.append([uri, r.start.line, r.start.character, r.end.line, r.end.character, e.content])
-    return {"title": fix.message, "edits": edits}
+    return {"title": fix.message, "applicability": fix.applicability.value, "edits": edits}
 
 
 def from_run(result: RunResult) -> dict[str, list[types.Diagnostic]]:

@@ -1,4 +1,9 @@
-"""SARIF 2.1.0 for GitHub code scanning and other SARIF consumers."""
+"""SARIF 2.1.0 for GitHub code scanning and other SARIF consumers.
+
+A result carries its fix only when the fix is safe: SARIF has no notion of an
+unsafe fix, and consumers offer `fixes` for one-click application. A notebook's
+fix is left out too: its edits are in cell coordinates, not in the .ipynb's JSON.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from urllib.parse import quote
 
 from torchlint import __version__
 from torchlint.docs import rule_markdown
-from torchlint.findings import Finding, Severity
+from torchlint.findings import Applicability, Finding, Severity
 from torchlint.registry import rules
 from torchlint.reporters.locations import Location, Locator, message
 
@@ -44,6 +49,25 @@ def _result(f: Finding, at: Location, rel: str | None, rule_index: int, seen: Co
     }
     if at.cell is not None:
         result["properties"] = {"cell": at.cell, "cellLine": f.line, "cellColumn": f.column}
+    elif f.fix is not None and f.fix.applicability is Applicability.SAFE:
+        replacements = [
+            {
+                "deletedRegion": {
+                    "startLine": e.line,
+                    "startColumn": e.column,
+                    "endLine": e.end_line,
+                    "endColumn": e.end_column,
+                },
+                "insertedContent": {"text": e.content},
+            }
+            for e in f.fix.edits
+        ]
+        result["fixes"] = [
+            {
+                "description": {"text": f.fix.message},
+                "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+            }
+        ]
     return result
 
 

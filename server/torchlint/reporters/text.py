@@ -1,31 +1,56 @@
-"""Human output: `path:line:col: CODE message`, coloured only on a terminal."""
+"""Human output: `path:line:col: CODE message`, coloured only on a terminal.
+
+`[*]` marks a finding whose fix `torchlint check --fix` applies with the same
+flags and config (a safe fix; an unsafe one where unsafe fixes are enabled), and
+the summary says how many more `--unsafe-fixes` would apply.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 
-from torchlint.findings import Finding, Severity
+from torchlint.findings import Applicability, Finding, Severity
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+FIX = "torchlint check --fix"
 
 
 def _c(code: str, s: str, colour: bool) -> str:
     return f"\x1b[{code}m{s}\x1b[0m" if colour else s
 
 
-def render(findings: list[Finding], *, colour: bool = False, fixed: int = 0, summary: bool = True, **_) -> str:
+def _applied(f: Finding, unsafe_paths: Collection[str]) -> bool:
+    """`--fix` applies this finding's fix (`unsafe_paths`: where unsafe fixes are enabled)."""
+    return f.fix is not None and f.fix.applies(f.path in unsafe_paths)
+
+
+def _hidden(f: Finding, unsafe_paths: Collection[str]) -> bool:
+    """Only `--unsafe-fixes` would apply this finding's fix."""
+    return f.fix is not None and f.fix.applicability is Applicability.UNSAFE and f.path not in unsafe_paths
+
+
+def render(
+    findings: list[Finding],
+    *,
+    colour: bool = False,
+    fixed: int = 0,
+    summary: bool = True,
+    unsafe_paths: Collection[str] = (),
+    **_,
+) -> str:
     lines = []
     for f in findings:
         loc = _c("1", f"{f.path}:{f.line}:{f.column}:", colour)
         code = _c(_COLOURS[f.severity], f.code, colour)
-        mark = " [*]" if f.fix else ""
+        mark = " [*]" if _applied(f, unsafe_paths) else ""
         lines.append(f"{loc} {code}{mark} {f.message}")
     if summary:
-        lines.append(summary_line(findings, fixed))
+        lines.append(summary_line(findings, fixed, unsafe_paths))
     return "".join(line + "\n" for line in lines)
 
 
-def summary_line(findings: list[Finding], fixed: int = 0) -> str:
+def summary_line(findings: list[Finding], fixed: int = 0, unsafe_paths: Collection[str] = ()) -> str:
     parts = []
     if fixed:
         parts.append(f"Fixed {fixed} finding{'s' * (fixed != 1)}.")
@@ -33,19 +58,27 @@ def summary_line(findings: list[Finding], fixed: int = 0) -> str:
         parts.append("All checks passed." if not fixed else "No findings remain.")
     else:
         n = len(findings)
-        fixable = sum(1 for f in findings if f.fix)
+        fixable = sum(1 for f in findings if _applied(f, unsafe_paths))
+        hidden = sum(1 for f in findings if _hidden(f, unsafe_paths))
         parts.append(f"Found {n} finding{'s' * (n != 1)}.")
         if fixable:
-            parts.append(f"{fixable} fixable with `torchlint check --fix`.")
+            parts.append(f"{fixable} fixable with `{FIX}`.")
+        if hidden:
+            what = (
+                f"{hidden} more with `--fix --unsafe-fixes`"
+                if fixable
+                else f"{hidden} fixable with `{FIX} --unsafe-fixes`"
+            )
+            parts.append(f"{what} (they may change behaviour: review them).")
     return " ".join(parts)
 
 
-def statistics(findings: list[Finding], hidden: list[Finding] | None = None) -> str:
+def statistics(findings: list[Finding], hidden: list[Finding] | None = None, unsafe_paths: Collection[str] = ()) -> str:
     """Counts per rule, then per category; `hidden`: the findings of rules the default selection left out."""
     from torchlint.registry import rules
 
     catalogue = rules()
-    counts = Counter((f.code, f.name, bool(f.fix)) for f in findings)
+    counts = Counter((f.code, f.name, _applied(f, unsafe_paths)) for f in findings)
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0][0]))
     out = [f"{n:5d}  {code}  {'[*]' if fx else '   '} {name}\n" for (code, name, fx), n in rows]
     per_category = Counter(_category(f.code, catalogue) for f in findings)

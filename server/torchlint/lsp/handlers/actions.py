@@ -1,5 +1,8 @@
 """Code actions: each diagnostic's fixes and "disable for this line", and fix-all
-(its edit computed when the client resolves it, if the client can)."""
+(its edit computed when the client resolves it, if the client can).
+
+Quick fixes offer every fix, one at a time, and a fix that is not safe says so in
+its title; fix-all (and so fix-on-save) applies safe fixes only."""
 
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from torchlint.lsp import documents, edits
 from torchlint.lsp.session import Session
 
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.torchlint"
+# What a quick fix's title adds for a fix that fix-all would not apply.
+CAUTION = {"unsafe": " (unsafe: may change behaviour)", "display": " (review: one of several choices)"}
 OPTIONS = types.CodeActionOptions(
     code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL],
     resolve_provider=True,
@@ -30,7 +35,7 @@ async def code_action(session: Session, params: types.CodeActionParams) -> list[
         actions.extend(_quick_fixes(session, uri, key, params.context.diagnostics))
     if _wants(only, FIX_ALL) and (only or _has_fixes(session, key)):
         action = types.CodeAction(
-            "torchlint: fix all auto-fixable problems",
+            "torchlint: fix all safely fixable problems",
             kind=FIX_ALL,
             data={"fixAll": key, "generation": session.generation(key)},
         )
@@ -68,7 +73,11 @@ def _lazy_edits(session: Session) -> bool:
 def _has_fixes(session: Session, key: str) -> bool:
     published = session.results.get(key)
     return published is not None and any(
-        isinstance(d.data, dict) and d.data.get("fixes") for ds in published.diagnostics.values() for d in ds
+        fix.get("applicability") == "safe"
+        for ds in published.diagnostics.values()
+        for d in ds
+        if isinstance(d.data, dict)
+        for fix in d.data.get("fixes") or ()
     )
 
 
@@ -98,7 +107,7 @@ def _quick_fixes(
             changes = edits.from_data(fix["edits"])
             actions.append(
                 types.CodeAction(
-                    f"{fix['title']} ({diag.code})",
+                    f"{fix['title']}{CAUTION.get(fix.get('applicability'), '')} ({diag.code})",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diag],
                     is_preferred=bool(i == 0 and data.get("preferred")),
