@@ -16,7 +16,7 @@ def _codes(src: str, version: str | None) -> list[str]:
 
 def test_tl601_keeps_a_trailing_comma_layout_parseable():
     src = 'import torch\nsd = torch.load(\n    "m.pt",\n    map_location="cpu",\n)\n'
-    out = fix_text("example.py", src, TL601, torch_version="2.3").text
+    out = fix_text("example.py", src, TL601, unsafe=True, torch_version="2.3").text  # its fix is unsafe
     cst.parse_module(out)
     assert "weights_only=True" in out and _codes(out, "2.3") == []
 
