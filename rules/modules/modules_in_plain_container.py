@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import block_statements, iter_statements, small_statements
+from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.modules._helpers import INIT_METHODS
 
@@ -58,6 +58,16 @@ class MLP(nn.Module):
         "support these). Checkpoints gain the container's keys, so old checkpoints load with missing keys."
     )
     VALID = [
+        """\
+import torch
+from torch import nn
+class ShardedLayer(nn.Module):
+    def __init__(self, sizes):
+        super().__init__()
+        self.chunk = [nn.Parameter(torch.empty(s)) for s in sizes]
+    def trainable_chunk(self):
+        return [self.chunk[0]]
+""",
         """\
 from torch import nn
 class M(nn.Module):
@@ -197,8 +207,10 @@ class M(nn.Module):
                     if dotted(small.value.func) in ("self.add_module", "self.register_module"):
                         return  # registered by hand (nn.Sequential-style numbered children)
                     self._append(small.value, empty, found)
-        for args in found.values():
-            self._report(*args)
+        handed_out = _returned_attributes(self.ctx.current_class)
+        for target, args in found.items():
+            if target[5:] not in handed_out:
+                self._report(*args)
 
     def _assign(self, node: cst.Assign, empty: dict, found: dict) -> None:
         target = dotted(node.targets[0].target)
@@ -263,6 +275,33 @@ class M(nn.Module):
             self.message.format(attr=attr, what=f"{what}s", kind=kind, container=container),
             fix=fix(f"Wrap in `nn.{container}`", Replace(node, f"{target} = {new}"), applicability=SAFE),
         )
+
+
+def _returned_attributes(cls: cst.ClassDef | None) -> set[str]:
+    """`self.x` attributes a method other than `forward` returns as values (`return self.x`,
+    `return [self.x[0]]`): the class hands their contents out itself, as a sharded or hand-managed
+    layer (ZeRO-3) does, so keeping them out of `parameters()` is the design, not an oversight."""
+    if cls is None:
+        return set()
+    out: set[str] = set()
+    for method in cls.body.body:
+        if not isinstance(method, cst.FunctionDef) or method.name.value == "forward":
+            continue
+        for node in iter_nodes(method.body, into_functions=False):
+            if isinstance(node, cst.Return) and node.value is not None:
+                out.update(_self_attributes(node.value))
+    return out
+
+
+def _self_attributes(value: cst.BaseExpression) -> list[str]:
+    """`x` for `self.x`, `self.x[i]`, and the elements of a list or tuple of those."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [a for e in value.elements for a in _self_attributes(e.value)]
+    if isinstance(value, cst.Subscript):
+        value = value.value
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+        return [value.attr.value]
+    return []
 
 
 def _container_items(value: cst.BaseExpression) -> list | None:

@@ -29,3 +29,13 @@ def test_tl202_dict_filled_later_needs_module_dict(findings):
     )
     # `extend([...])` passes a list, not a module: we do not guess
     assert findings(src, "TL202") == []
+
+
+def test_tl202_a_container_used_in_forward_is_still_reported(findings):
+    """Only a method other than `forward` returning the container proves the class hands it out."""
+    src = (
+        "from torch import nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.layers = [nn.Linear(2, 2), nn.Linear(2, 2)]\n    def forward(self, x):\n"
+        "        return self.layers[-1](self.layers[0](x))\n    def first(self):\n        return self.layers[0](1)\n"
+    )
+    assert [f.line for f in findings(src, "TL202")] == [5]
