@@ -65,6 +65,17 @@ print(total_loss / len(loader))
     )
     VALID = [
         """\
+import torch
+from torch import nn
+model = nn.Linear(2, 2)
+losses = []
+for batch in loader:
+    with torch.no_grad():
+        outputs = model(batch)
+    loss = outputs.loss
+    losses.append(loss)
+""",
+        """\
 total = 0.0
 for x, y in loader:
     loss = criterion(model(x), y)
@@ -256,20 +267,25 @@ class Trainer:
                 return True
         return False
 
-    def _detached(self, value: cst.BaseExpression, body) -> bool:
-        """`loss = loss.detach()` (or computed under no_grad) before it is accumulated."""
+    def _detached(self, value: cst.BaseExpression, body, depth: int = 0) -> bool:
+        """`loss = loss.detach()` (or computed under no_grad) before it is accumulated; also a field of
+        such a value (`outputs = model(x)` under no_grad, then `loss = outputs.loss`)."""
         name = dotted(value)
         index = body.index(value)
         d = body.reaching(name, index) if name and index is not None else None
         if d is None:
-            return False
+            base = _base(value)
+            return base is not value and depth < 3 and self._detached(base, body, depth + 1)
         v = d.value
         cut = (
             isinstance(v, cst.Call)
             and isinstance(v.func, cst.Attribute)
             and v.func.attr.value in ("detach", "item", "tolist")
         )
-        return d.no_grad or cut
+        if d.no_grad or cut:
+            return True
+        base = _base(v) if v is not None else None
+        return base is not None and base is not v and depth < 3 and self._detached(base, body, depth + 1)
 
     def _long_lived(self, acc: str, body) -> bool:
         if acc.startswith("self.") and acc.count(".") == 1:
@@ -287,3 +303,10 @@ class Trainer:
             for d in defs
         )
         return before and not reset
+
+
+def _base(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`outputs` for `outputs.loss` or `outputs["loss"]`: what a field read takes its value from."""
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return expr.value
+    return expr

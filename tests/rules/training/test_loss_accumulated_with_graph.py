@@ -95,6 +95,22 @@ CASES = [
     """,
         [],
     ),
+    (
+        "field-of-an-output-computed-under-no-grad",
+        "a.py",
+        """
+        import torch
+        def evaluate(model, loader):
+            losses = []
+            for batch in loader:
+                with torch.no_grad():
+                    outputs = model(**batch)
+                loss = outputs.loss
+                losses.append(loss)
+            return torch.stack(losses).mean()
+    """,
+        [],
+    ),
 ]
 
 
