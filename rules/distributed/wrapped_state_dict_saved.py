@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.graph_flow import body_of
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
@@ -55,6 +56,13 @@ import torch
 model = Net()
 torch.save({"model": model.state_dict()}, "ckpt.pt")
 """,
+        """\
+import torch
+model = Net()
+shapes = {k: v.shape for k, v in model.state_dict().items()}
+model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+torch.save(model.module.state_dict(), "ckpt.pt")
+""",
     ]
     INVALID = [
         Invalid(
@@ -94,9 +102,17 @@ def save(ddp_model: torch.nn.parallel.DistributedDataParallel, path):
         name = dotted(recv)
         if not name:
             return
-        if self.ctx.kind(recv) & Kind.WRAPPED:
+        if self.ctx.kind(recv) & Kind.WRAPPED and not self._unwrapped_here(recv, name):
             self.report(
                 node,
                 self.message.format(model=name),
                 fix=fix(f"Save `{name}.module.state_dict()`", Replace(recv, f"{name}.module"), applicability=UNSAFE),
             )
+
+    def _unwrapped_here(self, recv: cst.BaseExpression, name: str) -> bool:
+        """The assignment that reaches this call binds a value that is not a wrapper (the model is wrapped
+        only further down: `sd = model.state_dict()` before `model = DDP(model)`)."""
+        body = body_of(self.ctx)
+        index = body.index(recv)
+        d = body.reaching(name, index) if index is not None else None
+        return d is not None and d.value is not None and not self.ctx.kind(d.value) & Kind.WRAPPED
