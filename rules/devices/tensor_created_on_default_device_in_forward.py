@@ -145,7 +145,7 @@ class Pos(nn.Module):
             self.moved_names: set[str] = set()  # later `.to(...)`'d, or used as an index
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if node.name.value != "forward" or not self.ctx.in_module_class:
+        if node.name.value != "forward" or not self.ctx.in_module_class or self.ctx.stays_on_cpu:
             return
         inp = _first_tensor_param(node)
         for call, fn in self.pending:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -140,6 +141,21 @@ class FileContext:
             texts += [m.text for m in self.project.imported_by(Path(self.path).resolve(), self.imports.table)]
         return cpu_only_forward_arguments(texts)
 
+    @cached_property
+    def stays_on_cpu(self) -> bool:
+        """A program that never names an accelerator: no device move or device argument in this file or
+        the project modules it imports, and no project file imports it (then its callers might)."""
+        if not self.is_program:
+            return False
+        texts = [self.text]
+        project = self.project
+        if project is not None:
+            here = Path(self.path).resolve()
+            if project.importers(here):
+                return False
+            texts += [m.text for m in project.imported_by(here, self.imports.table)]
+        return not any(_ACCELERATOR.search(text) for text in texts)
+
     def shared(self, key: str, build: Callable[[], T]) -> T:
         """A per-file analysis built on first use and shared by every rule.
 
@@ -204,6 +220,11 @@ class FileContext:
                 if self.qualname(expr) in qualnames:
                     return True
         return False
+
+
+# Any of these in a program's text may put a value on an accelerator (`.to(`, `.cuda()`, `device=`,
+# `torch.accelerator`, XLA, DeepSpeed, Lightning/Accelerate launchers...).
+_ACCELERATOR = re.compile(r"cuda|\.to\(|device|accelerat|\bmps\b|\bxla\b|\bxpu\b|deepspeed|lightning|\bTrainer\b")
 
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from torchlint.engine import lint_text
+from torchlint.registry import rules
+
 FORWARD = "import torch\nfrom torch import nn\nclass M(nn.Module):\n    def forward(self, x):\n{body}"
 
 
@@ -22,3 +25,29 @@ def test_tl304_no_fix_for_optional_input(findings):
     src = "import torch\nfrom torch import nn\nclass M(nn.Module):\n    def forward(self, x=None):\n        return torch.zeros(3)\n"
     (f,) = findings(src, "TL304")
     assert f.fix is None
+
+
+CPU_SCRIPT = (
+    "import torch\nfrom torch import nn\nclass Seq(nn.Module):\n    def forward(self, x):\n"
+    "        h = torch.zeros(x.size(0), 51, dtype=torch.double)\n        return x + h\n"
+    "model = Seq()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "for step in range(10):\n    opt.zero_grad()\n    model(torch.randn(4, 51)).sum().backward()\n    opt.step()\n"
+    "    plt.xlabel('x')\n"
+)
+
+
+def test_tl304_silent_in_a_program_that_never_names_an_accelerator(tmp_path):
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "train.py"
+    script.write_text(CPU_SCRIPT)
+    assert lint_text(str(script), CPU_SCRIPT, [rules()["TL304"]]).findings == []
+    moved = CPU_SCRIPT.replace("model = Seq()", "model = Seq().to('cuda')")
+    assert [f.line for f in lint_text(str(script), moved, [rules()["TL304"]]).findings] == [5]
+
+
+def test_tl304_a_cpu_only_script_that_another_file_imports_is_judged_with_its_callers(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(CPU_SCRIPT)
+    (tmp_path / "gpu.py").write_text("from train import Seq\nmodel = Seq().cuda()\n")
+    found = lint_text(str(tmp_path / "train.py"), CPU_SCRIPT, [rules()["TL304"]]).findings
+    assert [f.line for f in found] == [5]
