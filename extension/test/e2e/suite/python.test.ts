@@ -42,7 +42,7 @@ suite('Python files', () => {
     await doc.save();
   });
 
-  test('"torchlint: Fix All in File" applies every fix in the file', async () => {
+  test('"torchlint: Fix All in File" applies every safe fix in the file and leaves the unsafe ones', async () => {
     const doc = await open('fix_all.py');
     await diagnosticsWith(doc.uri, 'TL601');
     assert.deepStrictEqual(codes(vscode.languages.getDiagnostics(doc.uri)), ['TL101', 'TL601']);
@@ -54,9 +54,11 @@ suite('Python files', () => {
     );
     assert.ok(fixAll?.some((a) => a.kind?.value === 'source.fixAll.torchlint'), 'the source.fixAll.torchlint action');
     await vscode.commands.executeCommand('torchlint.fixAll');
-    await waitFor('every finding fixed', () => vscode.languages.getDiagnostics(doc.uri).length === 0);
-    assert.match(doc.getText(), /weights_only=True/);
+    await waitFor('the safe fix applied', () => !codes(vscode.languages.getDiagnostics(doc.uri)).includes('TL101'));
     assert.match(doc.getText(), /zero_grad\(\)/);
+    // TL601's fix (weights_only=True) is unsafe: a checkpoint of whole objects would stop loading
+    assert.deepStrictEqual(codes(vscode.languages.getDiagnostics(doc.uri)), ['TL601']);
+    assert.doesNotMatch(doc.getText(), /weights_only/);
     await doc.save();
   });
 
