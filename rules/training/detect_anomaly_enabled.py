@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.names import dotted
+from torchlint.engine.context import is_main_guard
 from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
@@ -91,10 +91,10 @@ def train_step(model, x):
         self._blocks: list = []
 
     def visit_If(self, node: cst.If) -> None:
-        self._guards += not _is_main_guard(node.test)
+        self._guards += not is_main_guard(node.test)
 
     def leave_If(self, node: cst.If) -> None:
-        self._guards -= not _is_main_guard(node.test)
+        self._guards -= not is_main_guard(node.test)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._line = node
@@ -149,7 +149,3 @@ def train_step(model, x):
                 ):
                     return True
         return False
-
-
-def _is_main_guard(test: cst.BaseExpression) -> bool:
-    return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"

@@ -77,7 +77,7 @@ class FileContext:
         for stmt in self.module.body:
             if isinstance(stmt, (cst.For, cst.While, cst.With)):
                 return True
-            if isinstance(stmt, cst.If) and _is_main_guard(stmt.test):
+            if isinstance(stmt, cst.If) and is_main_guard(stmt.test):
                 return True
             if isinstance(stmt, cst.SimpleStatementLine) and any(
                 isinstance(n, cst.Call) and self._runs_training(n, scope) for n in iter_nodes(stmt)
@@ -227,14 +227,20 @@ class FileContext:
 _ACCELERATOR = re.compile(r"cuda|\.to\(|device|accelerat|\bmps\b|\bxla\b|\bxpu\b|deepspeed|lightning|\bTrainer\b")
 
 
-def _is_main_guard(test: cst.BaseExpression) -> bool:
-    """`if __name__ == "__main__":`"""
-    return (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Name)
-        and test.left.value == "__name__"
-        and any(
-            isinstance(c.comparator, cst.SimpleString) and c.comparator.evaluated_value == "__main__"
-            for c in test.comparisons
-        )
-    )
+def is_main_guard(test: cst.BaseExpression) -> bool:
+    """`if __name__ == "__main__":`, either way round."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    (c,) = test.comparisons
+    if not isinstance(c.operator, cst.Equal):
+        return False
+    sides = {_name_or_text(test.left), _name_or_text(c.comparator)}
+    return sides == {"__name__", "'__main__'"}
+
+
+def _name_or_text(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.SimpleString) and expr.evaluated_value == "__main__":
+        return "'__main__'"
+    return None
