@@ -44,7 +44,9 @@ RNN_LM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe_rnn_lm.
 
 
 def run(cmd: list[str], out: str) -> float:
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode not in (0, 1):  # the probe exits 1 when it observed something: still a timed run
+        raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stderr[-2000:]}")
     with open(out) as fh:
         return json.load(fh)["ms_per_step"]
 
