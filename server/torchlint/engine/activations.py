@@ -173,6 +173,9 @@ class LossFeeds:
         if isinstance(func, cst.Name) and func.value in self.functions and self.values.value_of(func, where) is None:
             fn = self.functions[func.value]
             return self._returns(fn, Where(fn), depth)
+        if _is_self(func) and where.cls is not None and where.cls in self.classes.values():
+            forward = _method(where.cls, "forward")  # `self(x)` in a LightningModule's training_step
+            return self._returns(forward, Where(forward, where.cls), depth) if forward is not None else None
         if isinstance(func, cst.Attribute) and _is_self(func.value) and where.cls is not None:
             method = _method(where.cls, func.attr.value)
             if method is not None:

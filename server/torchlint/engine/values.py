@@ -209,7 +209,7 @@ def values(ctx: FileContext) -> Values:
     return ctx.shared("values", lambda: Values(ctx.module, ctx.imports))
 
 
-def where(ctx: FileContext) -> Where:
+def current_where(ctx: FileContext) -> Where:
     """Where the traversal is: its function, and the class when that function is a method."""
     fn, cls = ctx.current_function, ctx.current_class
     scope = ctx.scope
