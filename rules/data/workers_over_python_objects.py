@@ -10,7 +10,7 @@ from torchlint.engine.callargs import get_arg, int_value
 from torchlint.engine.dataset_storage import python_object_store
 from torchlint.engine.project import ModuleSummary, summarize
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.values import values, where
+from torchlint.engine.values import current_where, values
 from torchlint.findings import Severity
 
 DATALOADER = "torch.utils.data.DataLoader"
@@ -18,7 +18,7 @@ DATALOADER = "torch.utils.data.DataLoader"
 
 class WorkersOverPythonObjects(Rule):
     code = "TL505"
-    requires = ("num_workers",)
+    requires = ("DataLoader",)
     name = "workers-over-python-objects"
     message = (
         "`num_workers={workers}` over `{cls}`, whose samples are Python objects in `self.{attr}` (built in "
@@ -169,7 +169,7 @@ def main(files):
         dataset = get_arg(node, "dataset", 0)
         if workers is None or workers <= 0 or dataset is None:
             return
-        built = values(self.ctx).builder(dataset.value, where(self.ctx))
+        built = values(self.ctx).builder(dataset.value, current_where(self.ctx))
         if built is None:
             return
         found = self._class_of(built[0])
