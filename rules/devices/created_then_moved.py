@@ -62,10 +62,12 @@ class Pos(nn.Module):
 """
     fix_safety = (
         "Safe for deterministic factories (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`, `logspace`, "
-        "`eye`, `torch.tensor` of literal numbers): the same values, dtype and device, including a `dtype` "
-        "given to `.to(device, dtype)`. Unsafe for the random factories: on the device they draw from the "
-        "device's generator, so the numbers (and seeded reproducibility) change. No fix when the move has "
-        "other arguments (`copy=`, `memory_format=`), both calls give a dtype, or `.cuda(i)` names a device."
+        "`eye`, `torch.tensor` of literal numbers): the same values, dtype and device. Unsafe when the move "
+        "also casts (`.to(device, torch.float16)`): the factory then computes in the new dtype instead of "
+        "casting a float32 result (`arange` steps, rounding), and for the random factories: on the device "
+        "they draw from the device's generator, so the numbers (and seeded reproducibility) change. No fix "
+        "when the move has other arguments (`copy=`, `memory_format=`), both calls give a dtype, or "
+        "`.cuda(i)` names a device."
     )
     VALID = [
         """\
@@ -211,7 +213,7 @@ def _fix(move: cst.Call, factory: cst.Call, fn: str) -> NodeFix | None:
     return fix(
         "Pass `device=` to the factory",
         Replace(move, new),
-        applicability=UNSAFE if fn in _RANDOM else SAFE,
+        applicability=UNSAFE if fn in _RANDOM or dtype is not None else SAFE,
     )
 
 

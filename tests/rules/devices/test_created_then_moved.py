@@ -45,3 +45,8 @@ def test_outside_forward_and_loops_or_in_init_is_silent(findings):
 def test_a_device_variable_is_proven_by_its_assignment_not_its_name(findings):
     src = "import torch\nfor x in xs:\n    y = torch.zeros(3).to(device)\n"  # `device` is never assigned
     assert findings(src, "TL306") == []
+
+
+def test_a_cast_in_the_move_makes_the_fix_unsafe(findings):
+    src = HEAD + "for _ in range(3):\n    a = torch.arange(0, 1, 0.1).to(device, torch.float16)\n"
+    assert [f.fix.applicability for f in findings(src, "TL306")] == [Applicability.UNSAFE]
