@@ -92,3 +92,27 @@ def test_self_call_in_a_module_method_is_its_forward():
         "    def training_step(self, batch, i):\n        x, y = batch\n        return F.nll_loss(self(x), y)\n"
     )
     assert _feeds(src) == [("nll_loss", "softmax", "")]
+
+
+def test_one_element_of_a_returned_tuple():
+    src = (
+        "from torch import nn\n"
+        "class D(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.adv = nn.Sequential(nn.Linear(4, 1), nn.Sigmoid())\n"
+        "        self.aux = nn.Sequential(nn.Linear(4, 3), nn.Softmax())\n"
+        "    def forward(self, x):\n"
+        "        validity = self.adv(x)\n"
+        "        label = self.aux(x)\n"
+        "        return validity, label\n"
+        "d = D()\nadv = nn.BCELoss()\naux = nn.CrossEntropyLoss()\n"
+        "def step(x, y, t):\n"
+        "    real, pred = d(x)\n"
+        "    return adv(real, t) + aux(pred, y) + aux(d(x)[0], y) + aux(real[1], y)\n"
+    )
+    assert _feeds(src) == [  # `real[1]` indexes a tensor, not the tuple: unknown
+        ("binary_cross_entropy", "sigmoid", ""),
+        ("cross_entropy", "softmax", ""),
+        ("cross_entropy", "sigmoid", ""),
+    ]

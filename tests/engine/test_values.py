@@ -51,7 +51,7 @@ def test_tuple_assignments_pair_up_elements():
     assert isinstance(fn, cst.FunctionDef)
     call = _use(m, "use")
     assert _code(reaching(fn, "b", call.args[0].value)) == "Other()"
-    assert reaching(fn, "d", call.args[1].value) is UNKNOWN
+    assert _code(reaching(fn, "d", call.args[1].value)) == "pair()[1]"  # an element of what `pair()` returns
 
 
 def test_builder_sees_through_moves_wrappers_and_module_level_names():
@@ -83,3 +83,18 @@ def test_a_module_name_assigned_twice_is_unknown_inside_functions():
     fn = m.body[2]
     assert isinstance(fn, cst.FunctionDef)
     assert Values(m, Imports(m)).builder(_use(m, "use").args[0].value, Where(fn)) is None
+
+
+def test_a_parameter_is_what_the_one_call_passes():
+    src = "def train(model, loader):\n    use(model)\ndef main():\n    net = Net().cuda()\n    train(net, None)\n"
+    m = cst.parse_module(src)
+    fn = m.body[0]
+    assert isinstance(fn, cst.FunctionDef)
+    values = Values(m, Imports(m))
+    built = values.builder(_use(m, "use").args[0].value, Where(fn))
+    assert built is not None and _code(built[0]) == "Net()"
+    module = cst.parse_module(src + "train(Other(), None)\n")
+    fn2 = module.body[0]
+    assert isinstance(fn2, cst.FunctionDef)
+    twice = Values(module, Imports(module))
+    assert twice.builder(_use(module, "use").args[0].value, Where(fn2)) is None  # two callers: unknown

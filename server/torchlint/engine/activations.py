@@ -5,8 +5,10 @@ A value is a softmax's (log_softmax's, sigmoid's) output because a call proves i
 an attribute or name bound to `nn.Softmax(...)`, an `nn.Sequential` whose last layer
 is one, a function or method whose every `return` is one, or a model whose `forward`
 does — a class of this file, or of another project file (read as an `ast` summary,
-see project.py). Names are followed with values.py; shape, dtype and device changes
-(`.squeeze()`, `.float()`, `.to(device)`) keep the activation. Anything else is unknown.
+see project.py). Names and parameters are followed with values.py; `a, b = model(x)`
+takes element `b` of the tuple every `return` of `forward` builds; shape, dtype and
+device changes (`.squeeze()`, `.float()`, `.to(device)`) keep the activation.
+Anything else is unknown.
 
 The losses: `F.cross_entropy` / `nn.CrossEntropyLoss`, `F.nll_loss` / `nn.NLLLoss`,
 `F.binary_cross_entropy` / `nn.BCELoss`, called directly or through the name or
@@ -153,46 +155,63 @@ class LossFeeds:
         return Feed(loss, call, name, arg.value, origin) if origin is not None else None
 
     # -- what produced a value ----------------------------------------------------------------
-    def origin(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> Origin | None:
+    def origin(
+        self, expr: cst.BaseExpression, where: Where, depth: int = 0, element: int | None = None
+    ) -> Origin | None:
+        """The activation that produced `expr` (with `element`: produced element `element` of the tuple
+        `expr` evaluates to, as `a, b = model(x)` unpacks it)."""
         if depth > _DEPTH:
             return None
         if isinstance(expr, (cst.Name, cst.Attribute)):
             found = self.values.value_of(expr, where)
-            return self.origin(found[0], found[1], depth + 1) if found is not None else None
+            return self.origin(found[0], found[1], depth + 1, element) if found is not None else None
+        if isinstance(expr, cst.Tuple) and element is not None:
+            items = expr.elements
+            ok = element < len(items) and not any(isinstance(e, cst.StarredElement) for e in items)
+            return self.origin(items[element].value, where, depth + 1) if ok else None
+        index = _int_index(expr)
+        if index is not None and element is None and isinstance(expr, cst.Subscript):
+            return self.origin(expr.value, where, depth + 1, index)
         if not isinstance(expr, cst.Call):
             return None
         func = expr.func
         q = self.imports.qualname(func)
-        if q in FUNCTIONS:
+        if element is not None:  # only a function, method or model returns a tuple of activations
+            q = None
+        elif q in FUNCTIONS:
             return Origin(FUNCTIONS[q], expr)
-        if isinstance(func, cst.Attribute) and q is None and not _is_self(func.value):
+        if isinstance(func, cst.Attribute) and q is None and not _is_self(func.value) and element is None:
             if func.attr.value in _METHODS and _dim_like(expr):
                 return Origin(func.attr.value, expr)
             if func.attr.value in _KEEP_VALUES:
                 return self.origin(func.value, where, depth + 1)
         if isinstance(func, cst.Name) and func.value in self.functions and self.values.value_of(func, where) is None:
             fn = self.functions[func.value]
-            return self._returns(fn, Where(fn), depth)
+            return self._returns(fn, Where(fn), depth, element)
         if _is_self(func) and where.cls is not None and where.cls in self.classes.values():
             forward = _method(where.cls, "forward")  # `self(x)` in a LightningModule's training_step
-            return self._returns(forward, Where(forward, where.cls), depth) if forward is not None else None
+            return self._returns(forward, Where(forward, where.cls), depth, element) if forward is not None else None
         if isinstance(func, cst.Attribute) and _is_self(func.value) and where.cls is not None:
             method = _method(where.cls, func.attr.value)
             if method is not None:
-                return self._returns(method, Where(method, where.cls), depth)
+                return self._returns(method, Where(method, where.cls), depth, element)
         built = self.values.builder(func, where)
         if built is None or built[0] is expr:
             return None
-        layer = self._layer(built[0], built[1], depth + 1)
+        layer = self._layer(built[0], built[1], depth + 1, element)
         if layer is None:
             return None
         # `self.softmax(x)` / `nn.Softmax(1)(x)`: reported where applied; a model's: where its forward applies it
         return Origin(layer.activation, expr) if layer.node is built[0] else layer
 
-    def _layer(self, built: cst.Call, where: Where, depth: int) -> Origin | None:
+    def _layer(self, built: cst.Call, where: Where, depth: int, element: int | None = None) -> Origin | None:
         """The activation a module built by `built` applies last (None: unknown or none)."""
         if depth > _DEPTH:
             return None
+        if element is not None:
+            cls = self.classes.get(built.func.value) if isinstance(built.func, cst.Name) else None
+            forward = _method(cls, "forward") if cls is not None else None
+            return self._returns(forward, Where(forward, cls), depth, element) if forward is not None else None
         q = self.imports.qualname(built.func)
         if q in MODULES:
             return Origin(MODULES[q], built)
@@ -213,10 +232,10 @@ class LossFeeds:
                 return ProjectActivations(project).of_class(found[0], found[1], depth + 1)
         return None
 
-    def _returns(self, fn: cst.FunctionDef, where: Where, depth: int) -> Origin | None:
+    def _returns(self, fn: cst.FunctionDef, where: Where, depth: int, element: int | None = None) -> Origin | None:
         """The activation every `return` of `fn` applies (None: they differ, or one is unknown)."""
         returns = [n for n in iter_nodes(fn.body, into_functions=False) if isinstance(n, cst.Return)]
-        origins = [self.origin(r.value, where, depth + 1) if r.value is not None else None for r in returns]
+        origins = [self.origin(r.value, where, depth + 1, element) if r.value is not None else None for r in returns]
         if not origins or any(o is None for o in origins):
             return None
         if len({o.activation for o in origins if o is not None}) != 1:
@@ -301,6 +320,14 @@ class ProjectActivations:
 
 def _is_self(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _int_index(expr: cst.BaseExpression) -> int | None:
+    """`i` of `value[i]` for a non-negative integer literal `i`."""
+    if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    value = int_value(expr.slice[0].slice.value)
+    return value if value is not None and value >= 0 else None
 
 
 def _dim_like(call: cst.Call) -> bool:

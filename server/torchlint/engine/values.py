@@ -4,10 +4,11 @@ Kinds (semantics.py) say *what* a value is; some rules need *which* call built i
 the `nn.CrossEntropyLoss()` a `criterion(...)` call applies, the `Net()` behind
 `model(x)`, the `TextDataset(...)` a DataLoader iterates. A name is followed to the
 assignment that reaches the use in its function (in source order); one made under
-an `if`, loop or `try` the use is not also under leaves it unknown, as does a
-parameter, an augmented assignment or a loop target. A name the function does not
-bind is looked up among the module's top-level assignments (exactly one). `self.x`
-is the one `self.x = ...` of its class. Moves and wrappers that return the same
+an `if`, loop or `try` the use is not also under leaves it unknown, as does an
+augmented assignment or a loop target. A plain function's parameter is what the
+function's one call in the file passes. A name the function does not bind is looked
+up among the module's top-level assignments (exactly one). `self.x` is the one
+`self.x = ...` of its class. Moves and wrappers that return the same
 object (`.to(device)`, `torch.compile(m)`, `DDP(m)`) are seen through.
 """
 
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.engine.callargs import get_arg
 from torchlint.engine.kinds import PASS_THROUGH
 from torchlint.engine.names import Imports, dotted
 from torchlint.engine.walk import children, iter_nodes
@@ -43,6 +45,13 @@ class _Unknown:
     """A binding whose value is not one expression (a parameter, a loop target, `x += 1`)."""
 
 
+class _Parameter(_Unknown):
+    """A parameter not reassigned before the use: its value is what the function's one caller passes."""
+
+    def __init__(self, param: cst.Param) -> None:
+        self.param = param
+
+
 UNKNOWN = _Unknown()
 Binding = cst.BaseExpression | _Unknown
 
@@ -52,6 +61,7 @@ class Values:
         self.module = module
         self.imports = imports
         self._globals: dict[str, list[Binding]] | None = None
+        self._call_index: tuple[dict[str, int], dict[str, list[tuple[cst.Call, Where]]]] | None = None
 
     def builder(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> tuple[cst.Call, Where] | None:
         """The call that built the object `expr` evaluates to (None: unknown)."""
@@ -78,6 +88,8 @@ class Values:
         if not isinstance(expr, cst.Name):
             return None
         found = reaching(where.function or self.module, expr.value, expr)
+        if isinstance(found, _Parameter) and where.function is not None and where.cls is None:
+            return self._argument(where.function, found.param)
         if isinstance(found, _Unknown):
             return None
         if found is not None:
@@ -88,6 +100,41 @@ class Values:
         if len(values) == 1 and not isinstance(values[0], _Unknown):
             return values[0], Where()
         return None
+
+    def _argument(self, fn: cst.FunctionDef, param: cst.Param) -> tuple[cst.BaseExpression, Where] | None:
+        """What the one call of plain function `fn` in this file passes for `param` (None: not one call)."""
+        functions, calls = self._calls()
+        sites = calls.get(fn.name.value, [])
+        if functions.get(fn.name.value) != 1 or len(sites) != 1 or any(a.star for a in sites[0][0].args):
+            return None
+        call, caller = sites[0]
+        positional = [*fn.params.posonly_params, *fn.params.params]
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        arg = get_arg(call, param.name.value, index)
+        return (arg.value, caller) if arg is not None else None
+
+    def _calls(self) -> tuple[dict[str, int], dict[str, list[tuple[cst.Call, Where]]]]:
+        """How many functions (and methods) of each name the file defines, and the calls of each bare name."""
+        if self._call_index is None:
+            functions: dict[str, int] = {}
+            calls: dict[str, list[tuple[cst.Call, Where]]] = {}
+
+            def walk(node: cst.CSTNode, where: Where) -> None:
+                for child in children(node):
+                    if isinstance(child, cst.FunctionDef):
+                        functions[child.name.value] = functions.get(child.name.value, 0) + 1
+                        walk(child, Where(child, where.cls if where.function is None else None))
+                        continue
+                    if isinstance(child, cst.ClassDef):
+                        walk(child, Where(None, child))
+                        continue
+                    if isinstance(child, cst.Call) and isinstance(child.func, cst.Name):
+                        calls.setdefault(child.func.value, []).append((child, where))
+                    walk(child, where)
+
+            walk(self.module, Where())
+            self._call_index = (functions, calls)
+        return self._call_index
 
     def _attribute(self, expr: cst.Attribute, where: Where) -> tuple[cst.BaseExpression, Where] | None:
         name = dotted(expr)
@@ -135,9 +182,12 @@ def reaching(owner: cst.FunctionDef | cst.Module, name: str, use: cst.CSTNode) -
     bound: tuple[Binding, tuple[cst.CSTNode, ...]] | None = None
     if isinstance(owner, cst.FunctionDef):
         params = owner.params
-        every = (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg, params.star_kwarg)
-        if any(isinstance(p, cst.Param) and p.name.value == name for p in every):
-            bound = (UNKNOWN, ())
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.name.value == name:
+                bound = (_Parameter(p), ())
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param) and star.name.value == name:
+                bound = (UNKNOWN, ())
     result: list[Binding | None] = []
 
     def bind(target: cst.BaseExpression, value: Binding, stack: tuple[cst.CSTNode, ...]) -> None:
@@ -147,10 +197,15 @@ def reaching(owner: cst.FunctionDef | cst.Module, name: str, use: cst.CSTNode) -
                 bound = (value, stack)
         elif isinstance(target, (cst.Tuple, cst.List)):
             pairs = isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements)
+            starred = any(isinstance(el, cst.StarredElement) for el in target.elements)
             for i, el in enumerate(target.elements):
                 paired = value.elements[i] if pairs and isinstance(value, (cst.Tuple, cst.List)) else None
-                ok = isinstance(paired, cst.Element) and not isinstance(el, cst.StarredElement)
-                bind(el.value, paired.value if ok and paired is not None else UNKNOWN, stack)
+                if isinstance(paired, cst.Element) and not starred:
+                    bind(el.value, paired.value, stack)
+                elif isinstance(value, cst.Call) and not starred:  # `a, b = model(x)`: b is `model(x)[1]`
+                    bind(el.value, cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]), stack)
+                else:
+                    bind(el.value, UNKNOWN, stack)
         elif isinstance(target, cst.StarredElement):
             bind(target.value, UNKNOWN, stack)
 
