@@ -31,7 +31,6 @@ class LossInputRule(Rule):
     activation: ClassVar[str]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.reported: set[cst.CSTNode] = set()
         self.by_node: dict[cst.CSTNode, list[Feed]] = {}
         for feed in loss_feeds(self.ctx):
             if feed.loss == self.loss and feed.origin.activation == self.activation:
@@ -39,10 +38,9 @@ class LossInputRule(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         feeds = self.by_node.get(node)
-        if not feeds or node in self.reported:
+        if not feeds:
             return
-        self.reported.add(node)
-        feed = feeds[0]
+        feed = feeds[0]  # one finding per activation, however many losses it feeds
         if feed.origin.node is None:
             place = f"its input comes from the {self.activation} at {feed.origin.elsewhere}"
         else:
