@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
+
+from torchlint.engine.callargs import string_value
+from torchlint.engine.kinds import Kind
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
 
 
 def target_names(target: cst.BaseExpression) -> list[str]:
@@ -11,3 +19,19 @@ def target_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [n for el in target.elements for n in target_names(el.value)]
     return []
+
+
+_DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu")
+
+
+def is_device(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Evidence that `expr` is a device: a device string, `torch.device(...)`, `x.device`, or a name
+    the shared analysis knows holds a device (never its name: `.to(d)` may take a tensor or a dtype)."""
+    text = string_value(expr)
+    if text is not None:
+        return text.split(":")[0] in _DEVICE_TYPES
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+        return True
+    if isinstance(expr, cst.Call) and ctx.qualname(expr.func) == "torch.device":
+        return True
+    return bool(ctx.kind(expr) & Kind.DEVICE)

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import libcst as cst
+
+from torchlint.engine.activations import Feed, loss_feeds
+from torchlint.engine.callargs import get_arg, int_value
+from torchlint.engine.node_positions import positions
+from torchlint.engine.rule import NodeFix, Rule
+from torchlint.engine.walk import iter_nodes
 
 
 def is_one(expr: cst.BaseExpression) -> bool:
@@ -13,3 +21,67 @@ def is_one(expr: cst.BaseExpression) -> bool:
 
 def torch_call(ctx, node: cst.Call, name: str) -> bool:
     return ctx.qualname(node.func) == f"torch.{name}" and len(node.args) == 1 and node.args[0].keyword is None
+
+
+class LossInputRule(Rule):
+    """A loss fed an activation's output it should not get: reported at the activation when it is in
+    this file (naming the loss's line), else at the loss call (naming the other file's line)."""
+
+    loss: ClassVar[str]  # the loss key of activations.LOSS_FUNCTIONS
+    activation: ClassVar[str]
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.by_node: dict[cst.CSTNode, list[Feed]] = {}
+        for feed in loss_feeds(self.ctx):
+            if feed.loss == self.loss and feed.origin.activation == self.activation:
+                self.by_node.setdefault(feed.origin.node or feed.call, []).append(feed)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        feeds = self.by_node.get(node)
+        if not feeds:
+            return
+        feed = feeds[0]  # one finding per activation, however many losses it feeds
+        if feed.origin.node is None:
+            place = f"its input comes from the {self.activation} at {feed.origin.elsewhere}"
+        else:
+            place = f"it reaches `{feed.loss_name}` on line {line_of(self.ctx.module, feed.call)}"
+        self.report(node, self.message.format(place=place), fix=self.fix_for(feed))
+
+    def fix_for(self, feed: Feed) -> NodeFix | None:
+        return None
+
+
+def line_of(module: cst.Module, node: cst.CSTNode) -> int:
+    """The line a node starts on (positions of its top-level statement only: asked for a message)."""
+    top = next(s for s in module.body if s is node or any(n is node for n in iter_nodes(s)))
+    return positions(module, {top})[node][0][0]
+
+
+def inline(feed: Feed) -> bool:
+    """The activation is applied inside the loss's argument itself: nothing else reads its output."""
+    node = feed.origin.node
+    return node is feed.argument or any(n is node for n in iter_nodes(feed.argument))
+
+
+def activation_input(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """What the activation call `node` was applied to: `x` of `F.softmax(x, 1)`, `x.softmax(1)`, `self.sm(x)`."""
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("softmax", "sigmoid") and _dim_only(node):
+        inner = func.value  # the tensor method
+    else:
+        arg = get_arg(node, "input", 0)
+        if arg is None:
+            return None
+        inner = arg.value
+    if isinstance(inner, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return inner.with_changes(lpar=[], rpar=[])
+    return inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _dim_only(call: cst.Call) -> bool:
+    if not call.args:
+        return True
+    first = call.args[0]
+    return (first.keyword is not None and first.keyword.value == "dim") or int_value(first.value) is not None

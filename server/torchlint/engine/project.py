@@ -40,6 +40,7 @@ class ModuleSummary:
     text: str
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
     classes: dict[str, list[ast.expr]] = field(default_factory=dict)  # class -> base expressions
+    class_defs: dict[str, ast.ClassDef] = field(default_factory=dict)  # class -> its definition (methods)
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     globals: dict[str, ast.expr] = field(default_factory=dict)  # module-level name -> last value
     called: set[str] = field(default_factory=set)  # the last name of every function or method called
@@ -53,7 +54,8 @@ def find_root(path: Path) -> Path:
     return path.parent
 
 
-def _qualify(summary: ModuleSummary, expr: ast.expr) -> str | None:
+def qualify(summary: ModuleSummary, expr: ast.expr) -> str | None:
+    """The qualified name an expression of the summarised module refers to (`nn.Softmax` -> torch.nn.Softmax)."""
     parts: list[str] = []
     while isinstance(expr, ast.Attribute):
         parts.append(expr.attr)
@@ -103,6 +105,7 @@ def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary |
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
             s.classes[stmt.name] = list(stmt.bases)
+            s.class_defs[stmt.name] = stmt
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             s.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -325,7 +328,7 @@ class Project:
 
     def _class_kind(self, summary: ModuleSummary, name: str) -> Kind:
         for base in summary.classes[name]:
-            q = _qualify(summary, base)
+            q = qualify(summary, base)
             if q is None:
                 continue
             if is_module_base(q):
@@ -376,7 +379,7 @@ class Project:
             inner = self.expr_kind(summary, func.value, local, depth + 1)
             if inner & Kind.MODEL:
                 return inner
-        q = _qualify(summary, func)
+        q = qualify(summary, func)
         if q is None:
             return Kind.NONE
         if q in PASS_THROUGH and expr.args:

@@ -1,0 +1,60 @@
+"""dataset_storage.py: Dataset classes that keep their samples as Python objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchlint.engine.dataset_storage import python_object_store
+from torchlint.engine.project import summarize
+
+HEAD = "import json\nimport numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n"
+
+
+def _store(body: str, name: str = "D"):
+    summary = summarize(Path("m.py"), "m", "", HEAD + body)
+    assert summary is not None
+    return python_object_store(summary, name)
+
+
+def test_a_list_grown_in_a_loop_and_indexed():
+    store = _store(
+        "class D(Dataset):\n    def __init__(self, path):\n        self.rows = []\n"
+        "        for line in open(path):\n            self.rows.append(line.split())\n"
+        "    def __getitem__(self, i):\n        return self.rows[i]\n"
+    )
+    assert store is not None and (store.attribute, store.line) == ("rows", 7)
+
+
+def test_json_and_comprehensions_build_whole_lists():
+    assert _store(
+        "class D(Dataset):\n    def __init__(self, f):\n        self.items = json.load(f)\n"
+        "    def __getitem__(self, i):\n        return self.items[i]\n"
+    )
+    assert _store(
+        "class D(Dataset):\n    def __init__(self, f):\n        self.items = {k: v.split() for k, v in f}\n"
+        "    def __getitem__(self, i):\n        return self.items[i]\n"
+    )
+
+
+def test_arrays_tensors_conversions_and_non_datasets_are_not_proof():
+    assert not _store(  # tensors appended
+        "class D(Dataset):\n    def __init__(self, fs):\n        self.t = []\n        for f in fs:\n"
+        "            self.t.append(torch.load(f))\n    def __getitem__(self, i):\n        return self.t[i]\n"
+    )
+    assert not _store(  # converted afterwards
+        "class D(Dataset):\n    def __init__(self, fs):\n        self.t = []\n        for f in fs:\n"
+        "            self.t.append(f.split())\n        self.t = np.array(self.t)\n"
+        "    def __getitem__(self, i):\n        return self.t[i]\n"
+    )
+    assert not _store(  # a literal range: a small, fixed list
+        "class D(Dataset):\n    def __init__(self):\n        self.t = []\n        for k in range(10):\n"
+        "            self.t.append(str(k))\n    def __getitem__(self, i):\n        return self.t[i]\n"
+    )
+    assert not _store(  # not a Dataset subclass
+        "class D:\n    def __init__(self, path):\n        self.rows = [l for l in open(path)]\n"
+        "    def __getitem__(self, i):\n        return self.rows[i]\n"
+    )
+    assert not _store(  # file names whose files __getitem__ opens
+        "class D(Dataset):\n    def __init__(self, fs):\n        self.paths = [f for f in fs]\n"
+        "    def __getitem__(self, i):\n        path, = self.paths[i],\n        return open(path).read()\n"
+    )
