@@ -9,9 +9,8 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, is_name, string_value
 from torchlint.engine.context import FileContext
-from torchlint.engine.graph_flow import Body, body_of
+from torchlint.engine.graph_flow import Body, assignments, body_of
 from torchlint.engine.kinds import LOSS_FUNCTIONS, Kind, kind_from_qualname
-from torchlint.engine.names import dotted
 
 # Methods and torch functions whose result has the shape of their (tensor) receiver / only argument.
 _SHAPE_KEEPING = frozenset(
@@ -125,7 +124,7 @@ class _ZeroDim:
         else:
             if not self.ctx.kind(func) & Kind.CRITERION:
                 return False
-            constructions = self._constructions(func, index)
+            constructions = [d.value for _, d in assignments(self.ctx, func, index)]
         return bool(constructions) and all(
             isinstance(c, cst.Call)
             and (q := self.ctx.qualname(c.func)) is not None
@@ -135,32 +134,6 @@ class _ZeroDim:
             for c in constructions
         )
 
-    def _constructions(self, func: cst.BaseExpression, index: int) -> list[cst.BaseExpression | None]:
-        """The values assigned to the name or `self.` attribute `func` that can reach this call."""
-        name = dotted(func)
-        if name is None:
-            return []
-        if "." not in name:
-            d = self.body.reaching(name, index)
-            if d is not None:
-                return [d.value]
-            fn = self.ctx.current_function
-            if fn is None or len(self.ctx.functions) > 1 or name in _parameters(fn):
-                return []  # a parameter, or a name an enclosing function may bind: not the module's
-            module = _body(self.ctx, self.ctx.module)
-            return [d.value for d in module.defs.get(name, ())] if module is not None else []
-        if not name.startswith("self.") or name.count(".") != 1 or self.ctx.current_class is None:
-            return []
-        methods = [m for m in self.ctx.current_class.body.body if isinstance(m, cst.FunctionDef)]
-        bodies = [b for b in (_body(self.ctx, m) for m in methods) if b is not None]
-        return [d.value for b in bodies for d in b.defs.get(name, ())]
-
-
-def _parameters(fn: cst.FunctionDef) -> set[str]:
-    p = fn.params
-    stars = [s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)]
-    return {a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params, *stars)}
-
 
 def _scalar_reduction(call: cst.Call) -> bool:
     """No `reduce=` but True, and a `reduction=` that is absent or the literal "mean"/"sum"/"batchmean"."""
@@ -169,20 +142,3 @@ def _scalar_reduction(call: cst.Call) -> bool:
         return False
     reduction = get_arg(call, "reduction")
     return reduction is None or string_value(reduction.value) in ("mean", "sum", "batchmean")
-
-
-def _body(ctx: FileContext, node: cst.FunctionDef | cst.Module) -> Body | None:
-    """The dataflow Body of the module or of a method of the current class, shared with `body_of`."""
-    bodies: dict[cst.FunctionDef | cst.Module, Body] = ctx.shared("dataflow_bodies", dict)
-    body = bodies.get(node)
-    if body is None:
-        scope = ctx.scope
-        while scope is not None and scope.node is not node:
-            if isinstance(node, cst.FunctionDef) and scope.node is ctx.current_class:
-                scope = ctx.semantics.scope_for(node, scope)  # a sibling method: its scope hangs off the class
-                break
-            scope = scope.parent
-        if scope is None:
-            return None
-        body = bodies[node] = Body(ctx, node, scope)
-    return body
