@@ -6,7 +6,10 @@ from pathlib import PurePath
 
 import libcst as cst
 
-from torchlint.engine.loop_events import Event
+from torchlint.engine.callargs import get_arg, is_name
+from torchlint.engine.graph_flow import assignments, body_of
+from torchlint.engine.kinds import Kind
+from torchlint.engine.loop_events import Event, EventKind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import Rule
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements
@@ -39,6 +42,29 @@ def dotted_or(expr: cst.BaseExpression | None, default: str) -> str:
 def same_target(a: Event, b: Event) -> bool:
     na, nb = dotted_or(a.target, ""), dotted_or(b.target, "")
     return not na or not nb or na == nb
+
+
+def scaler_of(ctx, event: Event) -> cst.BaseExpression | None:
+    """The GradScaler of a scaled backward (`scaler.scale(loss).backward()` directly in the loop), unless
+    every construction of it in sight is `GradScaler(enabled=False)` (then `scale`/`step` pass through)."""
+    target = event.target
+    if event.kind is not EventKind.BACKWARD or event.via is not None or not isinstance(target, cst.Call):
+        return None
+    if not isinstance(target.func, cst.Attribute) or target.func.attr.value != "scale":
+        return None
+    scaler = target.func.value
+    if not ctx.kind(scaler) & Kind.SCALER:
+        return None
+    at = body_of(ctx).index(event.node)
+    found = assignments(ctx, scaler, at) if at is not None else []
+    if found and all(isinstance(d.value, cst.Call) and _disabled(d.value) for _, d in found):
+        return None
+    return scaler
+
+
+def _disabled(call: cst.Call) -> bool:
+    enabled = get_arg(call, "enabled")
+    return enabled is not None and is_name(enabled.value, "False")
 
 
 def is_test_file(path: str) -> bool:
