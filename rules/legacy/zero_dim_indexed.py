@@ -11,7 +11,7 @@ from torchlint.rules.legacy._helpers import zero_dim_index
 
 class ZeroDimIndexed(Rule):
     code = "TL708"
-    requires = ("[0]", "[-1]")
+    requires = ("[",)  # any integer index: `x.data[0]`, `x[ -1 ]`
     name = "zero-dim-indexed"
     message = "`{expr}` indexes a 0-dim tensor ({why}): IndexError since PyTorch 0.5; use `{recv}.item()`"
     severity = Severity.ERROR
