@@ -10,6 +10,7 @@ from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import block_statements
 from torchlint.findings import Severity
+from torchlint.rules.legacy._helpers import zero_dim_index
 
 # Where a value read through `.data` only leaves autograd's world: it becomes a number, an array, text or a
 # file, so the missing version tracking can never matter.
@@ -177,6 +178,7 @@ class Gate(nn.Module):
         self.sinks: list[cst.CSTNode] = []  # enclosing nodes whose result leaves autograd
         self.body_index: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}  # loop -> its body statements
         self.position: dict[cst.CSTNode, int] = {}  # loop -> index of the body statement being visited
+        self.zero_dim_reads: set[int] = set()  # `x.data` of `x.data[0]` on a 0-dim `x`: TL708's finding
 
     # -- where the traversal is ---------------------------------------------
     def visit_For(self, node: cst.For) -> None:
@@ -269,12 +271,21 @@ class Gate(nn.Module):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self.writes.add(id(node.target))
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if _is_data(node.value) and zero_dim_index(self.ctx, node) is not None:
+            self.zero_dim_reads.add(id(node.value))
+
     # -- the check ----------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "data":
             return
         recv = node.value
-        if not self._is_tensor(recv) or not self._builds_graphs() or self._under_no_grad():
+        if (
+            id(node) in self.zero_dim_reads
+            or not self._is_tensor(recv)
+            or not self._builds_graphs()
+            or self._under_no_grad()
+        ):
             return
         expr = self.ctx.module.code_for_node(recv)
         if id(node) in self.writes:

@@ -7,9 +7,8 @@ import libcst as cst
 from torchlint.engine.graph_flow import GRAD_MODE, body_of
 from torchlint.engine.loop_events import EventKind
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import iter_nodes, iter_statements
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import is_test_file
+from torchlint.rules.training._helpers import is_test_file, wrapped_in_no_grad
 
 
 class InferenceWithoutNoGrad(Rule):
@@ -203,65 +202,5 @@ class Trainer:
         )
 
     def _wrap(self, loop):
-        ctx = self.ctx
-        if ctx.imports.table.get("torch") != "torch":
-            return None
-        module = ctx.module
-        if any(
-            isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in module.code_for_node(n)
-            for n in iter_nodes(loop)
-        ):
-            return None  # re-indenting would change a multi-line string
-        indent = _indent_of(module, loop)
-        if indent is None:
-            return None
-        code = module.code_for_node(loop.with_changes(leading_lines=()))
-        nl = module.default_newline
-        if code.endswith(nl):
-            code = code[: -len(nl)]
-        comment = _last_comment(loop)
-        if comment is not None and code.endswith(comment):
-            code = code[: -len(comment)].rstrip(" \t")
-        unit = module.default_indent
-        lines = [indent + unit + line if line.strip() else line for line in code.split(nl)]
-        new = "with torch.no_grad():" + nl + nl.join(lines)
-        return fix("Wrap the loop in `with torch.no_grad():`", Replace(loop, new), applicability=SAFE)
-
-
-def _indent_of(module: cst.Module, target: cst.BaseStatement) -> str | None:
-    """The indentation of `target`'s first line, from the nesting of indented blocks."""
-    stack = [(s, "") for s in reversed(module.body)]
-    while stack:
-        stmt, indent = stack.pop()
-        if stmt is target:
-            return indent
-        if not isinstance(stmt, cst.BaseCompoundStatement):
-            continue
-        suites = [
-            stmt.body,
-            *(h.body for h in getattr(stmt, "handlers", ())),
-            *(c.body for c in getattr(stmt, "cases", ())),
-        ]
-        orelse, final = getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)
-        if isinstance(orelse, cst.If):
-            stack.append((orelse, indent))  # `elif` sits at the `if`'s indentation
-        elif orelse is not None:
-            suites.append(orelse.body)
-        if final is not None:
-            suites.append(final.body)
-        for suite in reversed(suites):
-            if isinstance(suite, cst.IndentedBlock):
-                inner = indent + (suite.indent if suite.indent is not None else module.default_indent)
-                stack.extend((s, inner) for s in reversed(suite.body))
-    return None
-
-
-def _last_comment(stmt: cst.BaseStatement) -> str | None:
-    """The trailing comment of the compound statement's last line, as rendered."""
-    last = None
-    for s in iter_statements([stmt], into_functions=True):
-        if isinstance(s, cst.SimpleStatementLine):
-            last = s.trailing_whitespace
-        elif isinstance(s, cst.BaseCompoundStatement) and isinstance(s.body, cst.SimpleStatementSuite):
-            last = s.body.trailing_whitespace
-    return last.comment.value if last is not None and last.comment is not None else None
+        new = wrapped_in_no_grad(self.ctx, loop)
+        return fix("Wrap the loop in `with torch.no_grad():`", Replace(loop, new), applicability=SAFE) if new else None

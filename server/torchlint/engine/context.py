@@ -174,6 +174,16 @@ class FileContext:
         assert self.scope is not None, "asked during the traversal, which keeps a scope"
         return self.semantics.infer(expr, self.scope)
 
+    def builtin(self, func: cst.BaseExpression) -> str | None:
+        """The builtin `func` calls (`iter`, `len`, `list`): a bare name nothing in the file rebinds."""
+        if not isinstance(func, cst.Name) or func.value in self.imports.table:
+            return None
+        name = func.value
+        assert self.scope is not None, "asked during the traversal, which keeps a scope"
+        if self.scope.lookup(name) is not None or name in self.semantics.functions():
+            return None
+        return None if name in self.semantics.classes.by_name else name
+
     def is_module_class(self, cls: cst.ClassDef) -> bool:
         return cls in self.semantics.classes
 

@@ -375,7 +375,8 @@ class Body:
         if qualname is not None:
             head, _, last = qualname.rpartition(".")
             if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-                return Grad.LEAF
+                frozen = get_arg(call, "requires_grad", 1)
+                return Grad.NONE if frozen is not None and is_name(frozen.value, "False") else Grad.LEAF
             if head == "torch" and last in TENSOR_FACTORIES and last not in ("stack", "cat"):
                 return Grad.LEAF if truthy(get_arg(call, "requires_grad")) else Grad.NONE
             if qualname.startswith(("torch.", "torch.nn.functional.")):
@@ -467,14 +468,56 @@ def _names(expr: cst.CSTNode, deep: bool = True) -> list[str]:
 
 def body_of(ctx: FileContext) -> Body:
     """The Body of the function the traversal is in (the module at top level)."""
-    node = ctx.current_function or ctx.module
+    body = body_for(ctx, ctx.current_function or ctx.module)
+    assert body is not None, "the traversal is inside the node it asks about"
+    return body
+
+
+def body_for(ctx: FileContext, node: cst.FunctionDef | cst.Module) -> Body | None:
+    """The Body of `node`: the module, a function the traversal is in, or a method of the current class
+    (where `self.` attributes are set up); None for anything else."""
     bodies: dict[cst.FunctionDef | cst.Module, Body] = ctx.shared("dataflow_bodies", dict)
     body = bodies.get(node)
     if body is None:
         scope = ctx.scope
         while scope is not None and scope.node is not node:
+            if isinstance(node, cst.FunctionDef) and scope.node is ctx.current_class:
+                scope = ctx.semantics.scope_for(node, scope)  # a sibling method: its scope hangs off the class
+                break
             scope = scope.parent
-        scope = scope or ctx.scope
-        assert scope is not None, "asked during the traversal, which keeps a scope"
+        if scope is None:
+            return None
         body = bodies[node] = Body(ctx, node, scope)
     return body
+
+
+def assignments(ctx: FileContext, expr: cst.BaseExpression, index: int) -> list[tuple[Body, Def]]:
+    """The assignments of the name or `self.` attribute `expr` that can reach statement `index` of the body
+    the traversal is in: the latest earlier one there; for a name that body never assigns, the module's
+    (unless a parameter or an enclosing function may bind it); for `self.x`, those in every method of the
+    current class (its set-up). Empty: not in sight."""
+    name = dotted(expr)
+    if name is None:
+        return []
+    if "." not in name:
+        body = body_of(ctx)
+        d = body.reaching(name, index)
+        if d is not None:
+            return [(body, d)]
+        fn = ctx.current_function
+        if fn is None or len(ctx.functions) > 1 or name in _parameters(fn):
+            return []
+        module = body_for(ctx, ctx.module)
+        return [(module, d) for d in module.defs.get(name, ())] if module is not None else []
+    cls = ctx.current_class
+    if not name.startswith("self.") or name.count(".") != 1 or cls is None:
+        return []
+    methods = [m for m in block_statements(cls.body) if isinstance(m, cst.FunctionDef)]
+    bodies = [b for b in (body_for(ctx, m) for m in methods) if b is not None]
+    return [(b, d) for b in bodies for d in b.defs.get(name, ())]
+
+
+def _parameters(fn: cst.FunctionDef) -> set[str]:
+    p = fn.params
+    stars = [s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)]
+    return {a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params, *stars)}

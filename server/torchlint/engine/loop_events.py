@@ -42,6 +42,9 @@ class EventKind(enum.Enum):
     EVAL = "eval"
     TRAIN = "train"
     EMPTY_CACHE = "empty_cache"
+    UNSCALE = "unscale"  # scaler.unscale_(opt): gradients back to their true size
+    SCALER_UPDATE = "scaler_update"  # scaler.update(): the loss scale for the next step
+    CLIP = "clip"  # torch.nn.utils.clip_grad_norm_ / clip_grad_value_
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,10 @@ def exclusive(a: OnBranch, b: OnBranch) -> bool:
     return any(node in arms and arms[node] != arm for node, arm in b.path)
 
 
+_CLIPS = frozenset(
+    f"torch.nn.utils.{m}"
+    for m in ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad.clip_grad_norm_")
+) | {"torch.nn.utils.clip_grad.clip_grad_value_"}
 _GRAD_CLEARING_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
 _BACKWARD_OWNERS = frozenset({"accelerator", "fabric", "engine", "model_engine", "trainer", "deepspeed_engine"})
 _TRUTHY_RETAIN = ("retain_graph", "create_graph")
@@ -262,6 +269,9 @@ class LoopAnalysis:
         if qualname == "torch.cuda.empty_cache":
             self._add(w, EventKind.EMPTY_CACHE, call, None, stmt, alone)
             return
+        if qualname in _CLIPS:
+            self._add(w, EventKind.CLIP, call, call.args[0].value if call.args else None, stmt, alone)
+            return
         if isinstance(func, cst.Attribute):
             method, receiver = func.attr.value, func.value
             backward = backward_call(call, lambda e: self._kind(e, w))
@@ -281,6 +291,12 @@ class LoopAnalysis:
                 )
             ):
                 self._add(w, EventKind.ZERO_GRAD, call, receiver, stmt, alone)
+                return
+            if method in ("unscale_", "update") and self._kind(receiver, w) & Kind.SCALER:
+                if method == "update":
+                    self._add(w, EventKind.SCALER_UPDATE, call, receiver, stmt, alone)
+                else:
+                    self._add(w, EventKind.UNSCALE, call, call.args[0].value if call.args else None, stmt, alone)
                 return
             if method == "step":
                 kind = self._kind(receiver, w)
