@@ -176,18 +176,20 @@ for epoch in range(10):
             if ev.via is None and not self._trained(model):
                 continue  # a teacher, an EMA copy, a frozen reference: kept in eval mode on purpose
             cycle = events[i + 1 :] + events[:i]
-            restored = False
-            for e in cycle:
-                if e.kind is EventKind.TRAIN and same_target(e, ev):
-                    restored = True
-                    break
-                if e.kind is EventKind.BACKWARD:
-                    break
-            if restored:
-                continue
+            stop = next(
+                (
+                    j
+                    for j, e in enumerate(cycle)
+                    if e.kind is EventKind.BACKWARD or (e.kind is EventKind.TRAIN and same_target(e, ev))
+                ),
+                None,
+            )
+            if stop is not None and cycle[stop].kind is EventKind.TRAIN:
+                continue  # restored before the next backward
+            same_pass = stop is not None and stop < len(events) - i - 1  # a backward after the eval, this iteration
             first = self._first(loop)
             edit = None
-            if ev.via is None and first is not None:
+            if ev.via is None and first is not None and not same_pass:  # the start of the loop comes too late
                 edit = fix(
                     f"Insert `{model}.train()` at the start of the loop body",
                     InsertBefore(first, f"{model}.train()"),

@@ -54,3 +54,15 @@ CASES = [
 def test_case(case, path, src, lines, findings):
     got = findings(textwrap.dedent(src).lstrip("\n"), "TL111", path)
     assert [f.line for f in got] == lines, [f"{f.line}: {f.message}" for f in got]
+
+
+def test_tl111_backward_after_eval_in_the_same_iteration_gets_no_loop_start_fix(findings):
+    """`model.train()` at the top of the loop would come too late for a backward later in the same pass."""
+    src = (
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for epoch in range(3):\n    model.train()\n    for x, y in loader:\n        opt.zero_grad()\n"
+        "        model(x).sum().backward()\n        opt.step()\n    model.eval()\n"
+        "    model(x).sum().backward()\n    opt.step()\n"
+    )
+    (f,) = findings(src, "TL111")
+    assert f.line == 11 and f.fix is None
