@@ -65,6 +65,13 @@ class Mask(nn.Module):
         """\
 import torch
 from torch import nn
+class CharEncoder(nn.Module):
+    def forward(self, s: str, pad_to: int = 0):
+        return torch.LongTensor([ord(c) for c in s] + [0] * pad_to)
+""",
+        """\
+import torch
+from torch import nn
 class M(nn.Module):
     def __init__(self):
         super().__init__()
@@ -147,6 +154,8 @@ class Pos(nn.Module):
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         if node.name.value != "forward" or not self.ctx.in_module_class or self.ctx.stays_on_cpu:
             return
+        if _annotated_without_tensors(node):
+            return  # `forward(self, s: str)`: a module that turns Python values into tensors (a tokenizer)
         inp = _first_tensor_param(node)
         for call, fn in self.pending:
             if call in self.exempt or self.bound.get(call, "") in self.moved_names:
@@ -261,3 +270,19 @@ def _first_tensor_param(fn: cst.FunctionDef) -> str | None:
     if p.annotation is not None and "Tensor" not in cst.Module([]).code_for_node(p.annotation.annotation):
         return None
     return p.name.value
+
+
+def _annotated_without_tensors(fn: cst.FunctionDef) -> bool:
+    """The first parameter after `self` is annotated as something other than a tensor (`s: str`), and the
+    rest are too or default to a literal (`pad_to=0`)."""
+    params = fn.params.params[1:]
+    code = cst.Module([]).code_for_node
+
+    def plain(p: cst.Param) -> bool:
+        if p.annotation is not None:
+            return "tensor" not in code(p.annotation.annotation).lower()
+        return isinstance(p.default, (cst.Integer, cst.Float, cst.SimpleString)) or (
+            isinstance(p.default, cst.Name) and p.default.value in ("True", "False", "None")
+        )
+
+    return bool(params) and params[0].annotation is not None and all(plain(p) for p in params)
