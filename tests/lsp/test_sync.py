@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 
 import pytest
 from lsp_session import BUGGY, KINDS, apply, edits_for, ranged, session, uri
 from lsprotocol import types
 
-pytestmark = pytest.mark.asyncio
+from torchlint.lsp import sync
+
+UTF16 = types.PositionEncodingKind.Utf16
 
 SETUP = "import torch\nmodel = torch.nn.Linear(4, 2)\noptimizer = torch.optim.Adam(model.parameters())\n"
 LOOP = (
@@ -48,7 +51,7 @@ async def _server_line(s, u: str, code: str) -> str:
                         return edit.new_text.removesuffix(f"  # noqa: {code}")
             await s.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
 
-    return await asyncio.wait_for(line(), 20)
+    return await asyncio.wait_for(line(), 60)
 
 
 def _typed(s, u: str, text: str, line: int, typed: str) -> str:
@@ -59,6 +62,37 @@ def _typed(s, u: str, text: str, line: int, typed: str) -> str:
     return apply(text, [types.TextEdit(types.Range(types.Position(line, end), types.Position(line, end)), typed)])
 
 
+def test_ranged_changes_apply_at_lsp_positions():
+    text = "a😀b\r\nsecond\rthird\x0cstill third\n"
+    assert sync.apply(text, ranged((0, 3), (0, 3), "X"), UTF16) == "a😀Xb\r\nsecond\rthird\x0cstill third\n"
+    assert sync.apply(text, ranged((0, 2), (0, 2), "X"), types.PositionEncodingKind.Utf32) == text.replace("b", "Xb", 1)
+    assert (
+        sync.apply(text, ranged((0, 4), (1, 0), ""), UTF16) == "a😀bsecond\rthird\x0cstill third\n"
+    )  # CRLF is one break
+    assert sync.apply(text, ranged((2, 5), (2, 99), "!"), UTF16) == "a😀b\r\nsecond\rthird!\n"  # past the line: its end
+    assert sync.apply(text, ranged((3, 0), (3, 0), "end"), UTF16) == text + "end"
+    assert sync.apply("x", ranged((1, 0), (1, 0), "\n"), UTF16) == "x\n"  # the line after a last line without newline
+    assert sync.apply(text, types.TextDocumentContentChangeWholeDocument("new"), UTF16) == "new"
+    for bad in (
+        ranged((5, 0), (5, 0), "x"),
+        ranged((4, 1), (4, 1), "x"),
+        ranged((1, 2), (1, 1), ""),
+        ranged((1, 0), (9, 0), ""),
+    ):
+        with pytest.raises(sync.OutOfSync):
+            sync.apply(text, bad, UTF16)
+
+
+def test_a_range_length_that_disagrees_is_logged_at_debug_level(caplog):
+    change = types.TextDocumentContentChangePartial(types.Range(types.Position(0, 0), types.Position(0, 3)), "", 3)
+    with caplog.at_level(logging.DEBUG, logger="torchlint.lsp"):
+        assert sync.apply("a😀b", change, UTF16) == "b"
+        assert caplog.records == []
+        sync.apply("abc", types.TextDocumentContentChangePartial(change.range, "", 2), UTF16)
+    assert "the client says 2" in caplog.text
+
+
+@pytest.mark.asyncio
 async def test_typing_at_the_end_of_a_line_keeps_the_findings(project):
     async with session(project) as s:
         u = s.open(project / "train.py", BUGGY)
@@ -77,6 +111,7 @@ async def test_typing_at_the_end_of_a_line_keeps_the_findings(project):
         assert await _server_line(s, u, "TL101") == text.split("\n")[3]
 
 
+@pytest.mark.asyncio
 async def test_ranged_edits_count_utf16_units_after_emoji(project):
     text = 'import torch\nnote = "😀中"; sd = torch.load("m.pt")  # 加载\n'
     async with session(project) as s:
@@ -98,6 +133,7 @@ async def test_ranged_edits_count_utf16_units_after_emoji(project):
         assert apply(text, edits_for(fix.edit, u)) == text.replace('("m.pt")', '("m.pt", weights_only=True)')
 
 
+@pytest.mark.asyncio
 async def test_lines_end_only_where_lsp_says_not_at_a_form_feed(project):
     # str.splitlines() also breaks at \x0c (and \x1c, \u2028 ...): a server splitting there applies
     # every later edit one line too high
@@ -113,6 +149,7 @@ async def test_lines_end_only_where_lsp_says_not_at_a_form_feed(project):
         assert await _server_line(s, u, "TL101") == "for x, y in loader:  # ok"
 
 
+@pytest.mark.asyncio
 async def test_a_change_that_does_not_fit_is_never_linted(project):
     async with session(project) as s:
         u = s.open(project / "train.py", BUGGY)
@@ -245,10 +282,11 @@ class Notebook:
         )
         out = {}
         for u, want in zip(self.code(), expected):
-            out[u] = await self.s.diagnostics(u, lambda d, want=want: _key(d) == want, timeout=20)
+            out[u] = await self.s.diagnostics(u, lambda d, want=want: _key(d) == want, timeout=60)
         return out
 
 
+@pytest.mark.asyncio
 async def test_notebook_cells_stay_identical_through_typing_inserts_pastes_moves_and_deletes(project):
     async with session(project) as s:
         nb = Notebook(s, project, [("code", SETUP), ("markdown", "# Train"), ("code", LOOP)])
@@ -277,6 +315,7 @@ async def test_notebook_cells_stay_identical_through_typing_inserts_pastes_moves
         assert (await nb.settled())[loop] == []
 
 
+@pytest.mark.asyncio
 async def test_a_quick_fix_after_a_paste_lands_in_its_cell(project):
     async with session(project) as s:
         nb = Notebook(s, project, [("code", SETUP), ("code", "print('start')")])
@@ -297,6 +336,7 @@ async def test_a_quick_fix_after_a_paste_lands_in_its_cell(project):
         assert (await nb.settled())[cell] == []  # fixed, and no TL000
 
 
+@pytest.mark.asyncio
 async def test_typing_through_a_syntax_error_in_a_cell_keeps_the_other_findings(project):
     async with session(project) as s:
         nb = Notebook(s, project, [("code", SETUP), ("code", LOOP)])

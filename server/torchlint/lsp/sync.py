@@ -7,13 +7,22 @@ become the typed fragment. Positions are LSP positions: lines end at `\\r\\n`,
 lines after it, as `str.splitlines` would), columns count units of the
 negotiated encoding. A change whose range lies outside the text cannot be
 applied: the caller then knows its copy is no longer the editor's.
+
+A consistency check at debug level (`torchlint server -v`): a client that sends
+the deprecated `rangeLength` (vscode-languageclient does) says how many UTF-16
+units it replaced; a different count over the server's text means the two
+texts already differ, and is logged (not acted on: some clients count
+characters there).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
 from lsprotocol import types
+
+log = logging.getLogger("torchlint.lsp")
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -61,4 +70,12 @@ def apply(text: str, change: types.TextDocumentContentChangeEvent, encoding: str
         raise OutOfSync(
             f"range ends before it starts: {rng.start.line}:{rng.start.character}-{rng.end.line}:{rng.end.character}"
         )
+    if change.range_length is not None and encoding == types.PositionEncodingKind.Utf16:
+        replaced = len(text[start:end].encode("utf-16-le", "surrogatepass")) // 2
+        if replaced != change.range_length:
+            log.debug(
+                "change replaces %d UTF-16 units of the server's text, the client says %d",
+                replaced,
+                change.range_length,
+            )
     return text[:start] + change.text + text[end:]

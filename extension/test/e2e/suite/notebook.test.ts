@@ -150,7 +150,7 @@ suite('Notebooks', () => {
     const cfg = vscode.workspace.getConfiguration('notebook');
     await cfg.update('codeActionsOnSave', { 'notebook.source.fixAll.torchlint': 'explicit' }, vscode.ConfigurationTarget.Workspace);
     try {
-      const notebook = await notebookOf('save_fix.ipynb', [`import torch\nloader = []\n${LOOP}`, LOOP.replace(/opt/g, 'opt2')]);
+      const notebook = await notebookOf('save_fix.ipynb', [`import torch\nloader = []\n${LOOP}`, LOOP.replace(/\bopt\b/g, 'opt2')]);
       const [first, second] = [notebook.cellAt(0).document, notebook.cellAt(1).document];
       await diagnosticsWith(first.uri, 'TL101');
       await diagnosticsWith(second.uri, 'TL101');
