@@ -10,7 +10,6 @@ text); the parse error itself shows where CPython puts it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -34,12 +33,17 @@ def broken(result: Mapping[str, list[types.Diagnostic]]) -> bool:
 
 
 def _line_map(old: str, new: str) -> dict[int, int]:
-    """0-based old line -> new line, for the lines that did not change."""
+    """0-based old line -> new line, for the lines before and after the part that changed
+    (an edit between two lints is one place being typed at; linear, where a diff is not)."""
     a, b = LineIndex(old).lines, LineIndex(new).lines
-    out: dict[int, int] = {}
-    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            out.update((i1 + k, j1 + k) for k in range(i2 - i1))
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    out = {i: i for i in range(head)}
+    out.update((len(a) - 1 - k, len(b) - 1 - k) for k in range(tail))
     return out
 
 
