@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 
 import pytest
@@ -167,6 +168,17 @@ async def test_workspace_lint_reports_progress_and_publishes_closed_files(projec
         ((token, reports),) = s.client.progress_reports.items()
         assert [r.kind for r in reports][0] == "begin" and reports[-1].kind == "end"
         assert any(getattr(r, "percentage", None) == 100 for r in reports)
+
+
+async def test_workspace_lint_of_more_files_than_one_worker_takes_answers(project):
+    # more than 8 files once ran in a process pool forked from the server, which hung it
+    for i in range(12):
+        (project / f"train{i}.py").write_text(BUGGY)
+    async with session(project) as s:
+        result = await asyncio.wait_for(
+            s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.lintWorkspace", [])), 60
+        )
+        assert result == {"files": 12, "findings": 12, "cancelled": False}
 
 
 async def test_workspace_lint_includes_notebooks_that_are_not_open(project):
