@@ -53,12 +53,44 @@ def test_extend_select_exclude_and_per_file_ignores(tmp_path, run_cli):
     assert got == [("src", "TL101"), ("src", "TL601"), ("tests", "TL101")]
 
 
+def test_severity_prefixes_longest_match_wins(tmp_path, run_cli):
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\ndependencies = ["torch>=2.1"]\n\n'
+        '[tool.torchlint.severity]\nALL = "info"\nTL1 = "warning"\nTL10 = "info"\nTL101 = "error"\nTL6 = "warning"\n'
+    )
+    (tmp_path / "t.py").write_text(BUGGY)
+    out = json.loads(run_cli("check", "--output-format", "json", tmp_path).stdout)
+    assert sorted((f["code"], f["severity"]) for f in out) == [("TL101", "error"), ("TL601", "warning")]
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint.severity]\nTL1 = "info"\n')
+    out = json.loads(run_cli("check", "--output-format", "json", tmp_path).stdout)
+    assert sorted((f["code"], f["severity"]) for f in out) == [("TL101", "info"), ("TL601", "warning")]
+
+
+def test_severity_prefixes_resolve_per_code_and_the_editor_layer_wins():
+    settings = Settings(severity={"TL1": Severity.INFO, "TL102": Severity.ERROR, "TL000": Severity.INFO})
+    editor = Overrides(severity={"TL10": Severity.WARNING, "ALL": Severity.ERROR})
+    assert settings.selection("a.py", CODES).severity == {
+        "TL000": Severity.INFO,
+        "TL101": Severity.INFO,
+        "TL102": Severity.ERROR,
+    }
+    assert settings.selection("a.py", CODES, editor).severity == {
+        "TL000": Severity.INFO,
+        "TL101": Severity.WARNING,
+        "TL102": Severity.WARNING,
+        "TL201": Severity.ERROR,
+        "TL601": Severity.ERROR,
+        "TL602": Severity.ERROR,
+    }
+
+
 @pytest.mark.parametrize(
     "body,needle",
     [
         ('[tool.torchlint]\nselcet = ["TL1"]\n', "unknown key `selcet`"),
         ('[tool.torchlint]\nignore = ["TL999"]\n', "unknown rule code 'TL999'"),
         ('[tool.torchlint]\nseverity = { TL101 = "fatal" }\n', "must be error, warning or info"),
+        ('[tool.torchlint]\nseverity = { TL9 = "info" }\n', "`severity`: unknown rule code 'TL9'"),
         ("[tool.torchlint\n", "invalid TOML"),
     ],
 )

@@ -53,6 +53,11 @@ export const SETTING = {
     "default": true,
     "scope": "resource"
   },
+  "showSyntaxErrors": {
+    "type": "boolean",
+    "default": true,
+    "scope": "resource"
+  },
   "severity": {
     "type": "object",
     "default": {},

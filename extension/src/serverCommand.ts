@@ -50,6 +50,7 @@ export function serverSettings(settings: Settings, interpreter: string | undefin
     ignore: [...settings.ignore, ...off.filter((c) => !settings.ignore.includes(c))],
     severity,
     run: settings.lintOnChange ? 'onType' : 'onSave',
+    showSyntaxErrors: settings.showSyntaxErrors,
     interpreter,
     probe: settings.probe,
   };

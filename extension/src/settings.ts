@@ -14,6 +14,7 @@ export interface Settings {
   importStrategy: ImportStrategy;
   args: string[];
   lintOnChange: boolean;
+  showSyntaxErrors: boolean;
   severity: Record<string, Level>;
   select: string[];
   ignore: string[];
@@ -63,7 +64,7 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[]): T | und
 
 export function readSettings(cfg: ConfigReader, ctx: SettingsContext): Settings {
   const get = (key: SettingKey): unknown => cfg.get<unknown>(key, SETTING[key].default);
-  const flag = (key: 'enable' | 'lintOnChange' | 'probe.enabled'): boolean => {
+  const flag = (key: 'enable' | 'lintOnChange' | 'showSyntaxErrors' | 'probe.enabled'): boolean => {
     const value = get(key);
     return typeof value === 'boolean' ? value : SETTING[key].default;
   };
@@ -86,6 +87,7 @@ export function readSettings(cfg: ConfigReader, ctx: SettingsContext): Settings 
     importStrategy: oneOf(get('importStrategy'), SETTING.importStrategy.enum) ?? SETTING.importStrategy.default,
     args: strings(get('args')).map((a) => expandVariables(a, ctx)),
     lintOnChange: flag('lintOnChange'),
+    showSyntaxErrors: flag('showSyntaxErrors'),
     severity,
     select: codes(get('select')),
     ignore: codes(get('ignore')),

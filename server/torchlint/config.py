@@ -111,8 +111,9 @@ class Settings:
         select = [*(chosen or ()), *self.extend_select, *extra.extend_select]
         # Nothing chose a selection: a rule runs when its category is a default one (ignores still apply).
         default = _default_codes() if chosen is None else frozenset()
-        codes = tuple(c for c in all_codes if _enabled(c, select, ignore, c in default))
-        return Selection(codes, {**self.severity, **extra.severity})
+        every = tuple(all_codes)
+        codes = tuple(c for c in every if _enabled(c, select, ignore, c in default))
+        return Selection(codes, {**_levels(self.severity, every), **_levels(extra.severity, every)})
 
     def relative(self, path: Path | str) -> str | None:
         """`path` relative to the config's root, where its patterns apply (None: on another drive)."""
@@ -146,6 +147,17 @@ def _specificity(code: str, patterns: Iterable[str], default: bool = False) -> i
         elif code.startswith(p):
             best = max(best, len(p))
     return best
+
+
+def _levels(severity: Mapping[str, Severity], codes: Sequence[str]) -> dict[str, Severity]:
+    """`severity` (codes, prefixes such as `TL1`, or `ALL`) as a level per code: the longest key
+    that names a code wins. A key no code starts with (`TL000`, the parse error) stays as it is."""
+    out = {k: v for k, v in severity.items() if k != "ALL" and not any(c.startswith(k) for c in codes)}
+    for code in codes:
+        keys = [k for k in severity if k == "ALL" or code.startswith(k)]
+        if keys:
+            out[code] = severity[max(keys, key=lambda k: 0 if k == "ALL" else len(k))]
+    return out
 
 
 def _enabled(code: str, select: Iterable[str], ignore: Iterable[str], default: bool = False) -> bool:

@@ -54,6 +54,10 @@ def uri(path: Path) -> str:
     return from_fs_path(str(path))
 
 
+def ranged(start: tuple[int, int], end: tuple[int, int], text: str) -> types.TextDocumentContentChangePartial:
+    return types.TextDocumentContentChangePartial(types.Range(types.Position(*start), types.Position(*end)), text)
+
+
 class Session:
     """A started client plus a log of every publishDiagnostics it received."""
 
@@ -84,6 +88,16 @@ class Session:
             types.DidChangeTextDocumentParams(
                 types.VersionedTextDocumentIdentifier(self.versions[u], u),
                 [types.TextDocumentContentChangeWholeDocument(text)],
+            )
+        )
+        return self.versions[u]
+
+    def edit(self, u: str, start: tuple[int, int], end: tuple[int, int], text: str) -> int:
+        """A ranged change, as vscode-languageclient sends every keystroke."""
+        self.versions[u] += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(self.versions[u], u), [ranged(start, end, text)]
             )
         )
         return self.versions[u]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import asyncio
+import json
 
 import pytest
 from lsp_session import BUGGY, FIXED, TENSOR_ATTR, apply, edits_for, notebook_params, session, uri
@@ -168,6 +170,48 @@ async def test_workspace_lint_reports_progress_and_publishes_closed_files(projec
         assert any(getattr(r, "percentage", None) == 100 for r in reports)
 
 
+async def test_workspace_lint_of_more_files_than_one_worker_takes_answers(project):
+    # more than 8 files once ran in a process pool forked from the server, which hung it
+    for i in range(12):
+        (project / f"train{i}.py").write_text(BUGGY)
+    async with session(project) as s:
+        result = await asyncio.wait_for(
+            s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.lintWorkspace", [])), 60
+        )
+        assert result == {"files": 12, "findings": 12, "cancelled": False}
+
+
+async def test_workspace_lint_includes_notebooks_that_are_not_open(project):
+    cells = [
+        ("import torch\nmodel = torch.nn.Linear(4, 2)\noptimizer = torch.optim.Adam(model.parameters())\n"),
+        BUGGY.split("\n", 3)[3],
+    ]
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c.splitlines(True)}
+            for c in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    text = json.dumps(notebook, indent=1) + "\n"
+    (project / "nb.ipynb").write_text(text)
+    async with session(project) as s:
+        result = await s.client.workspace_execute_command_async(
+            types.ExecuteCommandParams("torchlint.lintWorkspace", [])
+        )
+        assert result["files"] == 1 and result["findings"] == 1
+        (d,) = s.client.diagnostics[uri(project / "nb.ipynb")]
+        assert d.code == "TL101" and d.message.startswith("cell 2, line 1: ")
+        assert '"for x, y in loader:\\n"' in text.split("\n")[d.range.start.line]  # the JSON line of that cell line
+        # opened, its cells show its findings and the notebook file's are cleared
+        nb_uri, cell_uris, params = notebook_params(project, [("code", c) for c in cells])
+        s.client.notebook_document_did_open(params)
+        await s.diagnostics(cell_uris[1], lambda x: len(x) == 1)
+        assert list(s.client.diagnostics[uri(project / "nb.ipynb")]) == []
+
+
 async def test_quick_fix_lands_right_after_emoji(project):
     text = 'import torch\nnote = "😀中"; sd = torch.load("m.pt")  # 加载\n'
     async with session(project) as s:
@@ -178,7 +222,10 @@ async def test_quick_fix_lands_right_after_emoji(project):
         assert apply(text, edits_for(fix.edit, u)) == text.replace('("m.pt")', '("m.pt", weights_only=True)')
 
 
-async def test_notebook_fix_all_edits_each_cell(project):
+async def test_notebook_fix_all_is_per_cell_and_notebook_fix_all_per_notebook(project):
+    """VS Code asks `source.fixAll` once per cell on save and applies every answer: an answer
+    for one cell that edited others would apply their edits twice. `notebook.source.fixAll`
+    is asked once per notebook."""
     cells = [
         (
             "code",
@@ -196,14 +243,22 @@ async def test_notebook_fix_all_edits_each_cell(project):
         nb_uri, cell_uris, params = notebook_params(project, cells)
         s.client.notebook_document_did_open(params)
         await s.diagnostics(cell_uris[2], lambda d: len(d) == 1)
-        (fix_all,) = await s.client.text_document_code_action_async(
-            _actions_request(cell_uris[0], [], only=["source.fixAll.torchlint"])
-        )
-        changed = {
-            uri: apply(cells[i][1], edits_for(fix_all.edit, uri))
-            for i, uri in enumerate(cell_uris)
-            if edits_for(fix_all.edit, uri)
-        }
-        assert sorted(changed) == [cell_uris[0], cell_uris[2]]
-        assert "y = torch.log1p(x)" in changed[cell_uris[0]]
-        assert changed[cell_uris[2]].startswith("for x, y in loader:\n    optimizer.zero_grad()\n")
+
+        async def fixed(cell: int, kind: str) -> dict[str, str]:
+            (fix_all,) = await s.client.text_document_code_action_async(
+                _actions_request(cell_uris[cell], [], only=[kind])
+            )
+            assert fix_all.kind.startswith(kind)
+            return {
+                uri: apply(cells[i][1], edits_for(fix_all.edit, uri))
+                for i, uri in enumerate(cell_uris)
+                if edits_for(fix_all.edit, uri)
+            }
+
+        first = await fixed(0, "source.fixAll.torchlint")
+        assert list(first) == [cell_uris[0]] and "y = torch.log1p(x)" in first[cell_uris[0]]
+        third = await fixed(2, "source.fixAll.torchlint")
+        assert list(third) == [cell_uris[2]]
+        assert third[cell_uris[2]].startswith("for x, y in loader:\n    optimizer.zero_grad()\n")
+        assert await fixed(0, "notebook.source.fixAll.torchlint") == {**first, **third}
+        assert await fixed(0, "notebook.source.fixAll") == {**first, **third}

@@ -57,6 +57,32 @@ async def test_client_settings_select_severity_and_on_save(project):
         assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL601"]
 
 
+async def test_severity_prefixes_in_client_settings_longest_match_wins(project):
+    # config file: TL6 -> info; client: TL1 -> info and TL101 -> warning (the longer key wins)
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\ndependencies = ['torch>=2.1']\n\n[tool.torchlint.severity]\nTL6 = 'info'\n"
+    )
+    settings = {"severity": {"TL1": "info", "tl101": "warning", "TL9": "error"}}
+    async with session(project, settings=settings) as s:
+        u = s.open(project / "train.py", BUGGY + LOAD)
+        diags = await s.diagnostics(u, lambda d: len(d) == 2)
+        assert sorted((d.code, d.severity) for d in diags) == [
+            ("TL101", types.DiagnosticSeverity.Warning),
+            ("TL601", types.DiagnosticSeverity.Information),
+        ]
+        assert any("`torchlint.severity`" in m.message and "'TL9'" in m.message for m in s.client.messages)
+
+
+async def test_show_syntax_errors_off_hides_tl000_and_keeps_the_findings(project):
+    async with session(project, settings={"showSyntaxErrors": False}) as s:
+        u = s.open(project / "train.py", BUGGY)
+        (good,) = await s.diagnostics(u, lambda d: len(d) == 1)
+        s.change(u, BUGGY.replace("loss.backward()", "loss.backward("))
+        last = s.versions[u]
+        await s.diagnostics(u, lambda d: any(p.uri == u and p.version == last for p in s.published))
+        assert [(d.code, d.range) for d in s.client.diagnostics[u]] == [("TL101", good.range)]
+
+
 async def test_initialization_options_and_disable(project):
     async with session(project, init_options={"settings": {"enable": False}}) as s:
         u = s.open(project / "train.py", BUGGY)

@@ -50,6 +50,7 @@ SAMPLES = {
     "ignore": ["TL601"],
     "severity": {"TL101": "info"},
     "run": "onSave",
+    "showSyntaxErrors": False,
     "interpreter": "/usr/bin/python3",
     "probe.enabled": False,
     "probe.timeoutSeconds": 5,

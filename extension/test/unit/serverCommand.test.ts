@@ -34,6 +34,7 @@ describe('serverSettings', () => {
       ignore: [],
       severity: {},
       run: 'onType',
+      showSyntaxErrors: true,
       interpreter: '/py',
       probe: { enabled: false, timeoutSeconds: 60, maxSteps: 20 },
     });

@@ -15,6 +15,7 @@ describe('readSettings', () => {
       importStrategy: 'useBundled',
       args: [],
       lintOnChange: true,
+      showSyntaxErrors: true,
       severity: {},
       select: [],
       ignore: [],

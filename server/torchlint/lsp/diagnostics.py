@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from torchlint.findings import Applicability, Finding, Fix, Severity
+from torchlint.lsp.coordinates import LineIndex
 from torchlint.lsp.documents import Snapshot, text_snapshot
 from torchlint.lsp.settings import LintSetup
 from torchlint.lsp.uris import from_path
@@ -120,15 +121,16 @@ def _fix_data(snap: Snapshot, fix: Fix) -> dict[str, Any] | None:
 
 
 def from_run(result: RunResult) -> dict[str, list[types.Diagnostic]]:
-    """Diagnostics per file from a checker run over files on disk (notebooks are linted when opened)."""
+    """Diagnostics per file from a checker run over files on disk."""
     from torchlint.engine.source import SourceError, decode
 
     out: dict[str, list[types.Diagnostic]] = {}
     for r in result.files:
-        if r.path.endswith(".ipynb"):
-            continue
         uri = from_path(r.path)
         out[uri] = []
+        if r.path.endswith(".ipynb"):
+            out[uri] = _closed_notebook(r.path, r.findings)
+            continue
         if not r.findings:
             continue
         try:
@@ -141,4 +143,39 @@ def from_run(result: RunResult) -> dict[str, list[types.Diagnostic]]:
             if placed is not None:
                 placed[1].data = None  # no live document to apply fixes to
                 out[uri].append(placed[1])
+    return out
+
+
+def _closed_notebook(path: str, findings: list[Finding]) -> list[types.Diagnostic]:
+    """A notebook that is not open: its cells have no URI until the editor opens it (then its own
+    lint replaces these), so each finding goes on the notebook file, at the line of its JSON that
+    holds the cell line, and its message names the cell and line, as CI annotations do."""
+    from torchlint.notebook import file_and_cell
+    from torchlint.notebook_json import Layout
+
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    layout = Layout.of(text) if text else None
+    index = LineIndex(text)
+    out = []
+    for f in findings:
+        _, cell = file_and_cell(f.path)
+        start = end = None
+        if layout is not None and cell is not None:
+            start = layout.position(cell - 1, f.line, f.column)
+            end = layout.position(cell - 1, f.end_line, f.end_column)
+        start = start or (1, 1)
+        end = max(start, end or start)
+        out.append(
+            types.Diagnostic(
+                index.range(*start, *end),
+                f"cell {cell}, line {f.line}: {f.message}" if cell is not None else f.message,
+                severity=SEVERITY[Severity(f.severity)],
+                code=f.code,
+                code_description=types.CodeDescription(href=f.url) if f.code != "TL000" else None,
+                source=SOURCE,
+            )
+        )
     return out

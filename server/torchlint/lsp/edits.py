@@ -92,8 +92,10 @@ def _trimmed(old: str, new: str, encoding: str) -> types.TextEdit:
     return types.TextEdit(types.Range(pos(p), pos(len(old) - s)), new[p : len(new) - s])
 
 
-def fix_all(snap: Snapshot, setup: LintSetup) -> tuple[dict[str, list[types.TextEdit]], int]:
-    """Every safe fix in the document (or notebook), as one edit per changed document or cell."""
+def fix_all(snap: Snapshot, setup: LintSetup, cell: str | None = None) -> tuple[dict[str, list[types.TextEdit]], int]:
+    """Every safe fix in the document (or notebook), as one edit per changed document or cell,
+    and how many fixes the whole program took. `cell`: only the edit of that notebook cell
+    (the others are asked for on their own)."""
     if setup.config_error or not setup.rules:
         return {}, 0
     from torchlint.engine import fix_text
@@ -109,6 +111,6 @@ def fix_all(snap: Snapshot, setup: LintSetup) -> tuple[dict[str, list[types.Text
     out: dict[str, list[types.TextEdit]] = {}
     for index, part in snap.cells.items():
         new = sources.get(index, part.text)
-        if new != part.text:
+        if new != part.text and cell in (None, part.uri):
             out[part.uri] = [_trimmed(part.text, new, snap.encoding)]
-    return out, fixed.applied
+    return out, fixed.applied if out else 0

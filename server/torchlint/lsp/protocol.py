@@ -7,21 +7,32 @@ answering it (the client would wait forever), and raises on edits to documents
 that were never opened; here the first gets an InvalidParams error response and
 the second is logged and ignored. Each function below that reads a private pygls
 attribute says why it has to.
+
+Text changes are applied here (lsp/sync.py), not by pygls' documents: pygls
+splits lines where `str.splitlines` does (a form feed shifts every line after
+it) and silently drops a change that lies past the end of the text. A change
+that does not fit marks the document lost (see `lost`) until the client sends
+its whole text again.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator
+import weakref
+from collections.abc import Generator, Sequence
 from typing import Any
 from urllib.parse import unquote
 
+import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import MsgId
 from pygls.protocol.language_server import lsp_method
+from pygls.workspace import TextDocument
+
+from torchlint.lsp import sync
 
 log = logging.getLogger("torchlint.lsp")
 
@@ -33,6 +44,11 @@ class _Dropped:
 
 
 class Protocol(LanguageServerProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Documents whose text is no longer the editor's; a reopened document is a new object.
+        self.lost: weakref.WeakSet[TextDocument] = weakref.WeakSet()
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
             return super().structure_message(data)
@@ -69,26 +85,82 @@ class Protocol(LanguageServerProtocol):
         self._shutdown = True
         return None
 
+    def _apply(
+        self, document: types.VersionedTextDocumentIdentifier, changes: Sequence[types.TextDocumentContentChangeEvent]
+    ) -> None:
+        """Apply one document's changes in order; one that does not fit marks the document lost."""
+        doc = self.workspace.text_documents[unquote(document.uri)]
+        if doc.version is not None and document.version is not None and document.version <= doc.version:
+            log.debug("%s: version %s after %s: changes out of order", document.uri, document.version, doc.version)
+        text = doc.source
+        for change in changes:
+            whole = not isinstance(change, types.TextDocumentContentChangePartial)
+            if doc in self.lost and not whole:
+                continue  # nothing to apply it to until the client sends the whole text
+            try:
+                text = sync.apply(text, change, str(self.workspace.position_encoding))
+            except sync.OutOfSync as exc:
+                log.debug("%s: cannot apply change %r: %s", document.uri, change, exc)
+                self.lost.add(doc)
+                continue
+            if whole:
+                self.lost.discard(doc)
+        # pygls has no public way to replace a document's text and keep the document.
+        doc._source = text
+        doc.version = document.version
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
         if not self._known(params.text_document.uri):
             log.warning("didChange for a document that is not open: %s", params.text_document.uri)
             return
-        yield from super().lsp_text_document__did_change(params)
+        self._apply(params.text_document, params.content_changes)
+        if (user_handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield user_handler, (params,), None
 
     @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
     def lsp_notebook_document__did_change(
         self, params: types.DidChangeNotebookDocumentParams
     ) -> Generator[Any, Any, None]:
+        """pygls' update for the notebook's structure and metadata, with the cells' text applied here.
+
+        A cell may be opened and edited in one change (a paste); a cell closed and opened
+        again in one change (a move) stays open, where pygls would open it, then close it.
+        """
         if self.workspace.get_notebook_document(notebook_uri=params.notebook_document.uri) is None:
             log.warning("didChange for a notebook that is not open: %s", params.notebook_document.uri)
             return
         cells = params.change.cells
-        for text in (cells.text_content or []) if cells else []:
-            if not self._known(text.document.uri):
-                log.warning("didChange for a cell that is not open: %s", text.document.uri)
-                return
-        yield from super().lsp_notebook_document__did_change(params)
+        if cells is not None:
+            structure = cells.structure
+            opened = {unquote(c.uri) for c in (structure.did_open or [])} if structure else set()
+            for text in cells.text_content or []:
+                if not (self._known(text.document.uri) or unquote(text.document.uri) in opened):
+                    log.warning("didChange for a cell that is not open: %s", text.document.uri)
+                    return
+            if structure is not None and structure.did_close and opened:
+                kept = [c for c in structure.did_close if unquote(c.uri) not in opened]
+                structure = attrs.evolve(structure, did_close=kept or None)
+                params = attrs.evolve(
+                    params, change=attrs.evolve(params.change, cells=attrs.evolve(cells, structure=structure))
+                )
+                cells = params.change.cells
+            assert cells is not None
+            self.workspace.update_notebook_document(
+                attrs.evolve(params, change=attrs.evolve(params.change, cells=attrs.evolve(cells, text_content=None)))
+            )
+            for text in cells.text_content or []:
+                self._apply(text.document, text.changes)
+        else:
+            self.workspace.update_notebook_document(params)
+        if (user_handler := self.fm.features.get(types.NOTEBOOK_DOCUMENT_DID_CHANGE)) is not None:
+            yield user_handler, (params,), None
+
+
+def lost(server: LanguageServer, uri: str) -> bool:
+    """Whether an edit to the open document `uri` did not fit the server's copy: its text is unknown."""
+    doc = server.workspace.text_documents.get(unquote(uri))
+    return doc is not None and isinstance(server.protocol, Protocol) and doc in server.protocol.lost
 
 
 def request_pending(server: LanguageServer, request: MsgId) -> bool:

@@ -56,7 +56,7 @@ class TorchlintServer(LanguageServer):
             "torchlint",
             __version__,
             protocol_cls=Protocol,
-            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             notebook_document_sync=NOTEBOOKS,
         )
 

@@ -31,7 +31,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import Workspace
 
 from torchlint.config import ConfigResolver
-from torchlint.lsp import diagnostics, documents, edits
+from torchlint.lsp import diagnostics, documents, edits, last_good, protocol
 from torchlint.lsp.documents import Snapshot
 from torchlint.lsp.folders import FolderSettings
 from torchlint.lsp.settings import ClientSettings, LintSetup, setup
@@ -83,6 +83,7 @@ class Session:
         self._frozen = False  # long-lived objects moved to the GC's permanent generation
         self._shown: set[str] = set()  # messages already shown once
         self._config_mtimes: dict[str, float | None] = {}  # config files read, and their mtime then
+        self._good: dict[str, last_good.Lint] = {}  # each open document's (cell's) last lint that parsed
 
     # --- documents ------------------------------------------------------------------
 
@@ -189,6 +190,8 @@ class Session:
             task.cancel()
         self._generations.pop(key, None)
         self._overlay(key, closed=True)
+        for uri in uris:
+            self._good.pop(uri, None)
         published = self.results.pop(key, None)
         self.clear({*uris, *(published.diagnostics if published else ())})
 
@@ -219,7 +222,7 @@ class Session:
             from torchlint.engine.incremental import ChunkParser  # libcst loads on the lint thread
 
             self._parser = ChunkParser()
-        result = diagnostics.lint(snap, lint_setup, self._parser.parse, dependencies)
+        result = self._through_syntax_errors(snap, diagnostics.lint(snap, lint_setup, self._parser.parse, dependencies))
         if not self._frozen:
             # Everything loaded by now (lsprotocol's thousands of types, libcst, the rules) lives
             # as long as the server: move it out of the cyclic GC's way, once, so full
@@ -228,6 +231,23 @@ class Session:
             gc.freeze()
             self._frozen = True
         return result, lint_setup
+
+    def _through_syntax_errors(
+        self, snap: Snapshot, result: dict[str, list[types.Diagnostic]]
+    ) -> dict[str, list[types.Diagnostic]]:
+        """While `snap` does not parse, its last good findings stay on unchanged lines (lsp/last_good.py);
+        the parse error shows unless `showSyntaxErrors` is off."""
+        if not last_good.broken(result):
+            self._good.update({p.uri: last_good.Lint(p.text, result.get(p.uri, [])) for p in snap.parts})
+            return result
+        out = {}
+        for p in snap.parts:
+            fresh = result.get(p.uri, [])
+            if not self.settings_for(snap.key).show_syntax_errors:
+                fresh = [d for d in fresh if d.code != last_good.PARSE_ERROR]
+            last = self._good.get(p.uri)
+            out[p.uri] = fresh if last is None else last_good.carried(last, p.text, fresh, snap.generation)
+        return out
 
     def schedule(self, key: str, delay: float = DEBOUNCE) -> asyncio.Task[Published | None]:
         """Lint `key` after `delay`; replaces any lint still waiting for the same document.
@@ -273,6 +293,12 @@ class Session:
         cached = self.results.get(key)
         if cached is not None and cached.generation == snap.generation:
             return cached
+        if self.lost(snap):  # never lint text that is not the editor's: show nothing instead
+            published = Published(snap.generation, {p.uri: [] for p in snap.parts})
+            self.results[key] = published
+            if not self.pull:
+                self.publish(key, published)
+            return published
         if len(snap.text) > diagnostics.MAX_CHARS:
             self.log_once(
                 f"{snap.path}: not linted: larger than {diagnostics.MAX_CHARS} characters", types.MessageType.Info
@@ -297,13 +323,26 @@ class Session:
             self.publish(key, published)
         return published
 
-    async def fix_all(self, key: str) -> tuple[dict[str, list[types.TextEdit]], int]:
-        """Every safe fix of the open document (or notebook) `key`, and how many there are."""
+    def lost(self, snap: Snapshot) -> bool:
+        """Whether an edit to a part of `snap` did not fit the server's text (logged once, for the user)."""
+        parts = [p.uri for p in snap.parts if protocol.lost(self.server, p.uri)]
+        if parts:
+            self.log_once(
+                f"torchlint: an edit to {parts[0]} did not fit the server's copy of its text; "
+                "it is not linted until it is closed and reopened",
+                types.MessageType.Warning,
+            )
+        return bool(parts)
+
+    async def fix_all(self, key: str, cell: str | None = None) -> tuple[dict[str, list[types.TextEdit]], int]:
+        """Every safe fix of the open document (or notebook) `key`, or of its one `cell`, and how many."""
         snap = self.snapshot(key) if self.is_open(key) else None
-        if snap is None:
+        if snap is None or self.lost(snap):
             return {}, 0
         loop = asyncio.get_running_loop()
-        changes, applied = await loop.run_in_executor(self.lint_pool, lambda: edits.fix_all(snap, self.setup(snap)))
+        changes, applied = await loop.run_in_executor(
+            self.lint_pool, lambda: edits.fix_all(snap, self.setup(snap), cell)
+        )
         if self.generation(key) != snap.generation:
             return {}, 0  # edited meanwhile: these edits would land on the wrong text
         return changes, applied

@@ -25,6 +25,7 @@ KEYS = {
     "ignore": "array",
     "severity": "object",
     "run": "string",
+    "showSyntaxErrors": "boolean",
     "interpreter": "string",
     "probe.enabled": "boolean",
     "probe.timeoutSeconds": "number",
@@ -49,6 +50,7 @@ class ClientSettings:
     ignore: list[str] = field(default_factory=list)  # added to the configured ignores
     severity: dict[str, Severity] = field(default_factory=dict)
     run: str = "onType"
+    show_syntax_errors: bool = True  # False: TL000 is not shown in the editor (other findings still are)
     interpreter: str | None = None  # the Python that runs `torchlint probe`
     # The probe runs user code: a client that says `probe.enabled: false` (VS Code in an
     # untrusted workspace) gets it refused; one that says nothing asks per command.
@@ -96,18 +98,20 @@ class ClientSettings:
         s.ignore = codes("ignore") or []
         sev = _read(value, "severity") or {}
         if isinstance(sev, Mapping):
-            for code, level in sev.items():
+            for key, level in sev.items():
+                code = str(key).strip().upper()  # a code or a prefix (`TL1`): the longest that matches wins
                 try:
-                    check_code(str(code), known, "`torchlint.severity`")
-                    s.severity[str(code)] = Severity(level)
-                except (ConfigError, ValueError):
-                    errors.append(
-                        f"`torchlint.severity`: {code!r}: {level!r} is not error, warning or info"
-                        if str(code) in known
-                        else f"`torchlint.severity`: unknown rule code {code!r}"
-                    )
+                    check_code(code, known, "`torchlint.severity`")
+                    s.severity[code] = Severity(level)
+                except ConfigError as exc:
+                    errors.append(str(exc))
+                except ValueError:
+                    errors.append(f"`torchlint.severity`: {key!r}: {level!r} is not error, warning or info")
         else:
             errors.append("`torchlint.severity` must be an object of code: level")
+        show = _read(value, "showSyntaxErrors")
+        if isinstance(show, bool):
+            s.show_syntax_errors = show
         run = _read(value, "run")
         if run is not None:
             if run in RUN_MODES:

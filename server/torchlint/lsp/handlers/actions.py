@@ -2,7 +2,11 @@
 (its edit computed when the client resolves it, if the client can).
 
 Quick fixes offer every fix, one at a time, and a fix that is not safe says so in
-its title; fix-all (and so fix-on-save) applies safe fixes only."""
+its title; fix-all (and so fix-on-save) applies safe fixes only.
+
+In a notebook, `source.fixAll.torchlint` fixes the cell it is asked for (VS Code asks
+once per cell on save, and applies every answer), `notebook.source.fixAll.torchlint`
+the whole notebook (asked once per notebook, from `notebook.codeActionsOnSave`)."""
 
 from __future__ import annotations
 
@@ -16,10 +20,17 @@ from torchlint.lsp import documents, edits
 from torchlint.lsp.session import Session
 
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.torchlint"
+NOTEBOOK_FIX_ALL = f"notebook.{FIX_ALL}"
 # What a quick fix's title adds for a fix that fix-all would not apply.
 CAUTION = {"unsafe": " (unsafe: may change behaviour)", "display": " (review: one of several choices)"}
 OPTIONS = types.CodeActionOptions(
-    code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL],
+    code_action_kinds=[
+        types.CodeActionKind.QuickFix,
+        types.CodeActionKind.SourceFixAll,
+        FIX_ALL,
+        f"notebook.{types.CodeActionKind.SourceFixAll.value}",
+        NOTEBOOK_FIX_ALL,
+    ],
     resolve_provider=True,
 )
 
@@ -33,16 +44,22 @@ async def code_action(session: Session, params: types.CodeActionParams) -> list[
     actions: list[types.CodeAction] = []
     if _wants(only, types.CodeActionKind.QuickFix):
         actions.extend(_quick_fixes(session, uri, key, params.context.diagnostics))
-    if _wants(only, FIX_ALL) and (only or _has_fixes(session, key)):
-        action = types.CodeAction(
-            "torchlint: fix all safely fixable problems",
-            kind=FIX_ALL,
-            data={"fixAll": key, "generation": session.generation(key)},
-        )
-        if not _lazy_edits(session):
-            action = await resolve(session, action)
-        actions.append(action)
+    in_cell = key != uri
+    if _wants(only, FIX_ALL) and (only or _has_fixes(session, key, uri if in_cell else None)):
+        actions.append(await _fix_all(session, key, FIX_ALL, uri if in_cell else None))
+    if in_cell and only and _wants(only, NOTEBOOK_FIX_ALL):
+        actions.append(await _fix_all(session, key, NOTEBOOK_FIX_ALL, None))
     return actions
+
+
+async def _fix_all(session: Session, key: str, kind: str, cell: str | None) -> types.CodeAction:
+    """A fix-all action for `key`, its edits limited to `cell` when one is given."""
+    action = types.CodeAction(
+        "torchlint: fix all safely fixable problems",
+        kind=kind,
+        data={"fixAll": key, "cell": cell, "generation": session.generation(key)},
+    )
+    return action if _lazy_edits(session) else await resolve(session, action)
 
 
 async def resolve(session: Session, action: types.CodeAction) -> types.CodeAction:
@@ -51,8 +68,9 @@ async def resolve(session: Session, action: types.CodeAction) -> types.CodeActio
     key = data.get("fixAll")
     if not isinstance(key, str) or action.edit is not None:
         return action
-    changes, applied = await session.fix_all(key)
-    if applied:
+    cell = data.get("cell")
+    changes, applied = await session.fix_all(key, cell if isinstance(cell, str) else None)
+    if applied and cell is None:  # the count is the whole notebook's
         action.title = f"torchlint: fix {applied} problem{'s' if applied != 1 else ''}"
     action.edit = edits.workspace_edit(changes, session.versions(changes))
     return action
@@ -70,11 +88,12 @@ def _lazy_edits(session: Session) -> bool:
     return bool(support and "edit" in support.properties)
 
 
-def _has_fixes(session: Session, key: str) -> bool:
+def _has_fixes(session: Session, key: str, cell: str | None) -> bool:
     published = session.results.get(key)
     return published is not None and any(
         fix.get("applicability") == "safe"
-        for ds in published.diagnostics.values()
+        for uri, ds in published.diagnostics.items()
+        if cell is None or uri == cell
         for d in ds
         if isinstance(d.data, dict)
         for fix in d.data.get("fixes") or ()

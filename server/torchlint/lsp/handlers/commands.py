@@ -92,7 +92,6 @@ async def lint_workspace(session: Session, *args: Any) -> dict[str, object]:
         raise JsonRpcInvalidParams(f"cannot lint the workspace: {exc}") from None
     jobs = list(planned.values())
     loop = asyncio.get_running_loop()
-    workers = min(4, os.cpu_count() or 1)
     files = findings = 0
     async with WorkDone(session.server, "torchlint: checking the workspace") as progress:
         for start in range(0, len(jobs), CHUNK):
@@ -104,7 +103,9 @@ async def lint_workspace(session: Session, *args: Any) -> dict[str, object]:
                 n = base + i
                 loop.call_soon_threadsafe(progress.report, f"{n}/{len(jobs)} files", 100 * n // max(len(jobs), 1))
 
-            result = await loop.run_in_executor(None, checker.run, chunk, workers if len(chunk) > 8 else 1, done)
+            # One worker, in this process: a process pool forked from the server inherits its
+            # stdio, the LSP stream, and its threads' locks (a lint workspace of 9+ files hung).
+            result = await loop.run_in_executor(None, checker.run, chunk, 1, done)
             published = await loop.run_in_executor(None, diagnostics.from_run, result)
             for uri, diags in published.items():
                 if not session.is_open(session.owner(uri)):  # an open document shows its live state

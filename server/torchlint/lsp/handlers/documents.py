@@ -31,7 +31,9 @@ def did_close(session: Session, params: types.DidCloseTextDocumentParams) -> Non
 
 
 def notebook_did_open(session: Session, params: types.DidOpenNotebookDocumentParams) -> None:
-    session.opened(unquote(params.notebook_document.uri))
+    key = unquote(params.notebook_document.uri)
+    session.clear([key])  # what "Lint Workspace" put on the closed notebook's file: its cells show it now
+    session.opened(key)
 
 
 def notebook_did_change(session: Session, params: types.DidChangeNotebookDocumentParams) -> None:
