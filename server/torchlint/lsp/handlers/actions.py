@@ -43,8 +43,6 @@ async def code_action(session: Session, params: types.CodeActionParams) -> list[
     only = params.context.only
     actions: list[types.CodeAction] = []
     if _wants(only, types.CodeActionKind.QuickFix):
-        if _stale(session, key, params.context.diagnostics):
-            await session.current(key)  # a re-lint is under way (settings, a dependency): answer from it
         actions.extend(_quick_fixes(session, uri, key, params.context.diagnostics))
     in_cell = key != uri
     if _wants(only, FIX_ALL) and (only or _has_fixes(session, key, uri if in_cell else None)):
@@ -100,16 +98,6 @@ def _has_fixes(session: Session, key: str, cell: str | None) -> bool:
         if isinstance(d.data, dict)
         for fix in d.data.get("fixes") or ()
     )
-
-
-def _stale(session: Session, key: str, diagnostics: Sequence[types.Diagnostic]) -> bool:
-    """Our diagnostics in the request come from an older lint than the document's current generation
-    (a settings change or an edited dependency started a re-lint that has not published yet)."""
-    if not any(d.source == "torchlint" for d in diagnostics):
-        return False
-    generation = session.generation(key)
-    published = session.results.get(key)
-    return published is None or published.generation != generation
 
 
 def _fix_data(session: Session, uri: str, key: str, diag: types.Diagnostic) -> dict[str, Any] | None:
