@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, int_value
 from torchlint.engine.dataset_storage import python_object_store
-from torchlint.engine.project import ModuleSummary, summarize
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.values import current_where, values
 from torchlint.findings import Severity
-
-DATALOADER = "torch.utils.data.DataLoader"
+from torchlint.rules.data._helpers import worker_dataset
 
 
 class WorkersOverPythonObjects(Rule):
@@ -162,38 +156,11 @@ def main(files):
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.qualname(node.func) != DATALOADER:
-            return
-        workers_arg = get_arg(node, "num_workers", 5)
-        workers = int_value(workers_arg.value) if workers_arg is not None else None
-        dataset = get_arg(node, "dataset", 0)
-        if workers is None or workers <= 0 or dataset is None:
-            return
-        built = values(self.ctx).builder(dataset.value, current_where(self.ctx))
-        if built is None:
-            return
-        found = self._class_of(built[0])
+        found = worker_dataset(self.ctx, node)
         if found is None:
             return
-        summary, name = found
-        store = python_object_store(summary, name)
+        store = python_object_store(found.summary, found.name)
         if store is None:
             return
-        here = summary.path == Path(self.ctx.path) or not summary.name
-        place = f"line {store.line}" if here else f"{summary.path.name}:{store.line}"
-        self.report(node, self.message.format(workers=workers, cls=name, attr=store.attribute, place=place))
-
-    def _class_of(self, call: cst.Call) -> tuple[ModuleSummary, str] | None:
-        """The summary and name of the class `call` instantiates: this file's, or a project file's."""
-        if isinstance(call.func, cst.Name):
-            own = summarize(Path(self.ctx.path), "", "", self.ctx.text)
-            if own is not None and call.func.value in own.class_defs:
-                return own, call.func.value
-        q = self.ctx.qualname(call.func)
-        project, folder = self.ctx.project, self.ctx.semantics.folder
-        if q is None or project is None or folder is None:
-            return None
-        found = project.resolve(q, folder)
-        if found is None or found[1] not in found[0].class_defs:
-            return None
-        return found
+        place = found.place(self.ctx, store.line)
+        self.report(node, self.message.format(workers=found.workers, cls=found.name, attr=store.attribute, place=place))

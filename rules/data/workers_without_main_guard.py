@@ -10,8 +10,8 @@ from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.values import current_where, values
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
+from torchlint.rules.data._helpers import DATALOADER
 
-DATALOADER = "torch.utils.data.DataLoader"
 # Wrappers a loop puts around the loader it iterates: `enumerate(loader)`, `tqdm(loader)`.
 _PASS_THROUGH = frozenset({"enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "zip"})
 

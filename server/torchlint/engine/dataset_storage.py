@@ -34,8 +34,8 @@ class ObjectStore:
 
 def python_object_store(summary: ModuleSummary, name: str) -> ObjectStore | None:
     """The attribute of Dataset class `name` that holds its samples as Python objects, if proven."""
-    cls = summary.class_defs.get(name)
-    if cls is None or not any(qualify(summary, b) in DATASET_BASES for b in cls.bases):
+    cls = _dataset_class(summary, name)
+    if cls is None:
         return None
     methods = {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef)}
     init, getitem = methods.get("__init__"), methods.get("__getitem__")
@@ -59,6 +59,38 @@ def python_object_store(summary: ModuleSummary, name: str) -> ObjectStore | None
         if _built_whole(summary, value) or (_empty(value) and _grown_in_loop(summary, init, attr)):
             return ObjectStore(attr, assigned[0].lineno)
     return None
+
+
+def cuda_in_getitem(summary: ModuleSummary, name: str) -> int | None:
+    """The line where Dataset class `name`'s `__getitem__` puts a tensor on CUDA (`.cuda()`, a `"cuda"`
+    device or `torch.device("cuda")` written there), if it does: code a DataLoader worker runs."""
+    cls = _dataset_class(summary, name)
+    if cls is None:
+        return None
+    getitem = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__getitem__"), None)
+    if getitem is None:
+        return None
+    for node in ast.walk(getitem):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "cuda":
+            return node.lineno
+        values = [*node.args, *(k.value for k in node.keywords if k.arg in (None, "device"))]
+        moves = isinstance(func, ast.Attribute) and func.attr == "to"
+        device = "device" in {k.arg for k in node.keywords} or qualify(summary, func) == "torch.device"
+        if (moves or device) and any(_cuda_literal(v) for v in values):
+            return node.lineno
+    return None
+
+
+def _dataset_class(summary: ModuleSummary, name: str) -> ast.ClassDef | None:
+    cls = summary.class_defs.get(name)
+    return cls if cls is not None and any(qualify(summary, b) in DATASET_BASES for b in cls.bases) else None
+
+
+def _cuda_literal(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and expr.value.startswith("cuda")
 
 
 def _targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> list[ast.expr]:

@@ -1,0 +1,59 @@
+"""What the TL5xx rules share: the Dataset class a DataLoader with worker processes reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+
+from torchlint.engine.callargs import get_arg, int_value
+from torchlint.engine.project import ModuleSummary, summarize
+from torchlint.engine.values import current_where, values
+
+DATALOADER = "torch.utils.data.DataLoader"
+
+
+@dataclass(frozen=True)
+class WorkerDataset:
+    workers: int  # the literal `num_workers`
+    summary: ModuleSummary  # the file that defines the dataset's class
+    name: str  # the class
+
+    def place(self, ctx, line: int) -> str:
+        """`line N` in this file, `file.py:N` in another project file."""
+        here = self.summary.path == Path(ctx.path) or not self.summary.name
+        return f"line {line}" if here else f"{self.summary.path.name}:{line}"
+
+
+def worker_dataset(ctx, node: cst.Call) -> WorkerDataset | None:
+    """For `DataLoader(SomeDataset(...), num_workers=N)` with a literal N > 0: N and the dataset's class,
+    this file's or a project file's (the argument is followed to the call that built it)."""
+    if ctx.qualname(node.func) != DATALOADER:
+        return None
+    workers_arg = get_arg(node, "num_workers", 5)
+    workers = int_value(workers_arg.value) if workers_arg is not None else None
+    dataset = get_arg(node, "dataset", 0)
+    if workers is None or workers <= 0 or dataset is None:
+        return None
+    built = values(ctx).builder(dataset.value, current_where(ctx))
+    if built is None:
+        return None
+    found = _class_of(ctx, built[0])
+    return WorkerDataset(workers, *found) if found is not None else None
+
+
+def _class_of(ctx, call: cst.Call) -> tuple[ModuleSummary, str] | None:
+    """The summary and name of the class `call` instantiates: this file's, or a project file's."""
+    if isinstance(call.func, cst.Name):
+        own = summarize(Path(ctx.path), "", "", ctx.text)
+        if own is not None and call.func.value in own.class_defs:
+            return own, call.func.value
+    q = ctx.qualname(call.func)
+    project, folder = ctx.project, ctx.semantics.folder
+    if q is None or project is None or folder is None:
+        return None
+    found = project.resolve(q, folder)
+    if found is None or found[1] not in found[0].class_defs:
+        return None
+    return found
