@@ -8,8 +8,8 @@ from pathlib import Path
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, int_value
-from torchlint.engine.project import ModuleSummary, summarize
-from torchlint.engine.values import current_where, values
+from torchlint.engine.project import ModuleSummary
+from torchlint.engine.values import current_where, instantiated_class, values
 
 DATALOADER = "torch.utils.data.DataLoader"
 
@@ -39,21 +39,5 @@ def worker_dataset(ctx, node: cst.Call) -> WorkerDataset | None:
     built = values(ctx).builder(dataset.value, current_where(ctx))
     if built is None:
         return None
-    found = _class_of(ctx, built[0])
+    found = instantiated_class(ctx, built[0])
     return WorkerDataset(workers, *found) if found is not None else None
-
-
-def _class_of(ctx, call: cst.Call) -> tuple[ModuleSummary, str] | None:
-    """The summary and name of the class `call` instantiates: this file's, or a project file's."""
-    if isinstance(call.func, cst.Name):
-        own = summarize(Path(ctx.path), "", "", ctx.text)
-        if own is not None and call.func.value in own.class_defs:
-            return own, call.func.value
-    q = ctx.qualname(call.func)
-    project, folder = ctx.project, ctx.semantics.folder
-    if q is None or project is None or folder is None:
-        return None
-    found = project.resolve(q, folder)
-    if found is None or found[1] not in found[0].class_defs:
-        return None
-    return found

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.dataset_storage import cuda_in_getitem
 from torchlint.engine.device_moves import contains_move, device_moves, move_call
 from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
+from torchlint.engine.values import current_where, instantiated_class, values
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.devices._helpers import target_names
@@ -203,7 +205,8 @@ def _assigned_value(ctx, name: str | None) -> cst.BaseExpression | None:
 
 
 def _built_on_device(ctx, loader: cst.BaseExpression) -> bool:
-    """`DataLoader(TensorDataset(x.to(device), ...))`: the batches are already on the device."""
+    """`DataLoader(TensorDataset(x.to(device), ...))`, or a Dataset whose `__getitem__` puts samples on
+    CUDA itself: the batches are already on the device."""
     value = _assigned_value(ctx, dotted(loader))
     if not isinstance(value, cst.Call):
         return False
@@ -211,7 +214,11 @@ def _built_on_device(ctx, loader: cst.BaseExpression) -> bool:
         return True
     dataset = value.args[0].value if value.args else None
     inner = _assigned_value(ctx, dotted(dataset)) if dataset is not None else None
-    return inner is not None and contains_move(inner, ctx.imports)
+    if inner is not None and contains_move(inner, ctx.imports):
+        return True
+    built = values(ctx).builder(dataset, current_where(ctx)) if dataset is not None else None
+    found = instantiated_class(ctx, built[0]) if built is not None else None
+    return found is not None and cuda_in_getitem(*found) is not None
 
 
 class _LoopCheck:

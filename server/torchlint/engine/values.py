@@ -15,6 +15,7 @@ object (`.to(device)`, `torch.compile(m)`, `DDP(m)`) are seen through.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -22,6 +23,7 @@ import libcst as cst
 from torchlint.engine.callargs import get_arg
 from torchlint.engine.kinds import PASS_THROUGH
 from torchlint.engine.names import Imports, dotted
+from torchlint.engine.project import ModuleSummary, summarize
 from torchlint.engine.walk import children, iter_nodes
 
 if TYPE_CHECKING:
@@ -270,3 +272,20 @@ def current_where(ctx: FileContext) -> Where:
     scope = ctx.scope
     method = cls is not None and scope is not None and scope.parent is not None and scope.parent.node is cls
     return Where(fn, cls if method else None)
+
+
+def instantiated_class(ctx: FileContext, call: cst.Call) -> tuple[ModuleSummary, str] | None:
+    """The summary of the file defining the class `call` instantiates, and its name: this file's class,
+    or a project file's (through the index)."""
+    if isinstance(call.func, cst.Name):
+        own = summarize(Path(ctx.path), "", "", ctx.text)
+        if own is not None and call.func.value in own.class_defs:
+            return own, call.func.value
+    q = ctx.qualname(call.func)
+    project, folder = ctx.project, ctx.semantics.folder
+    if q is None or project is None or folder is None:
+        return None
+    found = project.resolve(q, folder)
+    if found is None or found[1] not in found[0].class_defs:
+        return None
+    return found

@@ -49,3 +49,18 @@ def test_tl301_fix_when_the_device_is_a_parameter_of_the_training_function(fixed
     )
     out = fixed(src, "TL301")
     assert "    for x in loader:\n        x = x.to(device)\n        out = model(x)\n" in out
+
+
+def test_tl301_silent_when_the_dataset_puts_its_samples_on_cuda(findings):
+    """The batches of a Dataset whose `__getitem__` calls `.cuda()` are already on the GPU (that dataset is
+    TL504's business when workers run it)."""
+    src = (
+        "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, Dataset\n"
+        "class OnGpu(Dataset):\n    def __len__(self):\n        return 8\n"
+        "    def __getitem__(self, i):\n        return torch.randn(4).cuda(), torch.tensor(1).cuda()\n"
+        "model = nn.Linear(4, 2).cuda()\nloader = DataLoader(OnGpu(), batch_size=2)\n"
+        "for x, y in loader:\n    out = model(x)\n"
+    )
+    assert findings(src, "TL301") == []
+    on_cpu = src.replace(".cuda(), torch.tensor(1).cuda()", ", torch.tensor(1)")
+    assert [f.line for f in findings(on_cpu, "TL301")] == [12]
