@@ -287,3 +287,19 @@ async def test_probe_cancel_stops_the_script(project):
             await asyncio.wait_for(command, 60)
         while _running(str(script)):  # the script's whole process tree goes away
             await asyncio.sleep(0.1)
+
+
+async def test_probe_turned_on_just_before_the_command_is_honoured(project):
+    """The command asks the client for its settings before refusing: a user who enables the probe and runs
+    it at once beats the configuration notification (the e2e suite hit that race)."""
+    pytest.importorskip("torch")
+    script = project / "noop.py"
+    script.write_text("import torch\nx = torch.ones(2)\n")
+    async with session(project, settings={"probe": {"enabled": False}}) as s:
+        u = s.open(project / "train.py", TRAIN)
+        await s.diagnostics(u, lambda d: len(d) == 1)  # initialised, with the settings fetched
+        run = types.ExecuteCommandParams("torchlint.runProbe", [uri(script)])
+        with pytest.raises(Exception, match="disabled"):
+            await s.client.workspace_execute_command_async(run)
+        s.client.set_configuration({"probe": {"enabled": True}}, section="torchlint")  # no notification yet
+        assert await s.client.workspace_execute_command_async(run) == {"observations": 0}

@@ -123,6 +123,10 @@ async def run_probe(session: Session, *args: Any) -> dict[str, object]:
     if not os.path.isfile(path):
         raise JsonRpcInvalidParams(f"{path}: save the script before probing it")
     settings = session.settings.for_path(path)
+    if settings.probe_enabled is False and await session.fetch_settings():
+        # the user may have just turned it on: the notification that says so can still be on its way
+        session.relint_all()
+        settings = session.settings.for_path(path)
     if settings.probe_enabled is False:
         raise JsonRpcInvalidParams(
             "the runtime probe is disabled (torchlint.probe.enabled is off, or the workspace is untrusted)"
