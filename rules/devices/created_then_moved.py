@@ -32,7 +32,9 @@ class CreatedThenMoved(Rule):
         "Flags a tensor factory (`torch.zeros`, `ones`, `empty`, `full`, `rand`, `randn`, `randint`, "
         "`randperm`, `arange`, `linspace`, `logspace`, `eye`, and `torch.tensor` of literal numbers) "
         "without `device=` whose result is moved in the same expression — `.to(device)` or `.cuda()` — "
-        "inside an `nn.Module`'s `forward` or inside a loop (not in `__init__`, which runs once). The "
+        "inside an `nn.Module`'s `forward` or inside a loop that does the per-step work (not in `__init__`, which "
+        "runs once, nor in an epoch loop — one that runs another loop each iteration, itself or through a "
+        "function of this file — where the copy happens once per epoch). The "
         "`.to(...)` argument must be a proven device (a device string, `torch.device(...)`, `x.device`, a "
         "variable holding a `torch.device`): `.to(other_tensor)` and `.to(torch.float16)` are not flagged. "
         "`torch.tensor` of a variable is not flagged: its data lives on the host either way."
@@ -102,6 +104,26 @@ def step(x, cuda):
     for _ in range(3):
         x = x + torch.zeros(3).to(cuda)
     return x
+""",
+        """\
+import torch
+device = torch.device("cuda")
+for epoch in range(10):
+    state = torch.zeros(2, 16, 64).to(device)
+    for x in loader:
+        state = state + x.to(device)
+""",
+        """\
+import torch
+device = torch.device("cuda")
+
+def train(loader):
+    for x in loader:
+        model(x.to(device)).sum().backward()
+
+for epoch in range(10):
+    train(loader)
+    sample = torch.randn(8, 20).to(device)
 """,
     ]
     INVALID = [
@@ -180,8 +202,21 @@ for batch in loader:
         if fn is not None and fn.name.value == "forward" and self.ctx.in_module_class:
             return "in `forward`"
         if self.ctx.loops and (fn is None or _inside(self.ctx.loops[-1], fn)):
-            return "in a loop"
+            return None if self._outer(self.ctx.loops[-1]) else "in a loop"
         return None
+
+    def _outer(self, loop: cst.For | cst.While) -> bool:
+        """The loop runs another loop per iteration (directly or through a function of this file): an
+        allocation there happens once per epoch, not once per step, and costs nothing worth a finding."""
+        local = self.ctx.local_functions()
+        for node in iter_nodes(loop.body, into_functions=False):
+            if isinstance(node, (cst.For, cst.While)):
+                return True
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in local:
+                callee = local[node.func.value]
+                if any(isinstance(n, (cst.For, cst.While)) for n in iter_nodes(callee.body, into_functions=False)):
+                    return True
+        return False
 
 
 def _inside(loop: cst.CSTNode, fn: cst.FunctionDef) -> bool:
