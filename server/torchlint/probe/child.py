@@ -73,10 +73,15 @@ def main(argv: list[str]) -> int:
 
     with open(script, "rb") as fh:
         source = fh.read()
-    code = compile(source, script, "exec")
     probe = Probe(
-        script, request["max_steps"], request["simulate"], request["gpu"], int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+        script,
+        request["max_steps"],
+        request["simulate"],
+        request["gpu"],
+        int(os.environ.get("LOCAL_WORLD_SIZE", 1)),
+        every_step=request.get("every_step", False),
     )
+    code = probe.coverage.compile(source)
     result["simulated_cuda"] = probe.simulate
     pid = os.getpid()
 

@@ -59,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="run N ranks under PyTorch's launcher (torch.distributed.run; gloo, simulated CUDA per rank) "
         "and merge them into one report",
     )
+    p.add_argument(
+        "--every-step",
+        action="store_true",
+        help="watch every optimizer step in full (default: the first 8 steps, then 2 in every 50, "
+        "which keeps the overhead small; simulated CUDA always watches every step)",
+    )
     p.add_argument("--python", default=sys.executable, help="interpreter to run the script with (needs torch)")
     p.add_argument("--output-format", choices=["text", "json"], default="text")
     return p
@@ -129,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         cwd=os.getcwd(),
         gpu=args.simulated_gpu,
         nproc_per_node=args.nproc_per_node,
+        every_step=args.every_step,
     )
     # In JSON mode stdout carries only the report; the script's output goes to stderr.
     try:

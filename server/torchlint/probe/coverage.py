@@ -1,57 +1,66 @@
-"""Record which lines of the user's script ran, cheaply: only the script's own code is traced."""
+"""Record which lines of the user's script ran, cheaply: only the script's own code pays.
+
+Python 3.12+ has `sys.monitoring`, whose line events can be switched off once a line has been
+seen. Before 3.12 the only hook is `sys.settrace`, which calls back into Python on every frame
+of every library (torch's module and optimizer code included), and that alone cost more than a
+small model's training step. There the script is compiled with a marker call before each of its
+statements instead: the library runs untouched and a statement costs one `set.add`.
+"""
 
 from __future__ import annotations
 
+import ast
+import builtins
 import sys
-import threading
+
+_MARK = "__torchlint_line__"  # a builtin while the script runs: the script's namespace stays its own
 
 
 class LineCoverage:
     def __init__(self, filename: str):
         self.filename = filename
-        self.lines: set[int] = set()
-        self._tool = None
+        self._hits: set[int] = set()
+        self._spans: dict[int, set[int]] | None = None  # marker line -> the lines it stands for
+        self._tool: int | None = None
+
+    @property
+    def lines(self) -> set[int]:
+        if self._spans is None:
+            return set(self._hits)
+        return {line for hit in self._hits for line in self._spans.get(hit, (hit,))}
+
+    def compile(self, source: bytes):
+        """The script's code object, with statement markers where `sys.monitoring` is missing."""
+        if hasattr(sys, "monitoring"):
+            return compile(source, self.filename, "exec")
+        markers = _Markers()
+        tree = markers.visit(ast.parse(source, self.filename))
+        self._spans = markers.spans
+        return compile(ast.fix_missing_locations(tree), self.filename, "exec")
 
     def start(self, code) -> None:
-        monitoring = getattr(sys, "monitoring", None)
-        if monitoring is not None:  # Python 3.12+: events only on the script's code objects
-            self._start_monitoring(monitoring, code)
-        else:
-            sys.settrace(self._global)
-            threading.settrace(self._global)
+        if self._spans is not None:
+            setattr(builtins, _MARK, self._hits.add)
+        elif hasattr(sys, "monitoring"):
+            self._start_monitoring(sys.monitoring, code)
 
     def stop(self) -> None:
-        if self._tool is not None:
+        if self._spans is not None:
+            if getattr(builtins, _MARK, None) is not None:
+                delattr(builtins, _MARK)
+        elif self._tool is not None:
             m = sys.monitoring
             m.register_callback(self._tool, m.events.LINE, None)
             m.free_tool_id(self._tool)
             self._tool = None
-        else:
-            sys.settrace(None)
-            threading.settrace(None)
-
-    def _global(self, frame, event, arg):
-        if frame.f_code.co_filename != self.filename:
-            return None
-        if frame.f_lineno > 0:
-            self.lines.add(frame.f_lineno)
-        return self._local
-
-    def _local(self, frame, event, arg):
-        if event == "line":
-            self.lines.add(frame.f_lineno)
-        return self._local
 
     def _start_monitoring(self, m, code) -> None:
-        for tool in range(6):
-            if m.get_tool(tool) is None:
-                break
-        else:  # every tool id taken (a debugger, a profiler): fall back
-            sys.settrace(self._global)
+        tool = next((t for t in range(6) if m.get_tool(t) is None), None)
+        if tool is None:  # every tool id taken (a debugger, a profiler): no coverage rather than a crash
             return
         self._tool = tool
         m.use_tool_id(tool, "torchlint-probe")
-        lines = self.lines
+        lines = self._hits
 
         def on_line(code_obj, line):
             lines.add(line)
@@ -63,3 +72,57 @@ class LineCoverage:
             c = stack.pop()
             m.set_local_events(tool, c, m.events.LINE)
             stack.extend(k for k in c.co_consts if hasattr(k, "co_code"))
+
+
+class _Markers(ast.NodeTransformer):
+    """`__torchlint_line__(n)` before each statement; `spans[n]` is every line of its header.
+
+    A leading docstring stays first (it is the `__doc__`), and so do `from __future__` imports
+    (the compiler requires it): their lines are recorded by the marker that follows them.
+    """
+
+    def __init__(self) -> None:
+        self.spans: dict[int, set[int]] = {}
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list) and stmts and isinstance(stmts[0], ast.stmt):
+                setattr(node, field, self._marked(stmts, keep_first=isinstance(node, ast.Module)))
+        return node
+
+    def _marked(self, stmts: list[ast.stmt], keep_first: bool) -> list[ast.stmt]:
+        head: list[ast.stmt] = []
+        rest = list(stmts)
+        if rest and _is_docstring(rest[0]):
+            head.append(rest.pop(0))
+        while keep_first and rest and isinstance(rest[0], ast.ImportFrom) and rest[0].module == "__future__":
+            head.append(rest.pop(0))
+        out = list(head)
+        pending = [line for s in head for line in _header_lines(s)]
+        for s in rest:
+            out += [self._marker(s, pending + _header_lines(s)), s]
+            pending = []
+        if pending:
+            out.append(self._marker(head[-1], pending))
+        return out
+
+    def _marker(self, at: ast.stmt, lines: list[int]) -> ast.stmt:
+        self.spans.setdefault(at.lineno, set()).update(lines)
+        call = ast.Call(ast.Name(_MARK, ast.Load()), [ast.Constant(at.lineno)], [])
+        return ast.copy_location(ast.Expr(call), at)
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _header_lines(stmt: ast.stmt) -> list[int]:
+    """The lines a static finding on this statement itself can sit on (not its nested body)."""
+    body = getattr(stmt, "body", None)
+    end = stmt.end_lineno or stmt.lineno
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        end = body[0].lineno - 1
+    first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+    return list(range(first, max(end, stmt.lineno) + 1))

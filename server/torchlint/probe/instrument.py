@@ -6,12 +6,14 @@ import contextlib
 import warnings
 
 import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from torchlint.probe.coverage import LineCoverage
 from torchlint.probe.device_tags import parse_device
 from torchlint.probe.distributed_checks import DistributedChecks
 from torchlint.probe.modes import DispatchMode, FunctionMode, State
 from torchlint.probe.observations import Observations
+from torchlint.probe.sampling import Sampling
 from torchlint.probe.simulated_cuda import DEFAULT_GPU, SimulatedCuda
 from torchlint.probe.sites import Attributor
 from torchlint.probe.training import TrainingChecks
@@ -19,7 +21,13 @@ from torchlint.probe.training import TrainingChecks
 
 class Probe:
     def __init__(
-        self, script: str, max_steps: int | None, simulate: bool | None, gpu: str = DEFAULT_GPU, device_count: int = 1
+        self,
+        script: str,
+        max_steps: int | None,
+        simulate: bool | None,
+        gpu: str = DEFAULT_GPU,
+        device_count: int = 1,
+        every_step: bool = False,
     ):
         real_cuda = torch.cuda.is_available()
         self.simulate = (not real_cuda) if simulate is None else bool(simulate)
@@ -31,6 +39,8 @@ class Probe:
         self.distributed = DistributedChecks(self.state)
         self.on_checkpoint = None
         self.cuda = SimulatedCuda(self.state.tags, gpu, device_count)
+        self.sampling = Sampling(enabled=not self.simulate and not every_step)
+        self._modes: tuple[FunctionMode, DispatchMode] | None = None  # entered, while watching
         self._undo: list = []
 
     def install(self, code) -> None:
@@ -54,10 +64,42 @@ class Probe:
 
     @contextlib.contextmanager
     def modes(self):
-        with FunctionMode(self.state), DispatchMode(self.state):
+        self._enter_modes()
+        try:
             yield
+        finally:
+            self._leave_modes()
+            self._modes = None
+
+    def _enter_modes(self) -> None:
+        self._modes = (FunctionMode(self.state), DispatchMode(self.state))
+        for mode in self._modes:
+            mode.__enter__()
+
+    def _leave_modes(self) -> bool:
+        """Pop both modes, only when nothing the script pushed sits above them."""
+        if self._modes is None:
+            return True
+        function, dispatch = self._modes
+        depth = torch._C._len_torch_function_stack()
+        if not depth or torch._C._get_function_stack_at(depth - 1) is not function:
+            return False
+        if _get_current_dispatch_mode() is not dispatch:
+            return False
+        dispatch.__exit__(None, None, None)
+        function.__exit__(None, None, None)
+        self._modes = None
+        return True
 
     def _on_step(self) -> None:
+        watch = self.sampling.watches(self.training.steps + 1)
+        if self._modes is None and self.state.watching:  # outside `modes()`: nothing to switch
+            pass
+        elif watch and not self.state.watching:
+            self._enter_modes()
+            self.state.watching = True
+        elif not watch and self.state.watching and self._leave_modes():
+            self.state.watching = False
         if self.on_checkpoint is not None:
             self.on_checkpoint()
 
@@ -114,7 +156,7 @@ class Probe:
 
     def result(self) -> dict:
         self.training.finish()
-        items = [o for o in self.obs.items() if o.kind != "host-sync" or _every_step(o.steps)]
+        items = [o for o in self.obs.items() if o.kind != "host-sync" or self._every_step(o.steps)]
         return {
             "steps": self.training.steps,
             "step_kind": "backward" if self.training.steps and not self.training.optimizer_made else "optimizer",
@@ -123,8 +165,8 @@ class Probe:
             "executed_lines": sorted(self.coverage.lines),
         }
 
-
-def _every_step(steps: set) -> bool:
-    """A sync is part of the loop when it fired in two steps or more and in at least half of the steps
-    between its first and last (a print every 100 steps or a per-epoch accuracy is fine)."""
-    return len(steps) >= 2 and 2 * len(steps) >= max(steps) - min(steps) + 1
+    def _every_step(self, steps: set) -> bool:
+        """A sync is part of the loop when it fired in two watched steps or more and in at least half of
+        the watched steps between its first and last (a print every 100 steps or a per-epoch accuracy is
+        fine)."""
+        return len(steps) >= 2 and 2 * len(steps) >= self.sampling.watched_between(min(steps), max(steps))

@@ -40,6 +40,7 @@ class Request:
     cwd: str | None = None
     gpu: str = DEFAULT_GPU  # the GPU simulated CUDA pretends to be
     nproc_per_node: int = 1  # above 1: the script runs under torch.distributed.run, one child per rank
+    every_step: bool = False  # watch every step in full instead of sampling (see sampling.py)
 
 
 @dataclass
@@ -126,6 +127,7 @@ def run(request: Request, stdout=None) -> Outcome:
                 "simulate": request.simulate,
                 "gpu": request.gpu,
                 "per_rank": request.nproc_per_node > 1,
+                "every_step": request.every_step,
                 "result": result_path,
             }
         )

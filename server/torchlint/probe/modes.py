@@ -124,6 +124,7 @@ class State:
         self.current_args = ()
         self.devices_used: set[str] = set()  # on a real GPU: every device a tensor was moved to
         self.in_step = False  # inside optimizer.step(): grads meet params, mismatches there are echoes
+        self.watching = True  # this step is watched in full (see sampling.py)
         self.on_grad_output = None  # set by the training checks: (tensor) -> None
 
     def device(self, t: Tensor) -> str:

@@ -193,12 +193,13 @@ class TrainingChecks:
         self._stop_at_limit()
 
     def _on_zero_grad(self, owner, *args, **kwargs):
-        self.zero_grad_site = self._site(callers=True)
+        if self.s.watching:
+            self.zero_grad_site = self._site(callers=True)
 
     # -- module calls ---------------------------------------------------------------------------
     def _forward_pre(self, module, args):
         s = self.s
-        if s.busy:
+        if s.busy or not s.watching:
             return None
         self.depth += 1
         s.busy += 1
@@ -325,6 +326,9 @@ class TrainingChecks:
             st = self.params.get(id(p)) if p is not None else None
             if st is None or self.s.busy:
                 return None
+            if not self.s.watching:
+                st.got_grad = True
+                return None
             self.s.busy += 1
             try:
                 st.look(p.grad)
@@ -337,7 +341,7 @@ class TrainingChecks:
 
     def _accumulated_hook(self, p):
         st = self.params.get(id(p))
-        if st is not None and not self.s.busy:
+        if st is not None and not self.s.busy and self.s.watching:
             self.s.busy += 1
             try:
                 st.seen = (id(p.grad), p.grad._version) if p.grad is not None else None
@@ -350,6 +354,8 @@ class TrainingChecks:
         s.busy += 1
         try:
             rec = self._watch(opt)
+            if not s.watching:
+                return
             rec["sites"][rec["steps"] + 1] = self._site(callers=True)
             params = [p for p in self._opt_params(opt) if id(p) in self.params]
             step = rec["steps"] + 1
@@ -399,7 +405,8 @@ class TrainingChecks:
     def _end_step(self) -> None:
         self.steps += 1
         self.s.obs.step = self.steps + 1
-        self._measure_graphs()
+        if self.s.watching:
+            self._measure_graphs()
         if self.on_step is not None:
             self.on_step()
 
