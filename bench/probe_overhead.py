@@ -56,22 +56,44 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
+    print(f"{'workload':<10}{'configuration':<26}{'ms/step':>10}{'ratio':>8}")
+    for workload, name, ms, ratio in measure_all(sys.executable, args.steps, args.repeat):
+        print(f"{workload:<10}{name:<26}{ms:>10.3f}{ratio:>7.2f}x")
+
+
+def measure_all(python: str, steps: int, repeat: int) -> list[tuple]:
+    """(workload, configuration, ms per step, ratio to plain) for both workloads."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         mlp = os.path.join(tmp, "train.py")
         with open(mlp, "w") as fh:
             fh.write(MLP)
         for workload, script in (("MLP", mlp), ("RNN LM", RNN_LM)):
-            rows += measure(workload, script, os.path.join(tmp, "out.json"), args.steps, args.repeat)
-    print(f"{'workload':<10}{'configuration':<26}{'ms/step':>10}{'ratio':>8}")
+            rows += measure(python, workload, script, os.path.join(tmp, "out.json"), steps, repeat)
+    return rows
+
+
+def markdown(rows: list[tuple], steps: int, repeat: int) -> list[str]:
+    """The RESULTS.md section: the table and the <= 1.5x target per workload and configuration."""
+    md = [
+        "## Runtime probe",
+        "",
+        f"`bench/probe_overhead.py`: each workload's training loop timed by the script itself over {steps} steps "
+        f"after 5 warm-up steps, plain and under `torchlint probe`, in fresh interpreters; best of {repeat}.",
+        "",
+        "| workload | configuration | ms / step | ratio to plain | target ≤ 1.5× |",
+        "|---|---|---|---|---|",
+    ]
     for workload, name, ms, ratio in rows:
-        print(f"{workload:<10}{name:<26}{ms:>10.3f}{ratio:>7.2f}x")
+        target = "—" if name == "plain" else ("yes" if ratio <= 1.5 else "no")
+        md.append(f"| {workload} | {name} | {ms:.3f} | {ratio:.2f}× | {target} |")
+    return md
 
 
-def measure(workload: str, script: str, out: str, steps: int, repeat: int) -> list[tuple]:
+def measure(python: str, workload: str, script: str, out: str, steps: int, repeat: int) -> list[tuple]:
     """Best of `repeat` runs per configuration, each as a ratio to plain."""
     probe = [
-        sys.executable,
+        python,
         "-m",
         "torchlint",
         "probe",
@@ -83,7 +105,7 @@ def measure(workload: str, script: str, out: str, steps: int, repeat: int) -> li
         "json",
     ]
     configs = {
-        "plain": [sys.executable, script, str(steps), out],
+        "plain": [python, script, str(steps), out],
         "probe (real devices)": [*probe, "--no-simulate-cuda", script, "--", str(steps), out],
         "probe (simulated CUDA)": [*probe, "--simulate-cuda", script, "--", str(steps), out],
     }
