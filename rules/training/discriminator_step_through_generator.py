@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from torchlint.engine.graph_flow import NO_GRAD, Backward, Body, body_of, graph_nodes, model_calls
+from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import Event, EventKind
 from torchlint.engine.names import dotted
 from torchlint.engine.optimizer_params import optimized_models
@@ -259,7 +262,7 @@ for real, z in loader:
         uses = _uses(body, backward, generated, d_models)
         if not uses:
             return
-        cleared = _cleared_first(events, at, gen, {o for o, m in g_optimizers.items() if gen in m})
+        cleared = _cleared_first(events, at, {o for o, m in g_optimizers.items() if gen in m}, self._others(gen))
         effect = (
             "a backward pass through the generator that is thrown away (its gradients are cleared before its step)"
             if cleared
@@ -276,6 +279,21 @@ for real, z in loader:
             "Detach the generator's output in the discriminator loss", *edits, applicability=DISPLAY if shared else SAFE
         )
         self.report(first, message, fix=detach, severity=Severity.WARNING if cleared else None)
+
+    def _others(self, gen: str) -> Callable[[Event], bool]:
+        """Whether a gradient clearing provably leaves the generator's gradients alone: it clears another
+        model (`D.zero_grad()`) or an optimizer built over other models only."""
+
+        def other(e: Event) -> bool:
+            if e.target is None:
+                return False
+            name = dotted(e.target)
+            if name is not None and _owner(e.target) != gen and self.ctx.kind(e.target) & Kind.MODEL:
+                return True
+            models = optimized_models(self.ctx, e.target)
+            return bool(models) and gen not in models
+
+        return other
 
     def _events(self, body: Body) -> list[Event]:
         """The events of the innermost loop of this body, else of the step function the body is."""
@@ -401,13 +419,13 @@ def _feeds_other_backward(body: Body, backward: Backward, uses: list[cst.BaseExp
     return False
 
 
-def _cleared_first(events: list[Event], at: int, gen: str, optimizers: set[str]) -> bool:
-    """Going on from the backward at `events[at]` (round the loop), a `zero_grad()` of the generator or
-    of its optimizer comes before the generator optimizer's step (or no such step comes)."""
+def _cleared_first(events: list[Event], at: int, optimizers: set[str], others: Callable[[Event], bool]) -> bool:
+    """Going on from the backward at `events[at]` (round the loop), a gradient clearing that may reach the
+    generator (any but those `others` proves are another model's) comes before the step of one of the
+    generator's `optimizers` (or no such step comes)."""
     for e in events[at + 1 :] + events[:at]:
-        target = dotted(e.target) if e.target is not None else None
-        if e.kind is EventKind.ZERO_GRAD and (target in optimizers or target == gen):
+        if e.kind is EventKind.ZERO_GRAD and not others(e):
             return True
-        if e.kind is EventKind.STEP and target in optimizers:
+        if e.kind is EventKind.STEP and e.target is not None and dotted(e.target) in optimizers:
             return False
     return True

@@ -91,6 +91,35 @@ CASES = [
         [(13, Severity.ERROR)],
     ),
     (
+        "only-the-discriminator-is-cleared-before-the-generator-step",
+        """
+        for real, z in loader:
+            opt_G.zero_grad()
+            fake = G(z)
+            (D(fake).mean() - D(real).mean()).backward(retain_graph=True)
+            opt_D.step()
+            D.zero_grad()
+            (-D(fake).mean()).backward()
+            opt_G.step()
+        """,
+        [(11, Severity.ERROR)],
+    ),
+    (
+        "generator-gradients-set-to-none-by-hand",
+        """
+        for real, z in loader:
+            fake = G(z)
+            opt_D.zero_grad()
+            (D(fake).mean() - D(real).mean()).backward()
+            opt_D.step()
+            for p in G.parameters():
+                p.grad = None
+            (-D(G(z)).mean()).backward()
+            opt_G.step()
+        """,
+        [(11, Severity.WARNING)],
+    ),
+    (
         "gradient-penalty-on-detached-interpolates",
         """
         for real, z in loader:
