@@ -86,7 +86,9 @@ for real, z in loader:
         "Replaces each use of the generator's output in the discriminator loss with `fake.detach()`. "
         "The discriminator's gradients do not change (its parameters never depended on the generator's "
         "output), only the gradients that leaked into the generator disappear, so the fix is safe when "
-        "the edited expressions feed no other backward. When one of them does (the discriminator's "
+        "the edited expressions feed no other backward and no `torch.autograd.grad` takes a gradient with "
+        "respect to them (a W-div penalty needs `fake` in the graph: there `fake = G(z).detach()"
+        ".requires_grad_()` is the fix, display-only). When one of them does (the discriminator's "
         "output on `fake` is computed once and also used for the generator's loss), detaching it would "
         "stop the generator from learning: the fix is display-only there, and the discriminator must be "
         "run twice, once on `fake.detach()`."
@@ -274,11 +276,22 @@ for real, z in loader:
             loss=module.code_for_node(backward.target), fake=module.code_for_node(first), gen=gen, effect=effect
         )
         edits = [Replace(u, module.code_for_node(u) + ".detach()") for u in uses]
-        shared = _feeds_other_backward(body, backward, uses)
+        shared = _feeds_other_backward(body, backward, uses) or self._differentiated(body, uses)
         detach = fix(
             "Detach the generator's output in the discriminator loss", *edits, applicability=DISPLAY if shared else SAFE
         )
         self.report(first, message, fix=detach, severity=Severity.WARNING if cleared else None)
+
+    def _differentiated(self, body: Body, uses: list[cst.BaseExpression]) -> bool:
+        """A `torch.autograd.grad(...)` of this body names one of the edited values (a W-div penalty takes
+        the gradient with respect to `fake`): detaching it there would cut `fake` out of that graph."""
+        names = {dotted(u) for u in uses} - {None}
+        return any(
+            isinstance(n, cst.Call)
+            and self.ctx.qualname(n.func) == "torch.autograd.grad"
+            and any(_mentions(a.value, name) for a in n.args for name in names if name is not None)
+            for n in iter_nodes(body.node, into_functions=False)
+        )
 
     def _others(self, gen: str) -> Callable[[Event], bool]:
         """Whether a gradient clearing provably leaves the generator's gradients alone: it clears another

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from torchlint.engine.rule import DISPLAY
 from torchlint.findings import Severity
 
 SETUP = """
@@ -237,3 +238,23 @@ def test_every_use_of_the_generator_output_in_the_loss_is_detached(fixed):
     ).lstrip("\n")
     after = fixed(src, "TL116")
     assert "d_loss = (D(fake.detach()) - fake.detach().mean()).abs().mean() - D(real).mean()" in after
+
+
+def test_a_penalty_taken_with_respect_to_the_generator_output_makes_the_fix_display_only(findings):
+    src = SETUP.lstrip("\n") + textwrap.dedent(
+        """
+        for real, z in loader:
+            fake = G(z)
+            opt_D.zero_grad()
+            fake_score = D(fake)
+            (slope,) = torch.autograd.grad(fake_score.sum(), fake, create_graph=True)
+            d_loss = fake_score.mean() - D(real).mean() + slope.pow(2).mean()
+            d_loss.backward()
+            opt_D.step()
+            opt_G.zero_grad()
+            (-D(G(z)).mean()).backward()
+            opt_G.step()
+        """
+    ).lstrip("\n")
+    (got,) = findings(src, "TL116")
+    assert got.fix is not None and got.fix.applicability is DISPLAY
