@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.accumulators import outlives_iteration
 from torchlint.engine.graph_flow import NO_GRAD, TENSOR_OPS, body_of
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
@@ -235,7 +236,7 @@ class Trainer:
         if not kind & Kind.LOSS or kind & Kind.NUMBER:
             return
         body = body_of(ctx)
-        if not self._long_lived(acc, body) or body.feeds_backward(acc) or self._detached(value, body):
+        if not outlives_iteration(ctx, acc, body) or body.feeds_backward(acc) or self._detached(value, body):
             return
         code = ctx.module.code_for_node(value)
         wrapped = code if isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({code})"
@@ -286,23 +287,6 @@ class Trainer:
             return True
         base = _base(v) if v is not None else None
         return base is not None and base is not v and depth < 3 and self._detached(base, body, depth + 1)
-
-    def _long_lived(self, acc: str, body) -> bool:
-        if acc.startswith("self.") and acc.count(".") == 1:
-            return True
-        loops = [lp for lp in self.ctx.loops if body.index(lp) is not None]
-        if not loops:
-            return False
-        loop = loops[-1]
-        start = body.index(loop)
-        defs = body.defs.get(acc, ())
-        before = any(d.index < start and loop not in d.loops for d in defs)
-        reset = any(
-            loop in d.loops
-            and not (isinstance(d.value, cst.BinaryOperation) and acc in (dotted(d.value.left), dotted(d.value.right)))
-            for d in defs
-        )
-        return before and not reset
 
 
 def _base(expr: cst.BaseExpression) -> cst.BaseExpression:

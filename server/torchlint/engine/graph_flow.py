@@ -521,3 +521,16 @@ def _parameters(fn: cst.FunctionDef) -> set[str]:
     p = fn.params
     stars = [s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)]
     return {a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params, *stars)}
+
+
+def graph_nodes(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of `expr` through which it can carry a graph: not into lambdas, `.detach()`,
+    `.item()`, `.data`, `.shape` and the like."""
+    return _uncut(expr)
+
+
+def model_calls(body: Body, expr: cst.BaseExpression, index: int) -> list[cst.Call]:
+    """The forward calls whose graph `expr` (at statement `index`) carries: in `expr` itself or in the
+    graph-carrying assignments it is built from; not through `.detach()`, `.item()` or `no_grad`."""
+    sources = [expr, *(d.value for d in body.graph_defs(expr, index) if d.value is not None)]
+    return [n for e in sources for n in _uncut(e) if isinstance(n, cst.Call) and body.is_forward(n)]

@@ -154,7 +154,6 @@ class _Walk:
     out: list[Event]
     depth: int
     via: cst.FunctionDef | None
-    seen: set[cst.FunctionDef]  # local functions already followed
     path: BranchPath
     top: cst.BaseStatement | None
     scope: Scope | None
@@ -163,7 +162,7 @@ class _Walk:
 class LoopAnalysis:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
-        self._cache: dict[Loop, list[Event]] = {}
+        self._cache: dict[Loop | cst.FunctionDef, list[Event]] = {}
         self._functions: dict[str, cst.FunctionDef] | None = None
         self._parents: dict[Definition, Definition] | None = None
 
@@ -171,10 +170,21 @@ class LoopAnalysis:
         events = self._cache.get(loop)
         if events is None:
             events = self._cache[loop] = []
-            w = _Walk(events, 0, None, set(), (), None, self.ctx.scope)
+            w = _Walk(events, 0, None, (), None, self.ctx.scope)
             body = block_statements(loop.body)
             for stmt in body:
                 self._walk_block([stmt], replace(w, top=stmt), alone=len(body) == 1)
+        return events
+
+    def body_events(self, fn: cst.FunctionDef) -> list[Event]:
+        """The events of one call of `fn` (the function the traversal is in), read like one loop
+        iteration: a step function that an engine or trainer calls once per batch."""
+        events = self._cache.get(fn)
+        if events is None:
+            events = self._cache[fn] = []
+            w = _Walk(events, 0, None, (), None, self.ctx.scope)
+            for stmt in block_statements(fn.body):
+                self._walk_block([stmt], replace(w, top=stmt), alone=False)
         return events
 
     def is_training_loop(self, loop: Loop) -> bool:
@@ -317,8 +327,7 @@ class LoopAnalysis:
                 return
         # one level into functions defined in this file
         function = self._local_function(func)
-        if function is not None and w.via is None and function not in w.seen:
-            w.seen.add(function)
+        if function is not None and w.via is None:  # each call: `reset_grad()` may run twice an iteration
             inner = replace(w, via=function, scope=self._scope_of(function))
             self._walk_block(block_statements(function.body), inner, alone=False)
 
