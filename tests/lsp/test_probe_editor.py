@@ -159,3 +159,21 @@ def test_a_probe_site_knows_the_expression_its_frame_was_evaluating():
     start, end = line.index("_site_of_caller()"), line.index("_site_of_caller()") + len("_site_of_caller()")
     assert site.span() == (site.line, start + 1, site.line, end + 1)
     assert line.strip().startswith('label = "é"')
+
+
+def test_the_server_reports_a_refusal_to_the_client_once_and_logs_real_errors(caplog):
+    import logging
+
+    from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+    from pygls.lsp.server import FeatureRequestError
+
+    from torchlint.lsp.server import TorchlintServer
+
+    server = TorchlintServer.__new__(TorchlintServer)  # no connection: only what it logs and sends
+    sent = []
+    server.window_log_message = sent.append  # type: ignore[method-assign]
+    with caplog.at_level(logging.DEBUG, logger="torchlint.lsp"):
+        server.report_server_error(JsonRpcInvalidParams("the probe needs torch"), FeatureRequestError)
+        server.report_server_error(JsonRpcInternalError("a bug"), FeatureRequestError)
+    assert [m.message for m in sent] == ["torchlint server: the probe needs torch", "torchlint server: a bug"]
+    assert [(r.levelname, "torch" in r.getMessage()) for r in caplog.records] == [("DEBUG", True), ("ERROR", False)]

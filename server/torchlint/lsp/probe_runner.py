@@ -153,7 +153,7 @@ def _report(out: str, path: str, encoding: str) -> ProbeRun:
         result.observations.append(_observation(item, index))
     for f in findings if isinstance(findings, list) else []:
         if isinstance(f, dict) and f.get("status") in _STATUS_WORDS and _here(f, path) and f.get("code"):
-            start = index.to_lsp(int(f.get("line") or 1), int(f.get("column") or 1))
+            start = index.to_lsp(_int(f.get("line"), 1), _int(f.get("column"), 1))
             result.statuses[(str(f["code"]), start.line)] = str(f["status"])
     return result
 

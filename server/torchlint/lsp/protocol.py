@@ -39,8 +39,8 @@ log = logging.getLogger("torchlint.lsp")
 
 class _RefusalsAtDebug(logging.Filter):
     """pygls logs every request a handler refuses (InvalidParams: "save the script first", "the probe
-    needs torch") as an ERROR with a traceback. The refusal is the answer, and the client logs it:
-    here it is a debug line, so the user reads it once."""
+    needs torch") as an ERROR with a traceback. The refusal is the answer, and the server reports it
+    to the client's log (server.report_server_error): here it is a debug line, so the user reads it once."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and isinstance(record.exc_info[1], JsonRpcInvalidParams):

@@ -81,9 +81,9 @@ suite('Python files', () => {
   });
 
   test('a half-typed line shows TL000 at its position and keeps the findings of the other lines', async () => {
-    const uri = workspaceUri('typing.py');
+    const uri = workspaceUri('half_typed.py');
     await vscode.workspace.fs.writeFile(uri, Buffer.from('import torch\n\nstate = torch.load("a.pt")\n\n'));
-    const doc = await open('typing.py');
+    const doc = await open('half_typed.py');
     await diagnosticsWith(doc.uri, 'TL601');
     const edit = new vscode.WorkspaceEdit();
     edit.insert(doc.uri, new vscode.Position(4, 0), 'oops = foo(1,');
