@@ -5,8 +5,10 @@
  */
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest } from 'vscode-languageclient/node';
-import { COMMAND, type CommandId, SECTION, type SettingKey } from './manifest';
+import { COMMAND, type CommandId, SECTION } from './manifest';
+import type { ProbeConsent } from './probeConsent';
 import { hasPythonExtension } from './pythonExtension';
+import { docsUri, RULE_DOCS_COMMAND } from './ruleDocs';
 import type { ServerController } from './server';
 import { settingId } from './settings';
 
@@ -17,12 +19,16 @@ export const SERVER_PROVIDED = [COMMAND.lintWorkspace] as const;
 export const SERVER_COMMAND = {
   runProbe: `${SECTION}.runProbe`,
   applyAllFixes: `${SECTION}.applyAllFixes`,
-  ruleDocs: `${SECTION}.showRuleDocs`,
+  ruleDocs: RULE_DOCS_COMMAND,
 } as const;
 
 type ClientCommand = Exclude<CommandId, (typeof SERVER_PROVIDED)[number]>;
 
-export function registerCommands(server: ServerController, log: vscode.LogOutputChannel): vscode.Disposable[] {
+export function registerCommands(
+  server: ServerController,
+  log: vscode.LogOutputChannel,
+  consent: ProbeConsent,
+): vscode.Disposable[] {
   const running = () => {
     if (server.client?.isRunning()) return server.client;
     void vscode.window.showWarningMessage('The torchlint server is not running.', 'Show Output').then((c) => {
@@ -54,16 +60,12 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
       });
     },
     [COMMAND.showRuleDocumentation]: async (code?: string) => {
-      const client = running();
-      if (!client) return undefined;
+      if (!running()) return undefined;
       const chosen = code ?? (await pickRuleCode());
       if (!chosen) return undefined;
       try {
-        const docs = (await client.sendRequest(ExecuteCommandRequest.type, {
-          command: SERVER_COMMAND.ruleDocs,
-          arguments: [chosen],
-        })) as { markdown: string };
-        const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: docs.markdown });
+        // A virtual document (./ruleDocs): read-only, never dirty, rendered by the server.
+        const doc = await vscode.workspace.openTextDocument(docsUri(chosen.trim()));
         await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
         return doc;
       } catch (err) {
@@ -86,14 +88,13 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
       if (!server.settings(editor.document.uri).probe.enabled) {
         const enable = 'Enable and Run';
         const answer = await vscode.window.showWarningMessage(
-          'The runtime probe executes this file for a few training steps. Enable it for this workspace?',
+          'The runtime probe executes this file for a few training steps. Allow it in this workspace?',
           { modal: true },
           enable,
         );
         if (answer !== enable) return undefined;
-        await vscode.workspace
-          .getConfiguration(SECTION, editor.document.uri)
-          .update('probe.enabled' satisfies SettingKey, true);
+        await consent.give();
+        await server.notifySettingsChanged();
       }
       await editor.document.save();
       const name = editor.document.uri.path.split('/').pop();
@@ -106,7 +107,7 @@ export function registerCommands(server: ServerController, log: vscode.LogOutput
         void vscode.window.showInformationMessage(`torchlint probe: ${count} observation${count === 1 ? '' : 's'} in ${name}.`);
         return result;
       } catch (err) {
-        log.error(`probe of ${name}: ${err instanceof Error ? err.message : String(err)}`);
+        // The language client has logged the failed request already: once is enough.
         void vscode.window.showErrorMessage(`torchlint probe: ${err instanceof Error ? err.message : String(err)}`);
         return undefined;
       }

@@ -1,7 +1,9 @@
 /** Entry point: wires settings, interpreter changes and commands to the server controller. */
 import * as vscode from 'vscode';
 import { registerCommands } from './commands';
+import { ProbeConsent } from './probeConsent';
 import { onInterpreterChange } from './pythonExtension';
+import { DOCS_SCHEME, RuleDocsProvider } from './ruleDocs';
 import { configChangeAction } from './restart';
 import { ServerController } from './server';
 import { ServerStatus } from './status';
@@ -11,9 +13,16 @@ let controller: ServerController | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<ServerController> {
   const log = vscode.window.createOutputChannel('torchlint', { log: true });
   const status = new ServerStatus();
-  controller = new ServerController(context.extensionPath, log, status);
+  const consent = new ProbeConsent(context.workspaceState);
+  controller = new ServerController(context.extensionPath, log, status, () => consent.given);
   const server = controller;
-  context.subscriptions.push(log, status, server, ...registerCommands(server, log));
+  context.subscriptions.push(
+    log,
+    status,
+    server,
+    ...registerCommands(server, log, consent),
+    vscode.workspace.registerTextDocumentContentProvider(DOCS_SCHEME, new RuleDocsProvider(() => server.client)),
+  );
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
       const action = configChangeAction((section) => e.affectsConfiguration(section));

@@ -1,5 +1,6 @@
 /** Starts, stops and restarts the torchlint language server for this window (see ./folders for multi-root). */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
   type ClientCapabilities,
@@ -13,14 +14,16 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { projectRoot } from './folders';
+import { LeveledChannel } from './logChannel';
 import { chooseInterpreter, inspectPython, type PythonInfo, versionProblem } from './interpreter';
 import { COMMAND, SECTION } from './manifest';
 import { offerPipInstall } from './pipInstall';
 import { activeInterpreter } from './pythonExtension';
 import { SerialRunner } from './restart';
+import { linkDocs } from './ruleDocs';
 import { bundledLibs, serverCommand, serverSettings } from './serverCommand';
 import { readSettings, settingId, type Settings } from './settings';
-import type { ServerStatus } from './status';
+import { type ServerStatus, shortPath } from './status';
 
 export const DOCUMENT_SELECTOR = [
   { scheme: 'file', language: 'python' },
@@ -42,6 +45,8 @@ export class ServerController implements vscode.Disposable {
     private readonly extensionPath: string,
     private readonly log: vscode.LogOutputChannel,
     private readonly status: ServerStatus,
+    /** Whether the user allowed the probe in this workspace (./probeConsent): it counts as `probe.enabled`. */
+    private readonly probeConsent: () => boolean = () => false,
   ) {
     this.runner = new SerialRunner(
       async () => {
@@ -64,11 +69,13 @@ export class ServerController implements vscode.Disposable {
    */
   settings(scope?: vscode.Uri): Settings {
     const folder = scope ? vscode.workspace.getWorkspaceFolder(scope) : this.root();
-    return readSettings(vscode.workspace.getConfiguration(SECTION, scope), {
+    const settings = readSettings(vscode.workspace.getConfiguration(SECTION, scope), {
       trusted: vscode.workspace.isTrusted,
       workspaceFolder: folder?.uri.fsPath,
       env: process.env,
     });
+    if (vscode.workspace.isTrusted && this.probeConsent()) settings.probe = { ...settings.probe, enabled: true };
+    return settings;
   }
 
   /** The folder the server process follows (./folders). */
@@ -105,6 +112,7 @@ export class ServerController implements vscode.Disposable {
     } catch (err) {
       return this.fail(`${errorText(err)} Select a Python 3.10+ interpreter for torchlint.`, true);
     }
+    this.log.info(`Python ${info.version.join('.')}: ${info.executable}`);
     const tooOld = versionProblem(info);
     if (tooOld) return this.fail(tooOld, true);
 
@@ -128,11 +136,13 @@ export class ServerController implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: DOCUMENT_SELECTOR,
-      outputChannel: this.log,
+      outputChannel: new LeveledChannel(this.log),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       // The window's settings; the server asks for each folder's (the middleware below).
       initializationOptions: { settings: serverSettings(this.settings(), info.executable) },
       middleware: {
+        // Each code links to its documentation inside the editor (./ruleDocs), not to a web page.
+        handleDiagnostics: (uri, diagnostics, next) => next(uri, linkDocs(diagnostics)),
         workspace: {
           // Answer `workspace/configuration` for our section in the server's vocabulary, per scope.
           configuration: async (params, token, next) => {
@@ -228,9 +238,10 @@ export class PushDiagnostics implements StaticFeature {
   clear(): void {}
 }
 
+/** The status popup's line: short, so that its "Show Output" stays in view (the log has the full path). */
 function describe(info: PythonInfo, settings: Settings): string {
   const where = settings.importStrategy === 'useBundled' ? 'bundled' : 'from environment';
-  return `Python ${info.version.join('.')} (${info.executable}), ${where}`;
+  return `Python ${info.version.join('.')} (${shortPath(info.executable, os.homedir())}), ${where}`;
 }
 
 export function errorText(err: unknown): string {

@@ -251,11 +251,16 @@ async def test_probe_command_publishes_runtime_observations(project):
         u = s.open(script, TRAIN)
         await s.diagnostics(u, lambda d: len(d) == 1)
         result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams("torchlint.runProbe", [u]))
-        assert result == {"observations": 1}
+        assert result == {"observations": 1, "confirmed": 1, "not-observed": 0, "not-reached": 0}
         diags = await s.diagnostics(u, lambda d: len(d) == 2)
         (probe,) = [d for d in diags if d.source == "torchlint-probe"]
-        assert probe.code == "grads-not-cleared" and probe.range.start.line == 7
-        assert [d.code for d in diags if d.source == "torchlint"] == ["TL101"]  # lint results kept alongside
+        assert probe.code == "grads-not-cleared"
+        # at its expression, `optimizer.step()`, not from column 1; linked to the docs of its kind
+        assert (probe.range.start.line, probe.range.start.character, probe.range.end.character) == (7, 4, 20)
+        assert probe.code_description.href.endswith("docs/probe.md#what-it-observes")
+        # the lint result kept alongside, marked as the run judged it
+        (static,) = [d for d in diags if d.source == "torchlint"]
+        assert static.code == "TL101" and static.message.endswith("[confirmed by the runtime probe]")
         (reports,) = s.client.progress_reports.values()
         assert reports[0].kind == "begin" and reports[-1].kind == "end"
 
@@ -302,4 +307,4 @@ async def test_probe_turned_on_just_before_the_command_is_honoured(project):
         with pytest.raises(Exception, match="disabled"):
             await s.client.workspace_execute_command_async(run)
         s.client.set_configuration({"probe": {"enabled": True}}, section="torchlint")  # no notification yet
-        assert await s.client.workspace_execute_command_async(run) == {"observations": 0}
+        assert (await s.client.workspace_execute_command_async(run))["observations"] == 0

@@ -29,6 +29,10 @@ OBSERVATION = {
         },
         "path": {"type": "string"},
         "line": {"type": "integer", "minimum": 1},
+        # the expression at `line` (Python 3.11+), for editors
+        "column": {"type": "integer", "minimum": 1},
+        "end_line": {"type": "integer", "minimum": 1},
+        "end_column": {"type": "integer", "minimum": 1},
         "message": {"type": "string", "minLength": 1},
         "count": {"type": "integer", "minimum": 1},
         "first_step": {"type": "integer", "minimum": 1},

@@ -65,6 +65,7 @@ const resultFile = path.join(outDir, 'results.json');
 const server = await startCodeServer(entry, profile, path.join(outDir, 'code-server.log'), {
   TORCHLINT_E2E_RESULT: resultFile,
   TORCHLINT_E2E_SUITE: mode,
+  TORCHLINT_E2E_SHOTS: outDir,
 }, { trust: untrusted });
 let browser;
 let failed = 1;
@@ -83,7 +84,12 @@ try {
   const deadline = Date.now() + TIMEOUT_MS;
   while (!fs.existsSync(resultFile)) {
     if (Date.now() > deadline) throw new Error(`no test results after ${TIMEOUT_MS / 1000} s; see ${outDir}`);
-    await new Promise((r) => setTimeout(r, 500));
+    // A test asks for a screenshot of the window (suite/helpers.ts `screenshot`) with a request file.
+    for (const request of fs.readdirSync(outDir).filter((f) => f.endsWith('.shot-request'))) {
+      await page.screenshot({ path: path.join(outDir, request.replace(/\.shot-request$/, '.png')) });
+      fs.rmSync(path.join(outDir, request));
+    }
+    await new Promise((r) => setTimeout(r, 250));
   }
   await page.screenshot({ path: path.join(outDir, 'final.png') });
   const results = JSON.parse(fs.readFileSync(resultFile, 'utf8'));

@@ -25,7 +25,11 @@ const declaredSettings = Object.keys(pkg.contributes.configuration.properties);
 /** Activates the extension against the fake `vscode` with torchlint off, so no server starts. */
 async function activated() {
   vscode.config.enable = false;
-  const context = { extensionPath: fs.mkdtempSync(path.join(os.tmpdir(), 'torchlint-ext-')), subscriptions: [] };
+  const context = {
+    extensionPath: fs.mkdtempSync(path.join(os.tmpdir(), 'torchlint-ext-')),
+    subscriptions: [],
+    workspaceState: vscode.memento(),
+  };
   await activate(context as never);
   return context;
 }

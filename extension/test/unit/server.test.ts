@@ -78,6 +78,31 @@ describe('ServerController', () => {
     expect(answers[1]).toEqual({ python: true });
   });
 
+  it('shortens a long interpreter path in the status popup', async () => {
+    const python = fakePython([3, 11, 2]);
+    const exe = `/srv/${'long-folder-name/'.repeat(5)}.venv/bin/python`;
+    fs.writeFileSync(python[1], `echo '{"version": [3, 11, 2], "executable": "${exe}"}'\n`);
+    vscode.config.interpreter = python;
+    const { server } = controller();
+    await server.restart();
+    expect(vscode.statusItems[0].detail).toBe('Python 3.11.2 (/srv/…/long-folder-name/.venv/bin/python), bundled');
+    expect(log.info).toHaveBeenCalledWith(`Python 3.11.2: ${exe}`);
+  });
+
+  it("counts the user's consent kept in workspace state as probe.enabled, in a trusted workspace only", async () => {
+    vscode.config.interpreter = fakePython([3, 11, 2]);
+    let consented = false;
+    const server = new ServerController(extensionDir(['cp311']), log, new ServerStatus(), () => consented);
+    expect(server.settings().probe.enabled).toBe(false);
+    consented = true;
+    expect(server.settings().probe.enabled).toBe(true);
+    await server.restart();
+    expect(clients[0].clientOptions.initializationOptions.settings.probe.enabled).toBe(true);
+    expect(vscode.updates).toEqual([]); // nothing written into the project's settings
+    vscode.workspace.isTrusted = false;
+    expect(server.settings().probe.enabled).toBe(false);
+  });
+
   it('stops the old server before starting the next', async () => {
     vscode.config.interpreter = fakePython([3, 11, 2]);
     const { server } = controller();

@@ -10,15 +10,26 @@ export const updates: Array<{ key: string; value: unknown; target: unknown }> = 
 export const reads = new Set<string>();
 
 export class Uri {
-  private constructor(readonly fsPath: string) {}
+  private constructor(
+    readonly fsPath: string,
+    readonly scheme = 'file',
+    readonly query = '',
+  ) {}
   static file(p: string): Uri {
     return new Uri(p);
   }
   static parse(s: string): Uri {
     return new Uri(s.replace(/^file:\/\//, ''));
   }
+  static from(parts: { scheme: string; path: string; query?: string }): Uri {
+    return new Uri(parts.path, parts.scheme, parts.query ?? '');
+  }
+  get path(): string {
+    return this.fsPath;
+  }
   toString(): string {
-    return `file://${this.fsPath}`;
+    if (this.scheme === 'file') return `file://${this.fsPath}`;
+    return `${this.scheme}:${this.fsPath}${this.query ? `?${this.query}` : ''}`;
   }
 }
 
@@ -57,7 +68,19 @@ export const workspace = {
   onDidChangeConfiguration: vi.fn(disposable),
   onDidGrantWorkspaceTrust: vi.fn(disposable),
   onDidChangeWorkspaceFolders: vi.fn(disposable),
+  registerTextDocumentContentProvider: vi.fn((_scheme: string, _provider: unknown) => disposable()),
 };
+
+/** An in-memory `ExtensionContext.workspaceState`. */
+export function memento(): { get<T>(key: string, fallback: T): T; update(key: string, value: unknown): Promise<void> } {
+  const values = new Map<string, unknown>();
+  return {
+    get: <T>(key: string, fallback: T): T => (values.has(key) ? (values.get(key) as T) : fallback),
+    update: async (key: string, value: unknown) => {
+      values.set(key, value);
+    },
+  };
+}
 
 export const window = {
   showErrorMessage: vi.fn(async (..._args: unknown[]) => undefined as string | undefined),

@@ -1,5 +1,8 @@
 """`torchlint probe` for the editor: run it on a saved script in a child process,
-stop it when the user cancels, and turn its observations into diagnostics."""
+stop it when the user cancels, and turn its report into what the editor shows: each
+observation a diagnostic at its expression (its code the observation kind, linked to
+that kind's docs), and each static finding the probe can observe marked confirmed,
+not observed or not reached."""
 
 from __future__ import annotations
 
@@ -8,19 +11,55 @@ import json
 import os
 import signal
 import sys
+import tokenize
+from dataclasses import dataclass, field
+from io import StringIO
 
+import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
+from torchlint import DOCS_URL
+from torchlint.lsp.coordinates import LineIndex
 from torchlint.lsp.work_done import WorkDone
 
 SOURCE = "torchlint-probe"
+# What the probe observes, kind by kind (editors without in-editor docs open this page).
+KIND_DOCS_URL = DOCS_URL.replace("rules/{code}.md", "probe.md#what-it-observes")
 _LEVELS = {"error": types.DiagnosticSeverity.Error, "info": types.DiagnosticSeverity.Information}
+_STATUS_WORDS = {
+    "confirmed": "confirmed by the runtime probe",
+    "not-observed": "not observed by the runtime probe (its lines ran)",
+    "not-reached": "not reached by the runtime probe (its lines did not run)",
+}
 
 
-async def observations(python: str, path: str, progress: WorkDone, limits: list[str]) -> list[types.Diagnostic]:
-    """Probe `path` (this torchlint; the script runs under `python`): what it saw there, as diagnostics."""
-    return _diagnostics(await _run(python, path, progress, limits), path)
+@dataclass
+class ProbeRun:
+    """What the last probe run of one file showed: its observations, and the status of each
+    static finding it could observe, by (code, 0-based line of the finding's start)."""
+
+    observations: list[types.Diagnostic] = field(default_factory=list)
+    statuses: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    def with_lint(self, lint: list[types.Diagnostic]) -> list[types.Diagnostic]:
+        """`lint` with each static finding the run judged marked with its status, then the observations.
+
+        A finding edited off its line since the run is no longer matched: it shows unmarked.
+        """
+        marked = []
+        for d in lint:
+            status = self.statuses.get((str(d.code), d.range.start.line))
+            marked.append(attrs.evolve(d, message=f"{d.message} [{_STATUS_WORDS[status]}]") if status else d)
+        return [*marked, *self.observations]
+
+
+async def run(python: str, path: str, progress: WorkDone, limits: list[str], encoding: str) -> ProbeRun:
+    """Probe `path` (this torchlint; the script runs under `python`): what it saw there.
+
+    `encoding`: the LSP position encoding, for the columns of each observation's expression.
+    """
+    return _report(await _run(python, path, progress, limits), path, encoding)
 
 
 async def _run(python: str, path: str, progress: WorkDone, limits: list[str]) -> str:
@@ -63,13 +102,23 @@ async def _run(python: str, path: str, progress: WorkDone, limits: list[str]) ->
         communicate.cancel()
         raise
     stdout, stderr = communicate.result()
-    err = stderr.decode("utf-8", "replace")
-    if "No module named" in err and "torchlint.probe" in err:
-        raise JsonRpcInvalidParams("probe not available: this torchlint has no `torchlint probe`")
-    if proc.returncode not in (0, 1, 3):  # 3: the script crashed, and the report says where
-        lines = [ln for ln in err.splitlines() if ln.startswith("torchlint probe: error")] or err.splitlines()[-5:]
-        raise JsonRpcInvalidParams(f"probe failed (exit {proc.returncode}): {' '.join(lines)[-2000:]}")
+    failure = _failure(proc.returncode, stderr.decode("utf-8", "replace"), python)
+    if failure:
+        raise JsonRpcInvalidParams(failure)
     return stdout.decode("utf-8", "replace")
+
+
+def _failure(returncode: int | None, err: str, python: str) -> str | None:
+    """Why a probe run failed, as the user should read it; None when it ran (its report says the rest)."""
+    if "cannot import torch in" in err:
+        # The script's interpreter lacks torch, and torch is all it needs: the probe runs from this torchlint.
+        return f"the probe needs torch in {python}: install it there with `pip install torch`"
+    if "No module named" in err and "torchlint.probe" in err:
+        return "probe not available: this torchlint has no `torchlint probe`"
+    if returncode not in (0, 1, 3):  # 3: the script crashed, and the report says where
+        lines = [ln for ln in err.splitlines() if ln.startswith("torchlint probe: error")] or err.splitlines()[-5:]
+        return f"probe failed (exit {returncode}): {' '.join(lines)[-2000:]}"
+    return None
 
 
 async def _stop(proc: asyncio.subprocess.Process) -> None:
@@ -83,27 +132,78 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
         await proc.wait()
 
 
-def _diagnostics(out: str, path: str) -> list[types.Diagnostic]:
-    """The probe's JSON observations that concern `path`, as diagnostics."""
+def _report(out: str, path: str, encoding: str) -> ProbeRun:
+    """The probe's JSON report, as far as it concerns `path`."""
     try:
         data = json.loads(out or "[]")
     except ValueError:
         raise JsonRpcInvalidParams("probe printed something that is not JSON") from None
     items = data.get("observations", []) if isinstance(data, dict) else data
-    diags: list[types.Diagnostic] = []
+    findings = data.get("findings", []) if isinstance(data, dict) else []
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    index = LineIndex(text, encoding)
+    result = ProbeRun()
     for item in items if isinstance(items, list) else []:
-        if not isinstance(item, dict) or "message" not in item:
+        if not isinstance(item, dict) or "message" not in item or not _here(item, path):
             continue
-        where = item.get("path")
-        if where and os.path.abspath(str(where)) != os.path.abspath(path):
-            continue
-        line = max(int(item.get("line") or 1) - 1, 0)
-        col = max(int(item.get("column") or 1) - 1, 0)
-        level = _LEVELS.get(str(item.get("severity")), types.DiagnosticSeverity.Warning)
-        rng = types.Range(types.Position(line, col), types.Position(line, 10_000))  # the whole line
-        message = str(item["message"])
-        if item.get("count"):
-            message += f" (seen at runtime in {item['count']} step{'s' if item['count'] != 1 else ''})"
-        code = item.get("code") or item.get("kind")
-        diags.append(types.Diagnostic(rng, message, severity=level, code=code, source=SOURCE))
-    return diags
+        result.observations.append(_observation(item, index))
+    for f in findings if isinstance(findings, list) else []:
+        if isinstance(f, dict) and f.get("status") in _STATUS_WORDS and _here(f, path) and f.get("code"):
+            start = index.to_lsp(_int(f.get("line"), 1), _int(f.get("column"), 1))
+            result.statuses[(str(f["code"]), start.line)] = str(f["status"])
+    return result
+
+
+def _here(item: dict[str, object], path: str) -> bool:
+    where = item.get("path")
+    return not where or os.path.abspath(str(where)) == os.path.abspath(path)
+
+
+def _observation(item: dict[str, object], index: LineIndex) -> types.Diagnostic:
+    line = max(_int(item.get("line"), 1), 1)
+    if item.get("column") and item.get("end_line") and item.get("end_column"):  # the probe saw the expression
+        rng = index.range(line, _int(item["column"], 1), _int(item["end_line"], line), _int(item["end_column"], 1))
+    else:
+        start, end = _code_columns(index.lines[line - 1] if line <= len(index.lines) else "")
+        rng = index.range(line, start, line, end)
+    level = _LEVELS.get(str(item.get("severity")), types.DiagnosticSeverity.Warning)
+    message = str(item["message"])
+    count = _int(item.get("count"), 0)
+    if count:
+        message += f" (seen at runtime in {count} step{'s' if count != 1 else ''})"
+    kind = str(item.get("code") or item.get("kind") or "")
+    return types.Diagnostic(
+        rng,
+        message,
+        severity=level,
+        code=kind or None,
+        code_description=types.CodeDescription(href=KIND_DOCS_URL) if kind else None,
+        source=SOURCE,
+    )
+
+
+def _int(value: object, default: int) -> int:
+    if isinstance(value, (int, str)):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    return default
+
+
+def _code_columns(line: str) -> tuple[int, int]:
+    """The 1-based columns of the code on `line`: from its first character to its last before a comment."""
+    start = len(line) - len(line.lstrip()) + 1
+    end = len(line.rstrip()) + 1
+    try:
+        for tok in tokenize.generate_tokens(StringIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                end = len(line[: tok.start[1]].rstrip()) + 1
+                break
+    except (tokenize.TokenError, SyntaxError):  # a line of a longer statement: no comment found is fine
+        pass
+    return start, max(end, start)

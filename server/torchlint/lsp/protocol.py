@@ -37,6 +37,23 @@ from torchlint.lsp import sync
 log = logging.getLogger("torchlint.lsp")
 
 
+class _RefusalsAtDebug(logging.Filter):
+    """pygls logs every request a handler refuses (InvalidParams: "save the script first", "the probe
+    needs torch") as an ERROR with a traceback. The refusal is the answer, and the server reports it
+    to the client's log (server.report_server_error): here it is a debug line, so the user reads it once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], JsonRpcInvalidParams):
+            record.msg, record.args = f"{record.getMessage()}: {record.exc_info[1]}", ()
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return log.isEnabledFor(logging.DEBUG)
+        return True
+
+
+_REFUSALS = _RefusalsAtDebug()
+
+
 class _Dropped:
     """A message that was answered (or logged) while being parsed."""
 
@@ -46,6 +63,7 @@ class _Dropped:
 class Protocol(LanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        logging.getLogger("pygls.protocol.json_rpc").addFilter(_REFUSALS)  # once: a filter is added once
         # Documents whose text is no longer the editor's; a reopened document is a new object.
         self.lost: weakref.WeakSet[TextDocument] = weakref.WeakSet()
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
 
 from torchlint import __version__
@@ -64,7 +64,11 @@ class TorchlintServer(LanguageServer):
         """Log instead of popping up: the user cannot act on a protocol hiccup."""
         if isinstance(error, JsonRpcRequestCancelled):
             return  # the user asked for it
-        log.error("%s: %s", getattr(source, "__name__", source), error)
+        if isinstance(error, JsonRpcInvalidParams):
+            # A refusal (the probe without torch, an unsaved file): the client's log gets it below, once.
+            log.debug("%s: %s", getattr(source, "__name__", source), error)
+        else:
+            log.error("%s: %s", getattr(source, "__name__", source), error)
         try:
             self.window_log_message(types.LogMessageParams(types.MessageType.Error, f"torchlint server: {error}"))
         except Exception:

@@ -39,6 +39,7 @@ from torchlint.lsp.uris import to_path
 
 if TYPE_CHECKING:
     from torchlint.engine.incremental import ChunkParser
+    from torchlint.lsp.probe_runner import ProbeRun
 
 log = logging.getLogger("torchlint.lsp")
 
@@ -71,7 +72,7 @@ class Session:
         self.settings = FolderSettings()
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic)
         self.results: dict[str, Published] = {}  # the last lint of each open document
-        self.probe: dict[str, list[types.Diagnostic]] = {}  # the last probe run's observations per URI
+        self.probe: dict[str, ProbeRun] = {}  # the last probe run of each file, by URI
         self.lint_pool = ThreadPoolExecutor(1, thread_name_prefix="torchlint-lint")
         self._resolver: ConfigResolver | None = None
         self._generations: dict[str, int] = {}
@@ -355,9 +356,14 @@ class Session:
             self.show(uri, diags, version)
 
     def show(self, uri: str, lint: list[types.Diagnostic], version: int | None = None) -> None:
-        """Push `uri`'s lint diagnostics, with the probe's observations of it."""
-        diags = [*lint, *self.probe.get(uri, [])]
+        """Push `uri`'s lint diagnostics, with what the probe saw of it."""
+        diags = self.with_probe(uri, lint)
         self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, diags, version))
+
+    def with_probe(self, uri: str, lint: list[types.Diagnostic]) -> list[types.Diagnostic]:
+        """`uri`'s lint diagnostics marked as the last probe run judged them, and its observations."""
+        run = self.probe.get(uri)
+        return run.with_lint(lint) if run else lint
 
     def clear(self, uris: Iterable[str]) -> None:
         if self.pull:

@@ -35,12 +35,15 @@ class Observation:
     facts: dict
     steps: set = field(default_factory=set)
     stack: list = field(default_factory=list)  # the user's call chain, innermost first (Site.stack)
+    span: tuple[int, int, int, int] | None = None  # the expression at `line` (Site.span), for editors
 
     def to_json(self) -> dict:
+        where = {} if self.span is None else dict(zip(("column", "end_line", "end_column"), self.span[1:]))
         return {
             "kind": self.kind,
             "path": self.path,
             "line": self.line,
+            **where,
             "message": self.message,
             "count": len(self.steps),
             "first_step": self.first_step,
@@ -69,14 +72,16 @@ class Observations:
         if obs is None:
             if site.via and "via" not in facts:
                 facts = {**facts, "via": site.via}
-            obs = self._items[k] = Observation(kind, site.path, site.line, message, step, facts, stack=site.stack())
+            obs = self._items[k] = Observation(
+                kind, site.path, site.line, message, step, facts, stack=site.stack(), span=site.span()
+            )
         obs.steps.add(step)
         return obs
 
     def replace(self, kind: str, site: Site, key: object, message: str, facts: dict, steps: set, first: int) -> None:
         """Set an observation computed as a whole (end-of-run summaries)."""
         self.summaries[(kind, site.path, site.line, key)] = Observation(
-            kind, site.path, site.line, message, first, facts, set(steps), site.stack()
+            kind, site.path, site.line, message, first, facts, set(steps), site.stack(), site.span()
         )
 
     def items(self) -> list[Observation]:

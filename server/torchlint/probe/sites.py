@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import itertools
+import linecache
 import os
 import sys
 import sysconfig
@@ -36,13 +38,35 @@ class Site:
     # The user frames that called this line, innermost first (a custom module's `forward` line is
     # reached from the training loop's `model(x)`): a static finding on any of them is the same problem.
     callers: tuple[tuple[str, int], ...] = field(default=(), compare=False)
+    # The frame's code and its last instruction: where on the line it was, which `span` works out
+    # only for an observation (the editor marks the expression, not the whole line).
+    code: object = field(default=None, compare=False, repr=False)
+    lasti: int = field(default=-1, compare=False, repr=False)
 
     def key(self) -> tuple[str, int]:
         return (self.path, self.line)
 
+    def span(self) -> tuple[int, int, int, int] | None:
+        """The 1-based (line, column, end line, end column) of the expression the frame was evaluating,
+        columns in code points; None before Python 3.11, or when the expression does not start on `line`."""
+        positions = getattr(self.code, "co_positions", None)
+        if positions is None or self.lasti < 0:
+            return None
+        pos = next(itertools.islice(positions(), self.lasti // 2, None), None)
+        if pos is None or None in pos or pos[0] != self.line:
+            return None
+        line, end_line, col, end_col = pos
+        return (line, _chars(self.path, line, col) + 1, end_line, _chars(self.path, end_line, end_col) + 1)
+
     def stack(self) -> list[dict]:
         """The user's call chain as JSON, innermost first, this line included."""
         return [{"path": self.path, "line": self.line}, *({"path": p, "line": n} for p, n in self.callers)]
+
+
+def _chars(path: str, line: int, offset: int) -> int:
+    """A UTF-8 byte offset into `line` of `path` (what co_positions gives) as a code-point count."""
+    text = linecache.getline(path, line)
+    return len(text.encode("utf-8")[:offset].decode("utf-8", "replace")) if text else offset
 
 
 class Attributor:
@@ -77,7 +101,8 @@ class Attributor:
             code = frame.f_code
             name = code.co_filename
             if self.is_user(name):
-                return Site(self.real(name), frame.f_lineno, via, self._callers(frame.f_back) if callers else ())
+                caller_sites = self._callers(frame.f_back) if callers else ()
+                return Site(self.real(name), frame.f_lineno, via, caller_sites, code, frame.f_lasti)
             if via is None and want and not name.startswith(_PROBE_DIR) and not name.endswith(_PLUMBING):
                 module = frame.f_globals.get("__name__", "?")
                 via = f"{module}.{getattr(code, 'co_qualname', code.co_name)}"

@@ -146,7 +146,7 @@ class TrainingChecks:
 
     def _site(self, callers: bool = False) -> Site | None:
         site = self.s.attributor.site(callers=callers)
-        return Site(site.path, site.line, None, site.callers) if site is not None else None
+        return Site(site.path, site.line, None, site.callers, site.code, site.lasti) if site is not None else None
 
     # -- construction-time records --------------------------------------------------------------
     def _param_made(self, module, name, param):

@@ -2,7 +2,7 @@
 import * as assert from 'node:assert';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { controller, diagnosticsWith, waitFor, workspaceUri } from './helpers';
+import { codes, controller, diagnosticsWith, waitFor, workspaceUri } from './helpers';
 
 suite('Client', () => {
   test('runs the server on the configured interpreter', async () => {
@@ -20,16 +20,29 @@ suite('Client', () => {
     await diagnosticsWith(uri, 'TL601');
   });
 
-  test('"Show Rule Documentation" opens the rule of the finding under the cursor', async () => {
+  test('"Show Rule Documentation" opens the rule of the finding under the cursor, read-only, and so does its code link', async () => {
     const uri = workspaceUri('severity.py');
     const editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
     const [diag] = await diagnosticsWith(uri, 'TL601');
     editor.selection = new vscode.Selection(diag.range.start, diag.range.start);
     const doc = await vscode.commands.executeCommand<vscode.TextDocument>('torchlint.showRuleDocumentation');
     assert.ok(doc, 'a documentation document');
+    assert.strictEqual(doc.uri.toString(), 'torchlint-docs:/TL601.md', 'a virtual document, served offline by the server');
     assert.strictEqual(doc.languageId, 'markdown');
-    assert.match(doc.getText(), /TL601/);
+    assert.ok(!doc.isDirty && !doc.isUntitled, 'nothing to save on close');
+    assert.ok(!vscode.workspace.textDocuments.some((d) => d.isUntitled), 'no Untitled buffer');
+    assert.match(doc.getText(), /^# TL601/);
     assert.match(doc.getText(), /weights_only/);
+
+    // The code's link opens the same docs through the command, with the code as its argument.
+    assert.ok(typeof diag.code === 'object', 'the code carries a link');
+    const target = diag.code.target;
+    assert.strictEqual(target.scheme, 'command');
+    assert.strictEqual(target.path, 'torchlint.showRuleDocumentation');
+    const args = JSON.parse(decodeURIComponent(target.query)) as string[];
+    assert.deepStrictEqual(args, ['TL601']);
+    const linked = await vscode.commands.executeCommand<vscode.TextDocument>(target.path, ...args);
+    assert.strictEqual(linked?.uri.toString(), 'torchlint-docs:/TL601.md');
   });
 
   test('switching to the bundled server restarts it, and the bundled server lints', async () => {
@@ -77,13 +90,23 @@ suite('Runtime probe', () => {
     const cfg = vscode.workspace.getConfiguration('torchlint');
     await cfg.update('probe.enabled', true, vscode.ConfigurationTarget.Workspace);
     try {
-      const result = await vscode.commands.executeCommand<{ observations: number }>('torchlint.runProbeOnFile');
+      const result = await vscode.commands.executeCommand<{ observations: number; confirmed: number }>('torchlint.runProbeOnFile');
       assert.ok(result && result.observations >= 1, `the probe observed something: ${JSON.stringify(result)}`);
       const seen = await waitFor('a probe diagnostic', () =>
         vscode.languages.getDiagnostics(uri).find((d) => d.source === 'torchlint-probe'),
       );
       assert.match(seen.message, /never cleared/);
-      assert.strictEqual(seen.range.start.line, 10, 'on the opt.step() line');
+      // at `opt.step()` itself, not from column 1
+      assert.deepStrictEqual([seen.range.start.line, seen.range.start.character, seen.range.end.character], [10, 4, 14]);
+      assert.ok(typeof seen.code === 'object' && seen.code.value === 'grads-not-cleared', 'the kind, with a link');
+      const docs = await vscode.commands.executeCommand<vscode.TextDocument>('torchlint.showRuleDocumentation', 'grads-not-cleared');
+      assert.match(docs?.getText() ?? '', /^# Runtime probe: grads-not-cleared/);
+      // the static finding the run confirmed says so
+      assert.strictEqual(result.confirmed, 1);
+      const marked = await waitFor('TL101 marked confirmed', () =>
+        vscode.languages.getDiagnostics(uri).find((d) => d.source === 'torchlint' && /confirmed by the runtime probe/.test(d.message)),
+      );
+      assert.strictEqual(codes([marked])[0], 'TL101');
     } finally {
       await cfg.update('probe.enabled', undefined, vscode.ConfigurationTarget.Workspace);
     }

@@ -1,5 +1,7 @@
 /** Waiting on the real VS Code API: diagnostics, the extension, its server. */
 import * as assert from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ServerController } from '../../../src/server';
 
@@ -70,4 +72,18 @@ export async function quickFixes(uri: vscode.Uri, diagnostic: vscode.Diagnostic)
   // The API drops `diagnostics` from the actions it returns: the server names the code in each title.
   const code = codes([diagnostic])[0];
   return (actions ?? []).filter((a) => a.title.includes(code));
+}
+
+/**
+ * A screenshot of the window as it is now, as `<name>.png` in the run's output folder: the driver
+ * outside the browser (runSuite.mjs) takes it when it sees the request file, then removes the file.
+ */
+export async function screenshot(name: string): Promise<void> {
+  const dir = process.env.TORCHLINT_E2E_SHOTS;
+  assert.ok(dir, 'the driver names a folder for screenshots (TORCHLINT_E2E_SHOTS)');
+  await new Promise((r) => setTimeout(r, 1000)); // squiggles and the Problems count render after the diagnostics
+  const request = path.join(dir, `${name}.shot-request`);
+  fs.writeFileSync(request, name);
+  await waitFor(`the screenshot ${name}`, () => !fs.existsSync(request), 30_000);
+  assert.ok(fs.existsSync(path.join(dir, `${name}.png`)), `${name}.png was written`);
 }

@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert';
 import * as vscode from 'vscode';
-import { codes, diagnosticsWith, diagnosticsWithout, quickFixes, waitFor, workspaceUri } from './helpers';
+import { codes, diagnosticsWith, diagnosticsWithout, quickFixes, screenshot, waitFor, workspaceUri } from './helpers';
 import { apply } from './python.test';
 
 const LOOP = [
@@ -125,10 +125,12 @@ suite('Notebooks', () => {
     assert.deepStrictEqual(onLine(pasted, 'TL101'), [3], 'on the `for` line, not on print("start")');
 
     const [diag] = pasted.filter((d) => codes([d])[0] === 'TL101');
+    await screenshot('notebook-before-fix');
     const fix = (await quickFixes(cell.uri, diag)).find((a) => a.title.includes('zero_grad'));
     assert.ok(fix, 'a zero_grad fix');
     await apply(fix);
     await diagnosticsWithout(cell.uri, 'TL101');
+    await screenshot('notebook-after-fix');
     assert.strictEqual(
       cell.getText(),
       `print('start')\n${LOOP.replace('for x, y in loader:\n', 'for x, y in loader:\n    opt.zero_grad()\n')}`,

@@ -62,6 +62,47 @@ suite('Python files', () => {
     await doc.save();
   });
 
+  test('a severity prefix applies to every rule it starts, and the longest match wins', async () => {
+    const doc = await open('severity.py');
+    await diagnosticsWith(doc.uri, 'TL601');
+    const level = () => vscode.languages.getDiagnostics(doc.uri).find((d) => codes([d])[0] === 'TL601')?.severity;
+    const cfg = vscode.workspace.getConfiguration('torchlint');
+    try {
+      await cfg.update('severity', { TL6: 'error' }, vscode.ConfigurationTarget.Workspace);
+      await waitFor('TL601 as an error through "TL6"', () => level() === vscode.DiagnosticSeverity.Error);
+      await cfg.update('severity', { TL6: 'error', TL60: 'error', TL601: 'info' }, vscode.ConfigurationTarget.Workspace);
+      await waitFor('TL601 as info through its own code', () => level() === vscode.DiagnosticSeverity.Information);
+      await cfg.update('severity', { TL6: 'info', TL60: 'error' }, vscode.ConfigurationTarget.Workspace);
+      await waitFor('TL601 as an error through "TL60", not "TL6"', () => level() === vscode.DiagnosticSeverity.Error);
+    } finally {
+      await cfg.update('severity', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+    await waitFor('TL601 back at its default', () => level() === vscode.DiagnosticSeverity.Warning);
+  });
+
+  test('a half-typed line shows TL000 at its position and keeps the findings of the other lines', async () => {
+    const uri = workspaceUri('half_typed.py');
+    await vscode.workspace.fs.writeFile(uri, Buffer.from('import torch\n\nstate = torch.load("a.pt")\n\n'));
+    const doc = await open('half_typed.py');
+    await diagnosticsWith(doc.uri, 'TL601');
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(doc.uri, new vscode.Position(4, 0), 'oops = foo(1,');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    const typed = await diagnosticsWith(doc.uri, 'TL000');
+    assert.deepStrictEqual(codes(typed), ['TL000', 'TL601'], 'TL601 stays while the file does not parse');
+    const syntax = typed.find((d) => codes([d])[0] === 'TL000');
+    const kept = typed.find((d) => codes([d])[0] === 'TL601');
+    assert.strictEqual(syntax?.range.start.line, 4, 'on the half-typed line');
+    assert.ok((syntax?.message.length ?? 0) < 120 && !/token/i.test(syntax?.message ?? ''), syntax?.message);
+    assert.strictEqual(kept?.range.start.line, 2);
+    const undo = new vscode.WorkspaceEdit();
+    undo.delete(doc.uri, new vscode.Range(4, 0, 4, 'oops = foo(1,'.length));
+    assert.ok(await vscode.workspace.applyEdit(undo));
+    const parsed = await diagnosticsWithout(doc.uri, 'TL000');
+    assert.deepStrictEqual(codes(parsed), ['TL601']);
+    await doc.save();
+  });
+
   test('a changed severity setting reaches the running server', async () => {
     const doc = await open('severity.py');
     await diagnosticsWith(doc.uri, 'TL601');

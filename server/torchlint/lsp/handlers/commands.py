@@ -55,12 +55,18 @@ async def apply_all_fixes(session: Session, *args: Any) -> dict[str, object]:
 
 
 def show_rule_docs(session: Session, *args: Any) -> dict[str, object]:
-    """`torchlint.showRuleDocs [code]`: a rule's documentation as Markdown."""
+    """`torchlint.showRuleDocs [code]`: a rule's documentation as Markdown, or a probe observation
+    kind's (the code of a `torchlint-probe` diagnostic)."""
     from torchlint import DOCS_URL
     from torchlint.docs import rule_markdown
+    from torchlint.lsp.probe_docs import KIND_DOCS, kind_markdown
     from torchlint.registry import rules
 
-    code = str(args[0]).strip().upper() if args else ""
+    asked = str(args[0]).strip() if args else ""
+    if asked.lower() in KIND_DOCS:
+        kind = asked.lower()
+        return {"code": kind, "name": kind, "markdown": kind_markdown(kind), "url": probe_runner.KIND_DOCS_URL}
+    code = asked.upper()
     cls = rules().get(code)
     if cls is None:
         raise JsonRpcInvalidParams(f"unknown rule {code!r} (see `torchlint rules`)")
@@ -137,13 +143,18 @@ async def run_probe(session: Session, *args: Any) -> dict[str, object]:
     if settings.probe_steps:
         limits += ["--max-steps", str(settings.probe_steps)]
     python = settings.interpreter or sys.executable
+    encoding = str(session.workspace.position_encoding)
     async with WorkDone(session.server, f"torchlint: probing {os.path.basename(path)}") as progress:
-        diags = await probe_runner.observations(python, path, progress, limits)
-    session.probe[uri] = diags
+        run = await probe_runner.run(python, path, progress, limits, encoding)
+    session.probe[uri] = run
     published = session.results.get(session.owner(uri))
     if not session.pull:
         session.show(uri, published.diagnostics.get(uri, []) if published else [])
-    return {"observations": len(diags)}
+    statuses = list(run.statuses.values())
+    return {
+        "observations": len(run.observations),
+        **{status: statuses.count(status) for status in ("confirmed", "not-observed", "not-reached")},
+    }
 
 
 # Every command the server executes, by id (the extension's manifest test reads this).

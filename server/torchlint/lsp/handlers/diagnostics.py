@@ -26,6 +26,6 @@ async def document_diagnostic(
             "the document changed while it was being linted", SERVER_CANCELLED, {"retriggerRequest": True}
         )
     return types.RelatedFullDocumentDiagnosticReport(
-        items=[*published.diagnostics.get(uri, []), *session.probe.get(uri, [])],
+        items=session.with_probe(uri, published.diagnostics.get(uri, [])),
         result_id=f"{key}@{published.generation}",
     )
