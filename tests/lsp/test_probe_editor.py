@@ -109,7 +109,7 @@ def test_without_torch_in_the_interpreter_the_advice_is_to_install_torch():
     # what `torchlint probe` prints when the script's interpreter cannot import torch (probe/child.py, cli.py)
     err = (
         "torchlint probe: error: cannot import torch in /proj/.venv/bin/python: No module named 'torch'; "
-        "install it with `pip install 'torchlint[probe]'`\n"
+        "the probe needs only torch there: `/proj/.venv/bin/python -m pip install torch`\n"
     )
     advice = probe_runner._failure(2, err, "/proj/.venv/bin/python")
     assert advice == "the probe needs torch in /proj/.venv/bin/python: install it there with `pip install torch`"

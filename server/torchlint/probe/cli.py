@@ -151,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     if result.get("error"):
         print(
-            f"torchlint probe: error: {result['error']}; install it with `pip install 'torchlint[probe]'`",
+            f"torchlint probe: error: {result['error']}; the probe needs only torch there: "
+            f"`{args.python} -m pip install torch`",
             file=sys.stderr,
         )
         return EXIT_ERROR
