@@ -278,6 +278,8 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
     def visit_Call(self, node: cst.Call) -> None:
         if not isinstance(node.func, (cst.Name, cst.Attribute)) or self.ctx.kind(node.func) & Kind.MODEL:
             return
+        if not any(self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
+            return  # no model handed over: not a validation helper's call (and no need to look it up)
         for index, param in evaluation_parameters(self.ctx, node.func):
             arg = get_arg(node, param, index)
             name = dotted(arg.value) if arg is not None else None

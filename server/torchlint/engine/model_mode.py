@@ -285,6 +285,8 @@ def _effect(ctx: FileContext, call: cst.Call, name: str) -> str | None:
         method, receiver = func.attr.value, dotted(func.value)
         if method in ("backward", "manual_backward"):
             return "backward"
+        if method == "apply" and _related(receiver, name) and len(call.args) == 1:
+            return _callee_effect(ctx, call.args[0].value, applied=True)  # `model.apply(init_weights)`
         if method in ("eval", "train", "apply"):
             on = not call.args or (method == "train" and _is_true(call.args[0].value))
             if _related(receiver, name):
@@ -296,9 +298,10 @@ def _effect(ctx: FileContext, call: cst.Call, name: str) -> str | None:
     return _callee_effect(ctx, func)
 
 
-def _callee_effect(ctx: FileContext, func: cst.BaseExpression) -> str | None:
+def _callee_effect(ctx: FileContext, func: cst.BaseExpression, applied: bool = False) -> str | None:
+    """What a function that receives the model (or, `applied`, each of its submodules) does to its mode."""
     q = ctx.qualname(func) or ""
-    if q.startswith("torch.") or ctx.builtin(func) in _NEUTRAL_BUILTINS:
+    if (q.startswith("torch.") and not applied) or ctx.builtin(func) in _NEUTRAL_BUILTINS:
         return None
     found = _function(ctx, func)
     if found is None:

@@ -114,3 +114,15 @@ def test_tl115_and_tl111_do_not_both_report(findings):
         "        opt.step()\n    model.eval()\n    with torch.no_grad():\n        model(v)\n"
     )
     assert findings(src, "TL111") != [] and findings(src, "TL115") == []
+
+
+@pytest.mark.parametrize(
+    "init,flagged",
+    [
+        ("def init(m):\n    if isinstance(m, nn.Linear):\n        nn.init.zeros_(m.weight)\n", True),
+        ("def init(m):\n    if isinstance(m, nn.BatchNorm2d):\n        m.eval()\n", False),
+    ],
+)
+def test_tl115_apply_is_read_through_the_applied_function(init, flagged, findings):
+    src = HEAD + init + "model = models.resnet18()\nmodel.apply(init)\nwith torch.no_grad():\n    out = model(x)\n"
+    assert bool(findings(src, "TL115")) is flagged
