@@ -337,6 +337,7 @@ class DeprecatedOrRemovedApi(Rule):
                 "import torch\nfrom torch.cuda.amp import autocast\n"
                 'with torch.amp.autocast("cuda", dtype=torch.float16):\n    y = model(x)\n'
             ),
+            torch_version="2.4",
         ),
     ]
 
