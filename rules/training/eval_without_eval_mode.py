@@ -8,7 +8,7 @@ from torchlint.engine.callargs import get_arg
 from torchlint.engine.graph_flow import NO_GRAD
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import EventKind, backward_call
-from torchlint.engine.model_mode import evaluation_parameters, in_training_mode, mode_dependent
+from torchlint.engine.model_mode import evaluation_helpers, evaluation_parameters, in_training_mode, mode_dependent
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, InsertAfter, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.values import current_where, values
@@ -18,7 +18,7 @@ from torchlint.findings import Severity
 
 class EvalWithoutEvalMode(Rule):
     code = "TL115"
-    requires = ("no_grad", "inference_mode")
+    requires = ("torch",)  # not `no_grad`: a validation helper of another project file may hold it
     name = "eval-without-eval-mode"
     message = (
         "`{model}` is evaluated {how} but is still in training mode: its dropout stays active and "
@@ -276,7 +276,13 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
                 )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not isinstance(node.func, (cst.Name, cst.Attribute)) or self.ctx.kind(node.func) & Kind.MODEL:
+        func = node.func
+        helpers = evaluation_helpers(self.ctx)
+        if not helpers or not isinstance(func, (cst.Name, cst.Attribute)):
+            return
+        if (func.value if isinstance(func, cst.Name) else None) not in helpers and self.ctx.qualname(
+            func
+        ) not in helpers:
             return
         if not any(self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
             return  # no model handed over: not a validation helper's call (and no need to look it up)

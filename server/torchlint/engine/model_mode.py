@@ -193,6 +193,40 @@ def evaluation_parameters(ctx: FileContext, func: cst.BaseExpression) -> list[tu
     return out
 
 
+def evaluation_helpers(ctx: FileContext) -> frozenset[str]:
+    """How this file may call a function that runs something under `no_grad` / `inference_mode`: the
+    names of its own such functions and the qualified names of the project's it imports (once per file,
+    so that other calls are not looked up)."""
+
+    def build() -> frozenset[str]:
+        found: set[str] = set()
+        if "no_grad" in ctx.text or "inference_mode" in ctx.text:
+            own = _own_summary(ctx)
+            found.update(name for name, fn in own.functions.items() if _guards(own, fn))
+        project, folder = ctx.project, ctx.semantics.folder
+        if project is None or folder is None:
+            return frozenset(found)
+        for q in set(ctx.imports.table.values()):
+            target = project.resolve(q, folder)
+            if target is not None and target[1] in target[0].functions:
+                if _guards(target[0], target[0].functions[target[1]]):
+                    found.add(q)
+                continue
+            path = project.find_module(q, folder)
+            summary = project.summary(path) if path is not None else None
+            if summary is not None:
+                found.update(f"{q}.{name}" for name, fn in summary.functions.items() if _guards(summary, fn))
+        return frozenset(found)
+
+    return ctx.shared("evaluation_helpers", build)
+
+
+def _guards(summary: ModuleSummary, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    parts = [fn, *fn.decorator_list]  # a function's source segment starts after its decorators
+    text = "".join(ast.get_source_segment(summary.text, p) or "" for p in parts)
+    return "no_grad" in text or "inference_mode" in text
+
+
 def _function(ctx: FileContext, func: cst.BaseExpression) -> tuple[ModuleSummary, ast.FunctionDef] | None:
     """A plain function of this file (top level) or of another project file, as an `ast` summary."""
     own = _own_summary(ctx)
