@@ -16,13 +16,17 @@ class WholeModelSaved(Rule):
     requires = ("save",)
     name = "whole-model-saved"
     message = (
-        "`torch.save({model}, ...)` pickles the module object — its class, by import path — so the file "
+        "`torch.save` of `{model}` pickles the module object — its class, by import path — so the file "
         "breaks when the code is refactored and needs `weights_only=False` (unsafe) to load; save `{model}.state_dict()`"
     )
     severity = Severity.INFO
     category = "correctness"
     summary = "torch.save(model) instead of torch.save(model.state_dict())"
-    what = "Flags `torch.save(m, ...)` where `m` is an `nn.Module`."
+    what = (
+        "Flags `torch.save(m, ...)` where `m` is an `nn.Module`, and a module stored as a value of a dict literal "
+        'saved that way (`torch.save({"model": model, "optimizer": opt}, path)`). Only values proven to be '
+        'modules count; a key called `"model"` proves nothing.'
+    )
     why = (
         "Pickling a module stores a reference to its class and the module path it lives in; renaming or "
         "moving that class, or changing its attributes, makes old checkpoints unloadable. Loading it also "
@@ -49,6 +53,8 @@ torch.save(model.state_dict(), "model.pt")
         'import torch\ntorch.save(model.state_dict(), "m.pt")\n',
         'import torch\ntorch.save({"model": model.state_dict(), "epoch": 3}, "m.pt")\n',
         'import torch\ntorch.jit.save(torch.jit.script(model), "m.pt")\n',
+        # the key says "model", but nothing proves the value is a module
+        'import torch\ntorch.save({"model": weights, "optimizer": opt.state_dict()}, "m.pt")\n',
     ]
     INVALID = [
         Invalid(
@@ -56,17 +62,33 @@ torch.save(model.state_dict(), "model.pt")
             line=3,
             fixed="import torch\nnet = torch.nn.Sequential()\ntorch.save(net.state_dict(), path)\n",
         ),
+        Invalid(
+            "import torch\nnet = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            'torch.save({"model": net, "optimizer": opt.state_dict()}, path)\n',
+            line=4,
+            fixed="import torch\nnet = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            'torch.save({"model": net.state_dict(), "optimizer": opt.state_dict()}, path)\n',
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) != "torch.save" or not node.args:
             return
         obj = get_arg(node, "obj", 0)
-        if obj is None or not dotted(obj.value) or not self.ctx.kind(obj.value) & Kind.MODEL:
+        if obj is None:
             return
-        name = dotted(obj.value)
-        self.report(
-            obj.value,
-            self.message.format(model=name),
-            fix=fix("Save the state_dict", Replace(obj.value, f"{name}.state_dict()"), applicability=UNSAFE),
+        saved = obj.value
+        # `torch.save({"model": model, "optimizer": opt.state_dict()}, path)`: each value of a dict literal
+        values = (
+            [e.value for e in saved.elements if isinstance(e, cst.DictElement)]
+            if isinstance(saved, cst.Dict)
+            else [saved]
         )
+        for value in values:
+            name = dotted(value)
+            if name and self.ctx.kind(value) & Kind.MODEL:
+                self.report(
+                    value,
+                    self.message.format(model=name),
+                    fix=fix("Save the state_dict", Replace(value, f"{name}.state_dict()"), applicability=UNSAFE),
+                )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import int_value
+from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.shapes import dim_name, unpacked_dims
 from torchlint.findings import Severity
 from torchlint.rules.devices._helpers import target_names
 
@@ -30,7 +32,9 @@ class ViewOnNonContiguous(Rule):
         "Flags `.view(shape)` applied to the result of `.transpose`, `.permute`, `.t()`, `.mT`, `.expand` "
         "and similar (directly, or through a variable) with no `.contiguous()` in between, when the view "
         "must merge dimensions the operation made non-adjacent (flattening; fewer dimensions than "
-        "`permute`/`expand` produced; a transpose's dimensions merged). Splitting views are valid and not flagged."
+        "`permute`/`expand` produced; a transpose's dimensions merged). Splitting views are valid and not flagged, "
+        "and so is a view that asks for exactly the shape the transposed tensor has, when the code proves it: "
+        "after `b, t, d = x.shape`, `x.transpose(1, 2).view(b, d, t)` changes nothing and succeeds."
     )
     why = (
         "These operations return strided views whose memory is not laid out in row-major order; `.view` "
@@ -53,6 +57,8 @@ class ViewOnNonContiguous(Rule):
         # merging dims 2 and 3 of the input, which stay adjacent
         "emb = pos.permute(0, 2, 3, 1).view(1, -1, dim)\n",
         "q = q.view(B, N, H, D).transpose(1, 2)\nk = k.view(B, N, H, D).transpose(1, 2)\n",
+        # the view keeps the transposed shape (b, d, t) exactly: nothing to merge
+        "def f(x):\n    b, t, d = x.shape\n    return x.transpose(1, 2).view(b, d, t)\n",
     ]
     INVALID = [
         Invalid(
@@ -70,6 +76,12 @@ def f(x):
 """,
         ),
         Invalid("y = w.mT.view(-1)\n", line=1, fixed="y = w.mT.reshape(-1)\n"),
+        # the shape is known, and the view merges the swapped dims
+        Invalid(
+            "def f(x):\n    b, t, d = x.size()\n    return x.transpose(1, 2).view(b, t, d)\n",
+            line=3,
+            fixed="def f(x):\n    b, t, d = x.size()\n    return x.transpose(1, 2).reshape(b, t, d)\n",
+        ),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -115,13 +127,51 @@ def f(x):
         elif len(shape) == 1 and not isinstance(shape[0], (cst.Integer, cst.UnaryOperation, cst.BinaryOperation)):
             return  # `.view(shape_kv)`: a shape held in a variable, of unknown length
         op = self._op(func.value)
-        if op is not None and _must_merge(op, shape):
+        if op is not None and _must_merge(op, shape) and not self._keeps_shape(op, shape):
             name = op.func.attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
             self.report(
                 node,
                 self.message.format(op=name),
                 fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape"), applicability=SAFE),
             )
+
+    def _keeps_shape(self, op: cst.BaseExpression, shape: list) -> bool:
+        """`x.transpose(1, 2).view(b, d, t)` after `b, t, d = x.shape`: the view asks for the shape the
+        transposed tensor already has, which never needs to merge memory (valid on any strides)."""
+        receiver = op.func.value if isinstance(op, cst.Call) else op.value
+        tensor = dotted(receiver)
+        dims = unpacked_dims(self.ctx, receiver, op) if tensor is not None else None
+        after = _reordered(op, dims) if dims is not None and tensor is not None else None
+        if after is None or tensor is None or dims is None or len(after) != len(shape):
+            return False
+        wanted = [None if int_value(d) == -1 else dim_name(d, tensor, dims) for d in shape]
+        inferred = [i for i, d in enumerate(shape) if int_value(d) == -1]
+        if len(inferred) > 1 or any(w is None for i, w in enumerate(wanted) if i not in inferred):
+            return False
+        return all(w == a for i, (w, a) in enumerate(zip(wanted, after)) if i not in inferred)
+
+
+def _reordered(op: cst.BaseExpression, dims: list[str]) -> list[str] | None:
+    """The dimensions after a transpose-like op (None: not a pure reordering, or unknown arguments)."""
+    rank = len(dims)
+    if isinstance(op, cst.Attribute):
+        if op.attr.value == "T":
+            return dims[::-1]
+        return [*dims[:-2], dims[-1], dims[-2]] if op.attr.value == "mT" and rank >= 2 else None
+    method = op.func.attr.value
+    args = _int_args(op) if op.args else []
+    if args is None or any(not -rank <= a < rank for a in args):
+        return None
+    args = [a % rank for a in args]
+    if method == "t" and not args and rank == 2:
+        return dims[::-1]
+    if method in ("transpose", "swapaxes", "swapdims") and len(args) == 2:
+        out = list(dims)
+        out[args[0]], out[args[1]] = out[args[1]], out[args[0]]
+        return out
+    if method == "permute" and sorted(args) == list(range(rank)):
+        return [dims[a] for a in args]
+    return None
 
 
 def _is_product(expr: cst.BaseExpression) -> bool:

@@ -9,8 +9,9 @@ from typing import ClassVar
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, int_value, is_name
+from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_statements, small_statements
 from torchlint.findings import Severity
 
@@ -126,17 +127,23 @@ def _upsampling(mode: str) -> Callable:
     return rewrite
 
 
-def _autocast(call: cst.Call, torch: str) -> str | None:
-    if has_star(call):
-        return None
-    inner = _joined(a.value if a.keyword is None else a for a in call.args)
-    return f'{torch}.amp.autocast("cuda"{", " if inner else ""}{inner})'
+def _on_cuda(path: str) -> Callable:
+    """`torch.cuda.amp.X(args)` -> `torch.amp.X("cuda", args)`: the device-generic API with the device first."""
+
+    def rewrite(call: cst.Call, torch: str) -> str | None:
+        if has_star(call):
+            return None
+        inner = _joined(a.value if a.keyword is None else a for a in call.args)
+        return f'{torch}.{path}("cuda"{", " if inner else ""}{inner})'
+
+    return rewrite
 
 
 @dataclass(frozen=True)
 class Replacement:
     use: str  # what to use instead, for the message
     rewrite: Callable | None = None
+    since: tuple[int, int] = (0, 0)  # the torch release that deprecated it: silent for older targets
 
 
 # Deprecated: they still run (with a warning) on current torch. Removed ones are TL710's table.
@@ -166,7 +173,16 @@ _TABLE: dict[str, Replacement] = {
         "torch.utils._pytree.register_pytree_node", rewrite=_rename("utils._pytree.register_pytree_node")
     ),
     "torch.backends.cuda.sdp_kernel": Replacement("torch.nn.attention.sdpa_kernel"),
-    "torch.cuda.amp.autocast": Replacement('torch.amp.autocast("cuda", ...)', rewrite=_autocast),
+    "torch.cuda.amp.autocast": Replacement(
+        'torch.amp.autocast("cuda", ...)', rewrite=_on_cuda("amp.autocast"), since=(2, 4)
+    ),
+    "torch.cuda.amp.GradScaler": Replacement(
+        'torch.amp.GradScaler("cuda", ...)', rewrite=_on_cuda("amp.GradScaler"), since=(2, 4)
+    ),
+    # TorchScript: deprecated in 2.5 (its docs), warning on every call in later releases
+    "torch.jit.script": Replacement("torch.compile or torch.export", since=(2, 5)),
+    "torch.jit.trace": Replacement("torch.export or torch.compile", since=(2, 5)),
+    "torch.jit.freeze": Replacement("torch.compile", since=(2, 5)),
     "torch.set_default_tensor_type": Replacement("torch.set_default_dtype / torch.set_default_device"),
     "torchvision.transforms.v2.ToTensor": Replacement(
         "v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])"
@@ -179,6 +195,10 @@ _TABLE: dict[str, Replacement] = {
         "torch.utils.data.default_convert", rewrite=_rename("utils.data.default_convert")
     ),
 }
+_LAUNCH = "torch.distributed.launch"
+_LAUNCH_DEPRECATED = (1, 10)  # torchrun's release; the module warns since
+_TYPED_STORAGE_DEPRECATED = (2, 0)
+
 for _fn in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize"):
     _TABLE[f"functorch.{_fn}"] = Replacement(f"torch.func.{_fn}", rewrite=_rename(f"func.{_fn}"))
 
@@ -196,6 +216,19 @@ def _imported_twice(ctx, local: str) -> bool:
     return len(sources) > 1
 
 
+def _as_imported(ctx, node: cst.BaseExpression) -> str | None:
+    """The qualified name of a name chain as its import spells it (no canonical folding)."""
+    text = dotted(node)
+    head, _, rest = (text or "").partition(".")
+    base = ctx.imports.table.get(head)
+    return None if base is None else f"{base}.{rest}" if rest else base
+
+
+def _is_launch(module: str | None) -> bool:
+    """`torch.distributed.launch` or a module under it (not `torch.distributed.launcher`, the elastic API)."""
+    return module is not None and (module == _LAUNCH or module.startswith(_LAUNCH + "."))
+
+
 def torch_alias(ctx) -> str | None:
     """The local name bound to the `torch` module (`import torch`, `import torch as T`), if any."""
     for local, q in ctx.imports.table.items():
@@ -208,7 +241,7 @@ class DeprecatedOrRemovedApi(Rule):
     code = "TL701"
     table: ClassVar[dict[str, Replacement]] = _TABLE
     status = "deprecated"
-    requires = tuple({q.rpartition(".")[2] for q in _TABLE} | {"functorch"})
+    requires = tuple({q.rpartition(".")[2] for q in _TABLE} | {"functorch", "launch", "storage"})
     name = "deprecated-or-removed-api"
     message = "`{old}` is {status}; use `{new}`"
     severity = Severity.WARNING
@@ -217,8 +250,14 @@ class DeprecatedOrRemovedApi(Rule):
     what = (
         "Flags calls to torch functions that are deprecated but still run on current PyTorch (`torch.qr`, "
         "`torch.lu`, `torch.cholesky`, `torch.chain_matmul`, `torch.range`, `torch.norm`, `torch.ger`, "
-        "`functorch.*`, `torch.cuda.amp.autocast`, ...) and non-public aliases of public ones — TorchFix's "
-        "TOR101/TOR103/TOR104/TOR105/TOR202 set. Functions already removed (they raise) are TL710. A "
+        "`functorch.*`, ...) and non-public aliases of public ones — TorchFix's "
+        "TOR101/TOR103/TOR104/TOR105/TOR202 set. Keyed to the torch version the project targets (see "
+        "`torch-version`), each only from the release that deprecated it: `torch.cuda.amp.autocast` / "
+        '`GradScaler` (2.4; use `torch.amp.autocast("cuda")` / `torch.amp.GradScaler("cuda")`), '
+        "`torch.jit.script` / `trace` / `freeze` (2.5, TorchScript; use `torch.compile` / `torch.export`), "
+        "`Tensor.storage()` on a value proven to be a tensor (2.0, TypedStorage; use `untyped_storage()`), and "
+        "imports of `torch.distributed.launch` (use `torchrun`; a `python -m torch.distributed.launch` command "
+        "line is not Python and not checked). Functions already removed (they raise) are TL710. A "
         'modernisation rule: off by default, on with `extend-select = ["TL7"]` or `["TL701"]`.'
     )
     why = (
@@ -232,7 +271,11 @@ class DeprecatedOrRemovedApi(Rule):
         "Safe: offered only where the rewrite keeps behaviour: renames with identical signatures, `qr(some=)` -> "
         "`mode=`, `cholesky(upper=True)` -> `.mH`, `chain_matmul` -> `multi_dot([...])`, `range` with literal "
         "integer bounds (keeping its floating dtype), vector cases of `norm`, `lu_solve` argument order. "
-        "Others (`solve`, `svd`, `triangular_solve`, ...) change return values and are left to you."
+        '`torch.cuda.amp.autocast(...)` / `GradScaler(...)` -> `torch.amp.autocast("cuda", ...)` / '
+        '`torch.amp.GradScaler("cuda", ...)`. '
+        "Others (`solve`, `svd`, `triangular_solve`, TorchScript, ...) change return values and are left to you. "
+        "Unsafe: `t.storage()` -> `t.untyped_storage()`, which counts and indexes bytes, not elements "
+        "(`.size()`, `[i]` and `.tolist()` of the result change; `.data_ptr()` does not)."
     )
     VALID = [
         "import torch\nq, r = torch.linalg.qr(a)\nx = torch.arange(10)\n",
@@ -241,6 +284,10 @@ class DeprecatedOrRemovedApi(Rule):
         "import torch\nn = torch.linalg.vector_norm(x, dim=1)\n",
         "try:\n    from torch.func import vmap\nexcept ImportError:\n    from functorch import vmap\nys = vmap(f)(xs)\n",
         "import torch\nx = torch.solve(b, A)\n",  # removed, not deprecated: TL710
+        "import torch\nscaler = torch.amp.GradScaler('cuda')\nwith torch.autocast('cuda'):\n    y = model(x)\n",
+        "from torch.distributed.launcher.api import elastic_launch\n",  # the elastic API, not the old launcher
+        "s = dataset.storage()\n",  # not proven to be a tensor
+        "import torch\nx = torch.zeros(4)\ns = x.untyped_storage()\n",
     ]
     INVALID = [
         Invalid(
@@ -270,20 +317,89 @@ class DeprecatedOrRemovedApi(Rule):
             fixed="import torch\nn = torch.linalg.vector_norm(x, ord=2, dim=-1)\n",
         ),
         Invalid(
+            "import torch\nscaler = torch.cuda.amp.GradScaler(init_scale=1024)\n",
+            line=2,
+            fixed='import torch\nscaler = torch.amp.GradScaler("cuda", init_scale=1024)\n',
+            torch_version="2.4",
+        ),
+        Invalid("import torch\ntraced = torch.jit.trace(model, example)\n", line=2, torch_version="2.5"),
+        Invalid("import torch\n\n@torch.jit.script\ndef f(x):\n    return x + 1\n", line=3, torch_version="2.5"),
+        Invalid("from torch.distributed.launch import main\nmain()\n", line=1),
+        Invalid(
+            "import torch\nx = torch.zeros(4)\nptr = x.storage().data_ptr()\n",
+            line=3,
+            fixed="import torch\nx = torch.zeros(4)\nptr = x.untyped_storage().data_ptr()\n",
+        ),
+        Invalid(
             "import torch\nfrom torch.cuda.amp import autocast\nwith autocast(dtype=torch.float16):\n    y = model(x)\n",
             line=3,
             fixed=(
                 "import torch\nfrom torch.cuda.amp import autocast\n"
                 'with torch.amp.autocast("cuda", dtype=torch.float16):\n    y = model(x)\n'
             ),
+            torch_version="2.4",
         ),
     ]
 
-    def visit_Call(self, node: cst.Call) -> None:
-        q = self.ctx.qualname(node.func)
-        entry = self.table.get(q) if q else None
-        if entry is None:
+    def _entry(self, func: cst.BaseExpression) -> tuple[str, Replacement] | None:
+        """The table entry `func` names, as imported (`torch.cuda.amp.GradScaler` is not folded into
+        `torch.amp.GradScaler` here), for the target torch version."""
+        for q in (_as_imported(self.ctx, func), self.ctx.qualname(func)):
+            entry = self.table.get(q) if q else None
+            if entry is not None and q is not None:
+                return (q, entry) if self.ctx.torch_version.pair >= entry.since else None
+        return None
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        """`@torch.jit.script` without parentheses (a call is visit_Call's)."""
+        if not isinstance(node.decorator, cst.Call):
+            found = self._entry(node.decorator)
+            if found is not None:
+                q, entry = found
+                self.report(node.decorator, self.message.format(old=q, status=self.status, new=entry.use))
+
+    def _deprecations_beyond_the_table(self) -> bool:
+        """Deprecated methods and modules are TL701's, not the removed-function table's (TL710)."""
+        return self.table is _TABLE
+
+    def visit_Import(self, node: cst.Import) -> None:
+        if self._deprecations_beyond_the_table() and any(_is_launch(dotted(a.name)) for a in node.names):
+            self._report_launch(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if not self._deprecations_beyond_the_table() or node.relative or node.module is None:
             return
+        module = dotted(node.module) or ""
+        names = node.names if not isinstance(node.names, cst.ImportStar) else ()
+        if _is_launch(module) or (module == "torch.distributed" and any(is_name(a.name, "launch") for a in names)):
+            self._report_launch(node)
+
+    def _report_launch(self, node: cst.CSTNode) -> None:
+        if self.ctx.torch_version.pair >= _LAUNCH_DEPRECATED:
+            self.report(
+                node, self.message.format(old=_LAUNCH, status=self.status, new="torchrun (torch.distributed.run)")
+            )
+
+    def _typed_storage(self, node: cst.Call) -> None:
+        """`t.storage()` on a proven tensor: TypedStorage, deprecated since 2.0 -> `t.untyped_storage()`."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "storage" or node.args:
+            return
+        if self.ctx.torch_version.pair < _TYPED_STORAGE_DEPRECATED or not self.ctx.kind(func.value) & Kind.TENSOR:
+            return
+        self.report(
+            node,
+            self.message.format(old="Tensor.storage()", status=self.status, new="Tensor.untyped_storage()"),
+            fix=fix("Use `untyped_storage()`", Replace(func.attr, "untyped_storage"), applicability=UNSAFE),
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._deprecations_beyond_the_table():
+            self._typed_storage(node)
+        found = self._entry(node.func)
+        if found is None:
+            return
+        q, entry = found
         if isinstance(node.func, cst.Name) and _imported_twice(self.ctx, node.func.value):
             return  # `try: from torch.func import vmap / except ImportError: from functorch import vmap`
         edit = None

@@ -34,3 +34,22 @@ def test_tl305_merge_heuristic(expr, flagged, findings):
 def test_tl305_variable_flow_is_per_function(findings):
     src = "def a(x):\n    h = x.transpose(0, 1)\n    return h\ndef b(h):\n    return h.view(-1)\n"
     assert findings(src, "TL305") == []
+
+
+@pytest.mark.parametrize(
+    "body,flagged",
+    [
+        ("b, t, d = x.shape\ny = x.transpose(1, 2).view(b, d, t)", False),
+        ("b, t, d = x.shape\ny = x.transpose(1, 2).view(b, -1, t)", False),
+        ("b, t, d = x.shape\ny = x.transpose(-1, -2).view(x.size(0), x.shape[2], t)", False),
+        ("b, t, d = x.shape\nh = x.permute(2, 0, 1)\ny = h.view(d, b, t)", False),
+        ("b, t, d = x.shape\ny = x.transpose(1, 2).view(b, t, d)", True),  # not the transposed shape
+        ("b, t, d = x.shape\ny = x.transpose(1, 2).view(b, d * t)", True),  # merges
+        ("b, t, d = x.shape\nx = x.flatten(1)\ny = x.transpose(0, 1).view(b, d)", True),  # x rebound
+        ("b, t, d = x.shape\nt = t // 2\ny = x.transpose(1, 2).view(b, d, t)", True),  # a dim rebound
+        ("y = x.transpose(1, 2).view(b, d, t)", True),  # shape unknown: unchanged behaviour
+    ],
+)
+def test_tl305_view_keeping_the_transposed_shape(body, flagged, findings):
+    src = "def f(x):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    assert bool(findings(src, "TL305")) is flagged

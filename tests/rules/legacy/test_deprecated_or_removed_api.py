@@ -5,6 +5,9 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
+from torchlint.engine import lint_text
+from torchlint.registry import rules
+
 
 @pytest.mark.parametrize(
     "call,replacement",
@@ -47,3 +50,39 @@ def test_tl701_reports_but_does_not_guess(call, findings):
 def test_tl701_no_fix_without_a_torch_import_to_spell_the_replacement(findings):
     (f,) = findings("from torch import qr\nq, r = qr(a)\n", "TL701")
     assert f.fix is None
+
+
+@pytest.mark.parametrize(
+    "src,deprecated_in",
+    [
+        ("import torch\ns = torch.cuda.amp.GradScaler()\n", "2.4"),
+        ("from torch.cuda.amp import GradScaler\ns = GradScaler()\n", "2.4"),
+        ("import torch\nwith torch.cuda.amp.autocast():\n    pass\n", "2.4"),
+        ("import torch\nm = torch.jit.script(model)\n", "2.5"),
+        ("import torch\nm = torch.jit.freeze(torch.jit.script(model).eval())\n", "2.5"),
+        ("import torch\nx = torch.ones(2)\np = x.storage()\n", "2.0"),
+    ],
+)
+def test_tl701_keyed_to_the_target_torch_version(src, deprecated_in):
+    major, minor = deprecated_in.split(".")
+    before = f"{major}.{int(minor) - 1}" if minor != "0" else "1.13"
+    assert lint_text("m.py", src, [rules()["TL701"]], torch_version=before).findings == []
+    assert lint_text("m.py", src, [rules()["TL701"]], torch_version=deprecated_in).findings != []
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import torch.distributed.launch\n",
+        "from torch.distributed import launch\n",
+        "from torch.distributed.launch import launch\nlaunch(args)\n",
+    ],
+)
+def test_tl701_distributed_launch_imports_once(src, findings):
+    (f,) = findings(src, "TL701")
+    assert f.line == 1 and "torchrun" in f.message
+
+
+def test_tl701_storage_and_launch_are_not_removed_api(findings):
+    src = "import torch.distributed.launch\nimport torch\nx = torch.ones(2)\np = x.storage()\n"
+    assert findings(src, "TL710") == []

@@ -1,0 +1,128 @@
+"""TL115 eval-without-eval-mode beyond its embedded examples."""
+
+from __future__ import annotations
+
+import pytest
+
+HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom torchvision import models\n"
+
+
+@pytest.mark.parametrize(
+    "build,flagged",
+    [
+        ("nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.1))", True),
+        ("nn.Sequential(nn.Linear(4, 4), nn.Dropout(p=0.0))", False),  # a dropout that drops nothing
+        ("nn.LSTM(4, 4, num_layers=2, dropout=0.2)", True),
+        ("nn.LSTM(4, 4)", False),  # dropout 0 by default
+        ("nn.TransformerEncoderLayer(16, 4)", True),  # dropout 0.1 by default
+        ("nn.TransformerEncoderLayer(16, 4, dropout=0)", False),
+        ("nn.InstanceNorm2d(4)", False),  # no running statistics by default
+        ("nn.InstanceNorm2d(4, track_running_stats=True)", True),
+        ("models.resnet50()", True),
+        ("models.vit_b_16()", False),  # LayerNorm and dropout 0.0
+        ("Net()", True),
+        ("Plain()", False),
+    ],
+)
+def test_tl115_mode_dependent_layers(build, flagged, findings):
+    src = (
+        HEAD
+        + "class Net(nn.Module):\n    def forward(self, x):\n        return F.dropout(x, 0.5, self.training)\n"
+        + "class Plain(nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+        + f"model = {build}\nwith torch.no_grad():\n    out = model(x)\n"
+    )
+    assert bool(findings(src, "TL115")) is flagged
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "model.eval()",
+        "model.train(False)",
+        "model.train(mode)",  # a mode the analysis cannot read
+        "model.apply(freeze)",
+        "prepare(model)",  # unknown code receives the model
+        "for m in model.modules():\n    m.eval()",
+    ],
+)
+def test_tl115_anything_that_may_switch_the_mode_silences(before, findings):
+    src = HEAD + f"model = models.resnet18()\n{before}\nwith torch.no_grad():\n    out = model(x)\n"
+    assert findings(src, "TL115") == []
+
+
+def test_tl115_a_switch_after_the_pass_in_the_same_loop_reaches_it(findings):
+    src = (
+        HEAD + "model = models.resnet18()\nfor epoch in range(3):\n    with torch.no_grad():\n        out = model(x)\n"
+        "    model.eval()\n"
+    )
+    assert findings(src, "TL115") == []
+
+
+def test_tl115_a_switch_after_the_pass_outside_a_loop_does_not(findings):
+    src = HEAD + "model = models.resnet18()\nwith torch.no_grad():\n    out = model(x)\nmodel.eval()\n"
+    assert [f.line for f in findings(src, "TL115")] == [6]
+
+
+def test_tl115_train_then_no_grad_without_training_is_silent(findings):
+    """Batch-norm recalibration: `.train()` right before a no_grad pass, with no backward, is deliberate."""
+    src = HEAD + "def recal(model, loader):\n    model.train()\n    with torch.no_grad():\n        model(x)\n"
+    assert findings(src, "TL115") == []
+
+
+def test_tl115_model_of_unknown_mode_is_silent(findings):
+    src = (
+        HEAD + "from transformers import AutoModel\nmodel = AutoModel.from_pretrained('bert-base-uncased')\n"
+        "loaded = torch.load('m.pt')\nwith torch.no_grad():\n    out = model(x)\n    out2 = loaded(x)\n"
+    )
+    assert findings(src, "TL115") == []
+
+
+def test_tl115_validation_helper_called_in_train_mode_reports_the_call(findings, fixed):
+    src = (
+        HEAD + "def validate(net, xs):\n    with torch.no_grad():\n        return [net(x) for x in xs]\n"
+        "model = models.resnet18()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for epoch in range(3):\n    for x in xs:\n        opt.zero_grad()\n        model(x).sum().backward()\n"
+        "        opt.step()\n    score = validate(model, xs)\n"
+    )
+    (f,) = findings(src, "TL115")
+    assert f.line == 15 and "validate(...)" in f.message
+    out = fixed(src, "TL115")
+    assert out.endswith("    model.eval()\n    score = validate(model, xs)\n    model.train()\n")
+
+
+def test_tl115_helper_that_passes_the_model_on_is_not_a_pass(findings):
+    src = (
+        HEAD + "def validate(net, xs):\n    with torch.no_grad():\n        return run(net, xs)\n"
+        "model = models.resnet18()\nscore = validate(model, xs)\n"
+    )
+    assert findings(src, "TL115") == []
+
+
+def test_tl115_not_twice_for_nested_no_grad_blocks(findings):
+    src = (
+        HEAD + "model = models.resnet18()\nwith torch.no_grad():\n    with torch.inference_mode():\n"
+        "        out = model(x)\n"
+    )
+    assert [f.line for f in findings(src, "TL115")] == [6]
+
+
+def test_tl115_and_tl111_do_not_both_report(findings):
+    """TL111 is `eval()` never undone; TL115 is no `eval()` at all: one program is never both."""
+    src = (
+        HEAD + "model = models.resnet18()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for epoch in range(3):\n    for x in xs:\n        opt.zero_grad()\n        model(x).sum().backward()\n"
+        "        opt.step()\n    model.eval()\n    with torch.no_grad():\n        model(v)\n"
+    )
+    assert findings(src, "TL111") != [] and findings(src, "TL115") == []
+
+
+@pytest.mark.parametrize(
+    "init,flagged",
+    [
+        ("def init(m):\n    if isinstance(m, nn.Linear):\n        nn.init.zeros_(m.weight)\n", True),
+        ("def init(m):\n    if isinstance(m, nn.BatchNorm2d):\n        m.eval()\n", False),
+    ],
+)
+def test_tl115_apply_is_read_through_the_applied_function(init, flagged, findings):
+    src = HEAD + init + "model = models.resnet18()\nmodel.apply(init)\nwith torch.no_grad():\n    out = model(x)\n"
+    assert bool(findings(src, "TL115")) is flagged
