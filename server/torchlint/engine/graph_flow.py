@@ -521,3 +521,8 @@ def _parameters(fn: cst.FunctionDef) -> set[str]:
     p = fn.params
     stars = [s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)]
     return {a.name.value for a in (*p.posonly_params, *p.params, *p.kwonly_params, *stars)}
+
+
+def names_read(expr: cst.CSTNode) -> list[str]:
+    """The names and `self.` attributes whose values `expr` is built from (not through graph cuts)."""
+    return _names(expr, deep=False)
