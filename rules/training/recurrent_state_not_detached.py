@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from torchlint.engine.graph_flow import NO_GRAD, Body, body_of
 from torchlint.engine.iteration_values import CarriedState, backward_through, carried_state
+from torchlint.engine.kinds import TENSOR_FACTORIES
 from torchlint.engine.loop_events import Loop
 from torchlint.engine.rule import UNSAFE, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.values import current_where, values
+from torchlint.engine.values import current_where, instantiated_class, values
 from torchlint.engine.walk import block_statements
 from torchlint.findings import Severity
 
 # Recurrent layers whose state is one tensor, and those whose state is an (h, c) pair.
 _TENSOR_STATE = frozenset(f"torch.nn.{c}" for c in ("RNN", "GRU", "RNNCell", "GRUCell"))
 _PAIR_STATE = frozenset(f"torch.nn.{c}" for c in ("LSTM", "LSTMCell"))
+_FACTORIES = frozenset(("torch", f) for f in TENSOR_FACTORIES)
+_MOVES = frozenset({"to", "cuda"})
+_CUTS = frozenset({"detach", "detach_", "data", "no_grad", "inference_mode"})
 
 
 class RecurrentStateNotDetached(Rule):
@@ -76,9 +82,9 @@ for x, y in chunks:
         "Unsafe: inserts the detach as the first statement of the loop body, which is truncated "
         "back-propagation through time: gradients stop at the step boundary. That is what the code can run "
         "with, but re-initialising the state each step is the other choice, and with `retain_graph=True` "
-        "the gradients change. Offered only when the state's shape is known (a tensor for `nn.RNN`/`nn.GRU`, "
-        "an `(h, c)` pair for `nn.LSTM` or a state passed as a tuple of names) and a value reaches the loop "
-        "(not `None`)."
+        "the gradients change. Offered only when the state's shape is known (a tensor for `nn.RNN`/`nn.GRU` or "
+        "a state that starts as a tensor factory's result, an `(h, c)` pair for `nn.LSTM` or a state that "
+        "starts as a tuple, or a state passed as a tuple of names) and a value reaches the loop (not `None`)."
     )
     VALID = [
         # truncated BPTT: detached at the start of each step
@@ -231,7 +237,7 @@ def train(model: nn.Module, chunks, optimizer):
             return
         body = body_of(self.ctx)
         state = carried_state(body, node)
-        if state is None:
+        if state is None or self._cut_by_forward(state.call):
             return
         for loop in state.loops:
             backward = backward_through(body, state.stmt, loop)
@@ -241,8 +247,9 @@ def train(model: nn.Module, chunks, optimizer):
 
     def _report(self, body: Body, state: CarriedState, loop: Loop, retain: bool) -> None:
         code = self.ctx.module.code_for_node
-        detach = self._detach(state)
-        shown = f"`{detach}`" if detach is not None else "`.detach()` it, or each tensor of it"
+        detach = self._detach(body, state, loop)
+        arg = code(state.arg)
+        shown = f"`{detach}`" if detach is not None else f"`{arg} = {arg}.detach()`, or each tensor of a tuple state"
         consequence = (
             "every `backward()` runs through all earlier steps (time and memory grow without bound)"
             if retain
@@ -264,18 +271,40 @@ def train(model: nn.Module, chunks, optimizer):
             )
         self.report(state.call, message, fix=edit)
 
-    def _detach(self, state: CarriedState) -> str | None:
-        """The detaching statement for the state's known shape (None: unknown)."""
+    def _cut_by_forward(self, call: cst.Call) -> bool:
+        """The module is a class of this project whose `forward` detaches something (`.detach()`, `.data`,
+        `no_grad`): it may hand back a state without history."""
+        built = values(self.ctx).builder(call.func, current_where(self.ctx))
+        found = instantiated_class(self.ctx, built[0]) if built is not None else None
+        if found is None:
+            return False
+        cls = found[0].class_defs[found[1]]
+        forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), cls)
+        return any(
+            isinstance(n, ast.Attribute) and n.attr in _CUTS or isinstance(n, ast.Name) and n.id == "no_grad"
+            for n in ast.walk(forward)
+        )
+
+    def _detach(self, body: Body, state: CarriedState, loop: Loop) -> str | None:
+        """The detaching statement for the state's known shape: from the recurrent layer, or from the value it
+        starts the loop with (a tuple, or a tensor factory's result); None: unknown."""
         names = state.names
         if isinstance(state.arg, (cst.Tuple, cst.List)):
             return f"{', '.join(names)} = {', '.join(f'{n}.detach()' for n in names)}"
+        (name,) = names
         built = values(self.ctx).builder(state.call.func, current_where(self.ctx))
         layer = self.ctx.qualname(built[0].func) if built is not None else None
-        (name,) = names
-        if layer in _TENSOR_STATE:
+        start = body.index(loop)
+        initial = body.reaching(name, start) if start is not None else None
+        value = initial.value if initial is not None else None
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
+            value = value.func.value  # `torch.zeros(...).to(device)`
+        factory = self.ctx.qualname(value.func) if isinstance(value, cst.Call) else None
+        if layer in _TENSOR_STATE or factory is not None and factory.rpartition(".")[::2] in _FACTORIES:
             return f"{name} = {name}.detach()"
-        if layer in _PAIR_STATE:
-            return f"{name} = tuple(h.detach() for h in {name})"
+        if layer in _PAIR_STATE or isinstance(value, (cst.Tuple, cst.List)):
+            each = "t" if name == "h" else "h"
+            return f"{name} = tuple({each}.detach() for {each} in {name})"
         return None
 
     def _reaches_with_value(self, body: Body, state: CarriedState, loop: Loop) -> bool:

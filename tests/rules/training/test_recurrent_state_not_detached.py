@@ -169,3 +169,41 @@ def test_retained_graph_says_the_graph_grows(findings):
     )
     (finding,) = findings(src, "TL119")
     assert "grow without bound" in finding.message
+
+
+@pytest.mark.parametrize(
+    "start,detach",
+    [
+        ("(torch.zeros(1, 4, 16), torch.zeros(1, 4, 16))", "state = tuple(h.detach() for h in state)"),
+        ("torch.zeros(1, 4, 16).to(device)", "state = state.detach()"),
+    ],
+    ids=["starts-as-a-tuple", "starts-as-a-tensor"],
+)
+def test_fix_takes_the_shape_from_the_starting_value(start, detach, fixed):
+    head = f"import torch\nfrom torch import nn\ndef train(model: nn.Module, chunks):\n    state = {start}\n"
+    loop = "    for x, y in chunks:\n        out, state = model(x, state)\n        criterion(out, y).backward()\n"
+    after = "    for x, y in chunks:\n        " + detach + "\n        out, state = model(x, state)\n"
+    assert fixed(head + loop, "TL119") == head + after + "        criterion(out, y).backward()\n"
+
+
+def test_a_model_of_the_file_that_detaches_the_state_it_returns_is_silent(findings):
+    src = textwrap.dedent(
+        """\
+        import torch
+        from torch import nn
+        class Stateful(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.GRU(8, 16)
+            def forward(self, x, h):
+                out, h = self.rnn(x, h)
+                return out, h.detach()
+        model = Stateful()
+        hidden = torch.zeros(1, 4, 16)
+        for x, y in chunks:
+            out, hidden = model(x, hidden)
+            criterion(out, y).backward()
+        """
+    )
+    assert findings(src, "TL119") == []
+    assert len(findings(src.replace("h.detach()", "h"), "TL119")) == 1
