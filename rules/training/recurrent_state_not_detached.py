@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from torchlint.engine.graph_flow import NO_GRAD, Body, body_of
-from torchlint.engine.iteration_values import CarriedState, backward_through, carried_state
+from torchlint.engine.iteration_values import CarriedState, backward_through, carried_state, state_argument
 from torchlint.engine.kinds import TENSOR_FACTORIES
 from torchlint.engine.loop_events import Loop
 from torchlint.engine.rule import UNSAFE, InsertBefore, Invalid, Rule, fix
@@ -233,7 +233,7 @@ def train(model: nn.Module, chunks, optimizer):
     ]
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if not isinstance(node.value, cst.Call) or self.ctx.under_call(*NO_GRAD):
+        if not self.ctx.loops or state_argument(node) is None or self.ctx.under_call(*NO_GRAD):
             return
         body = body_of(self.ctx)
         state = carried_state(body, node)

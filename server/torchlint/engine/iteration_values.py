@@ -45,25 +45,33 @@ def carried_state(body: Body, assign: cst.Assign) -> CarriedState | None:
     """The state a forward pass (`assign`'s value, with autograd on) takes and rebinds, if some loop of `body`
     carries it to the next iteration: the rebinding is its only binding in the loop, and no other call there
     gets it (a helper may detach it) nor an in-place method runs on it (`hidden.detach_()`)."""
-    call = assign.value
-    if not isinstance(call, cst.Call):
+    passed = state_argument(assign)
+    if passed is None:
         return None
+    call, arg, names = passed
     forward = next((f for f in body.forwards if f[0] is call), None)
     if forward is None or forward[3]:
-        return None
-    targets = {n for t in assign.targets for n in _target_names(t.target)}
-    for arg in call.args:
-        names = _state_names(arg.value)
-        if names and all(n in targets for n in names):
-            break
-    else:
         return None
     index = forward[1]
     stmt = next((d.stmt for d in body.defs.get(names[0], ()) if d.index == index), None)
     if stmt is None:
         return None
     loops = tuple(loop for loop in reversed(body.loop_of.get(stmt, ())) if _untouched(body, loop, names, stmt, call))
-    return CarriedState(call, arg.value, names, stmt, loops) if loops else None
+    return CarriedState(call, arg, names, stmt, loops) if loops else None
+
+
+def state_argument(assign: cst.Assign) -> tuple[cst.Call, cst.BaseExpression, tuple[str, ...]] | None:
+    """(call, argument, names) when `assign` calls something with names it rebinds from the result
+    (`out, hidden = f(x, hidden)`); a syntactic test, cheap to make before any analysis."""
+    call = assign.value
+    if not isinstance(call, cst.Call):
+        return None
+    targets = {n for t in assign.targets for n in _target_names(t.target)}
+    for arg in call.args:
+        names = _state_names(arg.value)
+        if names and all(n in targets for n in names):
+            return call, arg.value, names
+    return None
 
 
 def backward_through(body: Body, stmt: cst.BaseStatement, loop: Loop) -> Backward | None:
