@@ -256,7 +256,7 @@ def train(model: nn.Module, chunks, optimizer):
             else 'the second `backward()` raises "Trying to backward through the graph a second time"'
         )
         message = self.message.format(
-            state=code(state.arg),
+            state=arg,
             call=code(state.call.func) + "(...)",
             consequence=consequence,
             detach=shown,
@@ -265,7 +265,7 @@ def train(model: nn.Module, chunks, optimizer):
         edit = None
         if detach is not None and first is not None and self._reaches_with_value(body, state, loop):
             edit = fix(
-                f"Detach `{code(state.arg)}` at the start of the step",
+                f"Detach `{arg}` at the start of the step",
                 InsertBefore(first, detach),
                 applicability=UNSAFE,
             )
