@@ -534,3 +534,8 @@ def model_calls(body: Body, expr: cst.BaseExpression, index: int) -> list[cst.Ca
     graph-carrying assignments it is built from; not through `.detach()`, `.item()` or `no_grad`."""
     sources = [expr, *(d.value for d in body.graph_defs(expr, index) if d.value is not None)]
     return [n for e in sources for n in _uncut(e) if isinstance(n, cst.Call) and body.is_forward(n)]
+
+
+def names_read(expr: cst.CSTNode) -> list[str]:
+    """The names and `self.` attributes whose values `expr` is built from (not through graph cuts)."""
+    return _names(expr, deep=False)

@@ -1,0 +1,279 @@
+"""TL118 host-sync-every-step: Device value copied to the host every step but read only every N steps"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.engine.graph_flow import Body, body_of
+from torchlint.engine.iteration_values import on_device, periodic_readers, read_outside
+from torchlint.engine.kinds import Kind
+from torchlint.engine.loop_events import Event, EventKind, Loop
+from torchlint.engine.rule import SAFE, InsertBefore, Invalid, NodeFix, RemoveStatement, fix
+from torchlint.engine.walk import block_statements, iter_nodes
+from torchlint.findings import Severity
+from torchlint.rules.training._helpers import LoopRule
+
+_SYNC_METHODS = frozenset({"item", "cpu", "tolist", "numpy"})
+
+
+class HostSyncEveryStep(LoopRule):
+    code = "TL118"
+    requires = ("item", "cpu", "tolist", "numpy", "float")
+    name = "host-sync-every-step"
+    message = "`{sync}` waits for the device every step, but `{value}` is only read under `if {test}`: move `{value} = ...` inside that `if`"
+    severity = Severity.WARNING
+    category = "performance"
+    summary = "Device value copied to the host every step but read only every N steps"
+    what = (
+        "Flags `value = <tensor>.item()` (or `.cpu()`, `.tolist()`, `.numpy()`, `float(<tensor>)`) computed in "
+        "every iteration of a training loop, on a tensor built from a model's output or a loss, when "
+        "`value` is read only under a periodic condition (`if step % log_every == 0`)."
+    )
+    why = (
+        "Copying a device tensor to the host waits for every kernel queued so far: the CPU stops feeding "
+        "the GPU until the step finishes. Once a step that is the price of logging; every step, for a "
+        "number read one step in a hundred, it stalls the pipeline for nothing. Moving the copy under "
+        "the condition pays it only when the value is used."
+    )
+    example = """\
+import torch
+from torch import nn
+
+model = nn.Linear(16, 4).cuda()
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    loss_value = loss.item()
+    if step % 100 == 0:
+        print(f"step {step}: loss {loss_value:.4f}")
+"""
+    fix_example = """\
+import torch
+from torch import nn
+
+model = nn.Linear(16, 4).cuda()
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if step % 100 == 0:
+        loss_value = loss.item()
+        print(f"step {step}: loss {loss_value:.4f}")
+"""
+    fix_safety = (
+        "Safe: moves the statement, unchanged, to the top of the `if` body. Offered only when that is a "
+        "pure move: the statement and the `if` are in the same block, the value is read nowhere else, and "
+        "nothing between them names what the statement reads (so it computes the same value later)."
+    )
+    VALID = [
+        # already under the condition
+        """\
+from torch import nn
+model = nn.Linear(4, 2).cuda()
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    if step % 50 == 0:
+        print(loss.item())
+""",
+        # accumulated every step
+        """\
+from torch import nn
+model = nn.Linear(4, 2).cuda()
+running = 0.0
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    running += loss.item()
+    if step % 50 == 0:
+        print(running / 50)
+        running = 0.0
+""",
+        # a progress bar reads it every step
+        """\
+from torch import nn
+model = nn.Linear(4, 2).cuda()
+for step, (x, y) in enumerate(pbar):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    value = loss.item()
+    pbar.set_postfix(loss=value)
+    if step % 50 == 0:
+        print(value)
+""",
+        # already a host value
+        """\
+from torch import nn
+model = nn.Linear(4, 2).cuda()
+for step, (x, y) in enumerate(loader):
+    labels = y.numpy()
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+    if step % 50 == 0:
+        print(labels[:4])
+""",
+        # a program that never leaves the CPU: nothing to wait for
+        """\
+from torch import nn
+model = nn.Linear(4, 2)
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    value = loss.item()
+    if step % 50 == 0:
+        print(value)
+""",
+    ]
+    INVALID = [
+        Invalid(
+            """\
+from torch import nn
+model = nn.Linear(4, 2).cuda()
+criterion = nn.MSELoss()
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    value = loss.item()
+    if step % 50 == 0:
+        print(value)
+""",
+            line=8,
+            fixed="""\
+from torch import nn
+model = nn.Linear(4, 2).cuda()
+criterion = nn.MSELoss()
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    if step % 50 == 0:
+        value = loss.item()
+        print(value)
+""",
+        ),
+        # predictions copied every step for a periodic accuracy print; read in two places: no fix
+        Invalid(
+            """\
+from torch import nn
+model = nn.Linear(4, 2).to("cuda")
+for i, (x, y) in enumerate(loader):
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+    preds = out.argmax(1).cpu()
+    if i % 10 == 0:
+        print(preds[:8])
+    if i % 100 == 0:
+        save(preds)
+""",
+            line=8,
+        ),
+    ]
+
+    def _check(self, loop: Loop, events: list[Event]) -> None:
+        if not any(e.kind in (EventKind.BACKWARD, EventKind.STEP) and e.depth == 0 for e in events):
+            return
+        if self.ctx.stays_on_cpu:
+            return
+        body = body_of(self.ctx)
+        block = block_statements(loop.body)
+        for stmt in _every_step(block):
+            self._statement(body, loop, block, stmt)
+
+    def _statement(self, body: Body, loop: Loop, block: list[cst.BaseStatement], stmt: cst.BaseStatement) -> None:
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return
+        assign = stmt.body[0]
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return
+        target = assign.targets[0].target
+        index = body.index(stmt)
+        if not isinstance(target, cst.Name) or index is None:
+            return
+        sync = self._sync(body, assign.value, index)
+        if sync is None:
+            return
+        name = target.value
+        if any(loop in d.loops and d.stmt is not stmt for d in body.defs.get(name, ())):
+            return
+        arms = periodic_readers(loop, name, target)
+        if arms is None or read_outside(body.node, loop, name):
+            return
+        code = self.ctx.module.code_for_node
+        message = self.message.format(sync=code(sync), value=name, test=code(arms[0].test))
+        self.report(sync, message, fix=self._move(block, stmt, assign, arms))
+
+    def _sync(self, body: Body, value: cst.BaseExpression, index: int) -> cst.Call | None:
+        """The first host copy of a device tensor in `value`."""
+        for n in (value, *iter_nodes(value, into_functions=False)):
+            if not isinstance(n, cst.Call):
+                continue
+            func = n.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS and not n.args:
+                tensor: cst.BaseExpression | None = func.value
+            elif self.ctx.builtin(func) == "float" and len(n.args) == 1:
+                tensor = n.args[0].value
+            else:
+                continue
+            if tensor is not None and not _is_host_copy(tensor) and on_device(body, tensor, index):
+                return n
+        return None
+
+    def _move(
+        self, block: list[cst.BaseStatement], stmt: cst.SimpleStatementLine, assign: cst.Assign, arms: list[cst.If]
+    ) -> NodeFix | None:
+        """Moving `stmt` to the top of the one `if` that reads its value, when that is a pure move."""
+        if len(arms) != 1 or arms[0] not in block or stmt not in block:
+            return None
+        arm = arms[0]
+        start, end = block.index(stmt), block.index(arm)
+        if start > end or not isinstance(arm.body, cst.IndentedBlock):
+            return None
+        value = assign.value
+        reads = {n.value for n in iter_nodes(value) if isinstance(n, cst.Name)}
+        for n in iter_nodes(value, into_functions=False):
+            if isinstance(n, cst.Attribute) and self.ctx.kind(n.value) & Kind.MODEL:
+                return None  # a parameter's value changes with the optimizer step
+        between = block[start + 1 : end] + [arm.test]
+        for node in between:
+            if any(isinstance(n, cst.Name) and n.value in reads for n in (node, *iter_nodes(node))):
+                return None
+        module = self.ctx.module
+        code = module.code_for_node(stmt.with_changes(leading_lines=())).rstrip("\r\n")
+        return fix(
+            "Move the host copy inside the `if`",
+            RemoveStatement(stmt),
+            InsertBefore(arm.body.body[0], code),
+            applicability=SAFE,
+        )
+
+
+def _every_step(block: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """Statements of a loop body that run in every iteration: the body's own, and those of `with` blocks and
+    `try` bodies in it."""
+    out: list[cst.BaseStatement] = []
+    for stmt in block:
+        if isinstance(stmt, (cst.With, cst.Try)):
+            out.extend(_every_step(block_statements(stmt.body)))
+        else:
+            out.append(stmt)
+    return out
+
+
+def _is_host_copy(expr: cst.BaseExpression) -> bool:
+    """`x.cpu()` (then `.numpy()` copies nothing more)."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SYNC_METHODS
