@@ -51,7 +51,7 @@ class FileContext:
         """The project this file belongs to (None for a snippet or an unsaved buffer)."""
         project = project_for(self.path)
         if project is not None:
-            project.consulted.clear()  # what this file's verdict depends on, for the cache
+            project.begin_file()  # what this file's verdict depends on, for the cache
         return project
 
     def dependencies(self) -> tuple[str, ...]:
