@@ -109,13 +109,18 @@ def traverse(
         stack.extend(reversed(children(node)))
 
 
+# Concrete node classes compared by type: isinstance() against libcst's ABC-based classes runs
+# Python code (ABCMeta.__instancecheck__) for every node that is not of the class.
+SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
 def iter_nodes(root: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
     """Every node under root (pre-order); optionally not into nested defs/lambdas."""
     stack = list(reversed(children(root)))
     while stack:
         node = stack.pop()
         yield node
-        if not into_functions and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if not into_functions and type(node) in SCOPES:
             continue
         stack.extend(reversed(children(node)))
 
@@ -153,8 +158,8 @@ def iter_statements(body: Sequence[cst.BaseStatement], *, into_functions: bool =
     while stack:
         stmt = stack.pop()
         yield stmt
-        if isinstance(stmt, cst.BaseCompoundStatement):
-            if not into_functions and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        if type(stmt) is not cst.SimpleStatementLine and isinstance(stmt, cst.BaseCompoundStatement):
+            if not into_functions and (type(stmt) is cst.FunctionDef or type(stmt) is cst.ClassDef):
                 continue
             for block in reversed(sub_blocks(stmt)):
                 stack.extend(reversed(block))
