@@ -7,7 +7,6 @@ or prints the version.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -15,24 +14,20 @@ if TYPE_CHECKING:
     from torchlint.engine.rule import Invalid, Rule
     from torchlint.engine.runner import PARSE_ERROR_CODE, LintResult, lint_bytes, lint_text
 
-_HOMES = {
-    "FixResult": "fixes",
-    "fix_text": "fixes",
-    "Invalid": "rule",
-    "Rule": "rule",
-    "PARSE_ERROR_CODE": "runner",
-    "LintResult": "runner",
-    "lint_bytes": "runner",
-    "lint_text": "runner",
-}
-
 __all__ = ["FixResult", "Invalid", "LintResult", "PARSE_ERROR_CODE", "Rule", "fix_text", "lint_bytes", "lint_text"]
 
 
 def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+    if name in ("FixResult", "fix_text"):
+        from torchlint.engine import fixes
+
+        return getattr(fixes, name)
+    if name in ("Invalid", "Rule"):
+        from torchlint.engine import rule
+
+        return getattr(rule, name)
+    if name in ("PARSE_ERROR_CODE", "LintResult", "lint_bytes", "lint_text"):
+        from torchlint.engine import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
