@@ -44,12 +44,28 @@ def zero_dim_index(ctx: FileContext, node: cst.Subscript) -> ZeroDimIndex | None
     receiver, through_data = node.value, False
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
         receiver, through_data = receiver.value, True
+    if not _provable(receiver):
+        return None  # before reading the function's flow (body_of), the costly part
     body = body_of(ctx)
     at = body.index(node)
     if at is None:
         return None
     why = _ZeroDim(ctx, body).why(receiver, at)
     return ZeroDimIndex(receiver, through_data, why) if why is not None else None
+
+
+def _provable(expr: cst.BaseExpression) -> bool:
+    """An expression of a shape `_ZeroDim.why` can prove 0-dim (`x.shape[0]`, `self.w[0]` are not)."""
+    while True:
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr = expr.value
+        elif isinstance(expr, cst.UnaryOperation):
+            expr = expr.expression
+        else:
+            break
+    if isinstance(expr, cst.BinaryOperation):
+        return _provable(expr.left) or _provable(expr.right)
+    return isinstance(expr, cst.Name) or isinstance(expr, cst.Call) and not has_star(expr)
 
 
 class _ZeroDim:

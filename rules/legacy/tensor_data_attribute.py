@@ -254,9 +254,11 @@ class Gate(nn.Module):
             self.writes.add(id(t.target))
         # `w.data = w.data.clamp(...)`: one finding (the write), not a second for the read
         self.assigned = [t.target for t in node.targets]
-        if isinstance(node.value, cst.Call) and self.ctx.kind(node.value) & Kind.TENSOR:
-            for t in node.targets:
-                self.outputs.update(n.value for n in _names_in(t.target) if isinstance(n, cst.Name))
+        if isinstance(node.value, cst.Call):
+            # names unpacked from the call: the cheap test before asking what the call returns
+            unpacked = [n.value for t in node.targets for n in _names_in(t.target) if isinstance(n, cst.Name)]
+            if unpacked and self.ctx.kind(node.value) & Kind.TENSOR:
+                self.outputs.update(unpacked)
         if self.ctx.loops:
             targets = {
                 n.value for t in node.targets for n in (t.target, *_names_in(t.target)) if isinstance(n, cst.Name)

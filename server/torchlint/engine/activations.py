@@ -110,7 +110,7 @@ class LossFeeds:
         self.loss_names = {
             dotted(t.target)
             for n in iter_nodes(ctx.module)
-            if isinstance(n, cst.Assign)
+            if type(n) is cst.Assign
             and isinstance(n.value, cst.Call)
             and self.imports.qualname(n.value.func) in LOSS_MODULES
             for t in n.targets
@@ -121,13 +121,15 @@ class LossFeeds:
 
         def walk(node: cst.CSTNode, where: Where) -> None:
             for child in children(node):
-                if isinstance(child, cst.FunctionDef):
+                # compared by type: this visits every node of the file, and isinstance() against
+                # libcst's ABC-based classes runs Python code for each node that is not of the class
+                if type(child) is cst.FunctionDef:
                     walk(child, Where(child, where.cls if where.function is None else None))
                     continue
-                if isinstance(child, cst.ClassDef):
+                if type(child) is cst.ClassDef:
                     walk(child, Where(None, child))
                     continue
-                if isinstance(child, cst.Call):
+                if type(child) is cst.Call:
                     feed = self._feed(child, where)
                     if feed is not None:
                         out.append(feed)

@@ -14,7 +14,7 @@ from torchlint.engine.device_moves import cpu_only_forward_arguments
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import Loop, LoopAnalysis
 from torchlint.engine.names import Imports
-from torchlint.engine.project import Project, project_for, summarize
+from torchlint.engine.project import ModuleSummary, Project, project_for, summarize
 from torchlint.engine.semantics import Scope, Semantics
 from torchlint.engine.target_version import TorchVersion
 from torchlint.engine.target_version import resolve as resolve_version
@@ -51,7 +51,7 @@ class FileContext:
         """The project this file belongs to (None for a snippet or an unsaved buffer)."""
         project = project_for(self.path)
         if project is not None:
-            project.consulted.clear()  # what this file's verdict depends on, for the cache
+            project.begin_file()  # what this file's verdict depends on, for the cache
         return project
 
     def dependencies(self) -> tuple[str, ...]:
@@ -100,7 +100,7 @@ class FileContext:
         if not any(n in self.text for n in names):
             own: set[str] = set()
         else:
-            summary = summarize(Path(self.path), "", "", self.text)
+            summary = self.own_summary
             own = summary.called if summary is not None else set(names)
         if own.intersection(names):
             return True
@@ -117,6 +117,12 @@ class FileContext:
         importers = [s for s in callers if here in {m.path for m in project.imported_by(s.path, s.imports)}]
         # Judged with its callers: those that import it, else (no importer found) any that could.
         return bool(importers) or (bool(callers) and not project.importers(here))
+
+    @cached_property
+    def own_summary(self) -> ModuleSummary | None:
+        """This file's `ast` summary (classes, calls), as the project index would make it: made once
+        per file, not at every question (None when CPython cannot parse the text)."""
+        return summarize(Path(self.path), "", "", self.text)
 
     @cached_property
     def imports(self) -> Imports:

@@ -36,10 +36,10 @@ CANONICAL = {
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` as text, or None if the expression is not a plain name chain."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:  # not isinstance: libcst's ABC check is slow on this hot path
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))

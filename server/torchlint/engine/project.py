@@ -124,6 +124,14 @@ class Project:
         self._resolving: set[tuple[Path, str]] = set()
         self._files: list[Path] | None = None
         self.consulted: set[Path] = set()  # files whose summaries answered questions since the last reset
+        # find_module answers during one file's lint (a file's imports are asked about many times);
+        # reset with `consulted`, so a file created since the last lint is found
+        self._found: dict[tuple[str, Path], Path | None] = {}
+
+    def begin_file(self) -> None:
+        """A new file's lint starts: forget what the last one consulted and found."""
+        self.consulted.clear()
+        self._found.clear()
 
     @cached_property
     def torch_version(self) -> TorchVersion:
@@ -137,6 +145,7 @@ class Project:
         else:
             self._overlays[path] = text
         self._kinds.clear()
+        self._found.clear()
 
     def module_name(self, path: Path) -> tuple[str, str]:
         """(dotted module name, package) of a file under the root; `src/` layouts included."""
@@ -164,12 +173,20 @@ class Project:
         return self.module_name(path)[1]
 
     def find_module(self, name: str, from_dir: Path) -> Path | None:
+        key = (name, from_dir)
+        if key in self._found:
+            return self._found[key]
+        found = None
         rel = Path(*name.split("."))
         for base in (from_dir, self.root, self.root / "src"):
             for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
                 if candidate in self._overlays or candidate.is_file():
-                    return candidate
-        return None
+                    found = candidate
+                    break
+            if found is not None:
+                break
+        self._found[key] = found
+        return found
 
     def summary(self, path: Path) -> ModuleSummary | None:
         self.consulted.add(path)
@@ -196,6 +213,7 @@ class Project:
         """Files were created, deleted or changed (the editor's watcher says so): list them again,
         and read the target torch version again (a config or requirements file may be among them)."""
         self._files = None
+        self._found.clear()
         self.__dict__.pop("torch_version", None)
 
     def files(self) -> list[Path]:

@@ -19,7 +19,7 @@ from torchlint.engine.node_positions import Range
 from torchlint.engine.node_positions import positions as node_positions
 from torchlint.engine.rule import InsertBefore, NodeFix, RemoveStatement, Replace, Rule
 from torchlint.engine.source import Source, SourceError, decode, split_lines, syntax_error
-from torchlint.engine.walk import traverse
+from torchlint.engine.walk import forget_children, traverse
 from torchlint.findings import Edit, Finding, Fix, Severity
 
 PARSE_ERROR_CODE = "TL000"
@@ -155,7 +155,7 @@ def lint_text(
                 errors.append(f"{instance.code}: {type(exc).__name__}: {exc}")
 
     semantics = ctx.semantics
-    top_statements = set(module.body)
+    top_statements = {id(s) for s in module.body}  # ids: a node's own __hash__ is a Python call
 
     def push(node: cst.CSTNode) -> None:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
@@ -184,7 +184,7 @@ def lint_text(
 
     def enter(node: cst.CSTNode) -> None:
         node_type = type(node)
-        if node in top_statements:
+        if id(node) in top_statements:
             ctx.top_statement = node
         if node_type in _TRACKED:
             push(node)
@@ -200,8 +200,11 @@ def lint_text(
         if node_type in _TRACKED:
             pop(node)
 
-    traverse(module, enter, leave)
-    kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
+    try:
+        traverse(module, enter, leave)
+        kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
+    finally:
+        forget_children()
     kept.extend(error_finding(path, f"internal error in rule {e}") for e in errors)  # never silenced
     kept.sort(key=Finding.sort_key)
     return LintResult(kept, module, errors, ctx.dependencies())

@@ -164,6 +164,8 @@ class Scope:
                     self._assign(small.target, kind)
         # usage: anything we call .backward() on is a loss (a scan of the scope: only if it can match)
         for node in iter_nodes(self.node, into_functions=False) if self.semantics.mentions_backward else ():
+            if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+                continue  # (compared by type: the cheap test, on every node of the scope)
             if (
                 isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
@@ -360,6 +362,8 @@ class Semantics:
         """`xs = []` then `xs.append(v)` / `xs = [v for ...]`: the kind of every v, if all agree."""
         kinds = []
         for node in iter_nodes(scope.node, into_functions=False):
+            if type(node) is not cst.Assign and type(node) is not cst.Call:
+                continue  # the cheap test first: this visits every node of the scope
             if isinstance(node, cst.Assign) and any(
                 isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
             ):
@@ -473,7 +477,7 @@ class Semantics:
             kinds = [
                 self.infer(n.value, scope)
                 for n in iter_nodes(fn.body, into_functions=False)
-                if isinstance(n, cst.Return) and n.value is not None
+                if type(n) is cst.Return and n.value is not None
             ]
         finally:
             self._resolving.discard(fn)
@@ -522,14 +526,16 @@ class Semantics:
 
         def walk(node: cst.CSTNode, chain: tuple[cst.CSTNode, ...]) -> None:
             for child in children(node):
-                if isinstance(child, cst.FunctionDef):
+                # compared by type: this visits every node of the file, and isinstance() against
+                # libcst's ABC-based classes runs Python code for each node that is not of the class
+                if type(child) is cst.FunctionDef:
                     functions.setdefault(child.name.value, []).append((child, chain))
                     walk(child, (*chain, child))
                     continue
-                if isinstance(child, cst.ClassDef):
+                if type(child) is cst.ClassDef:
                     walk(child, (*chain, child))
                     continue
-                if isinstance(child, cst.Call):
+                if type(child) is cst.Call:
                     f = child.func
                     if isinstance(f, cst.Name):
                         calls.setdefault(("name", f.value), []).append((child, chain))

@@ -14,10 +14,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 if sys.version_info >= (3, 11):
@@ -58,6 +56,8 @@ def parse_version(text: str) -> tuple[int, int] | None:
 
 def lowest_allowed(requirement: str) -> tuple[int, int] | None:
     """The lowest torch `requirement` admits (`torch>=2.1,<3` -> 2.1); None when it sets no floor."""
+    from packaging.requirements import InvalidRequirement, Requirement  # not at import: start-up time
+
     text = requirement.strip().replace("pytorch", "torch", 1)
     if re.match(r"^torch\s*=\s*\d", text):  # conda's single `=`
         text = text.replace("=", "==", 1)
@@ -136,6 +136,8 @@ def installed(root: Path) -> TorchVersion | None:
             found = parse_version(dist.name[len("torch-") : -len(".dist-info")])
             if found is not None:
                 return TorchVersion(*found, f"installed in {venv}/")
+    from importlib import metadata  # not at import: start-up time
+
     try:
         found = parse_version(metadata.version("torch"))
     except metadata.PackageNotFoundError:

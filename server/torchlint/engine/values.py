@@ -15,7 +15,6 @@ object (`.to(device)`, `torch.compile(m)`, `DDP(m)`) are seen through.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -23,7 +22,7 @@ import libcst as cst
 from torchlint.engine.callargs import get_arg
 from torchlint.engine.kinds import PASS_THROUGH
 from torchlint.engine.names import Imports, dotted
-from torchlint.engine.project import ModuleSummary, summarize
+from torchlint.engine.project import ModuleSummary
 from torchlint.engine.walk import children, iter_nodes
 
 if TYPE_CHECKING:
@@ -278,7 +277,7 @@ def instantiated_class(ctx: FileContext, call: cst.Call) -> tuple[ModuleSummary,
     """The summary of the file defining the class `call` instantiates, and its name: this file's class,
     or a project file's (through the index)."""
     if isinstance(call.func, cst.Name):
-        own = summarize(Path(ctx.path), "", "", ctx.text)
+        own = ctx.own_summary
         if own is not None and call.func.value in own.class_defs:
             return own, call.func.value
     q = ctx.qualname(call.func)

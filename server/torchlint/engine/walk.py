@@ -57,8 +57,18 @@ def _is_node(t: type) -> bool:
     return known
 
 
+# id(node) -> (node, its children): analyses walk the same subtrees again and again (the traversal,
+# scope building, call indexing, loop events), so each node's children are listed once. The node is
+# kept in the entry, so its id cannot be reused while the entry lives; the runner forgets them all
+# after each file.
+_CHILDREN: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Code-bearing children in source order."""
+    """Code-bearing children in source order (the list is shared: do not change it)."""
+    known = _CHILDREN.get(id(node))
+    if known is not None:
+        return known[1]
     out: list[cst.CSTNode] = []
     for name in _fields(type(node)):
         value = getattr(node, name)
@@ -67,7 +77,13 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
             out.extend(v for v in value if _is_node(type(v)))
         elif _is_node(t):
             out.append(value)
+    _CHILDREN[id(node)] = (node, out)
     return out
+
+
+def forget_children() -> None:
+    """Drop the children lists of the last file (they keep its tree alive)."""
+    _CHILDREN.clear()
 
 
 # On the stack above a node whose children are all visited: a node no tree contains (compared by identity).
@@ -93,13 +109,18 @@ def traverse(
         stack.extend(reversed(children(node)))
 
 
+# Concrete node classes compared by type: isinstance() against libcst's ABC-based classes runs
+# Python code (ABCMeta.__instancecheck__) for every node that is not of the class.
+SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
 def iter_nodes(root: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
     """Every node under root (pre-order); optionally not into nested defs/lambdas."""
     stack = list(reversed(children(root)))
     while stack:
         node = stack.pop()
         yield node
-        if not into_functions and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if not into_functions and type(node) in SCOPES:
             continue
         stack.extend(reversed(children(node)))
 
@@ -137,8 +158,8 @@ def iter_statements(body: Sequence[cst.BaseStatement], *, into_functions: bool =
     while stack:
         stmt = stack.pop()
         yield stmt
-        if isinstance(stmt, cst.BaseCompoundStatement):
-            if not into_functions and isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        if type(stmt) is not cst.SimpleStatementLine and isinstance(stmt, cst.BaseCompoundStatement):
+            if not into_functions and (type(stmt) is cst.FunctionDef or type(stmt) is cst.ClassDef):
                 continue
             for block in reversed(sub_blocks(stmt)):
                 stack.extend(reversed(block))
