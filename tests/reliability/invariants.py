@@ -2,6 +2,7 @@
 
 `check_lint` : lint never raises; the result is rule findings, or exactly one TL000
                (parse/decode error), never an "internal error in rule".
+`check_input`: both, on raw bytes (the fuzz target and its replayed crashes).
 `check_fix`  : every offered fix, alone, re-parses and leaves the lines outside its
                edits byte-identical; fixing everything re-parses and a second
                fix pass changes nothing.
@@ -14,7 +15,7 @@ import re
 import libcst as cst
 
 from torchlint.engine import PARSE_ERROR_CODE, fix_text, lint_bytes, lint_text
-from torchlint.engine.source import apply_edits, split_lines
+from torchlint.engine.source import apply_edits, decode, split_lines
 from torchlint.registry import rules
 
 ALL_RULES = list(rules().values())
@@ -105,3 +106,11 @@ def check_fix(text: str, rule_set=None) -> tuple[str, int]:
     again = fix_text("fuzzed.py", result.text, rule_set, unsafe=True, torch_version=TARGET)
     assert again.applied == 0 and again.text == result.text, "a second --fix changed the file again"
     return result.text, result.applied
+
+
+def check_input(data: bytes) -> None:
+    """Everything above for one input, as the fuzz target and its replayed crashes check it."""
+    findings = check_lint_bytes(data)
+    if not any(f.fix for f in findings) or any(f.code == PARSE_ERROR_CODE for f in findings):
+        return  # fixing would change nothing: skip the slow part, keep the fuzzer fast
+    check_fix(decode(data).text)

@@ -19,7 +19,7 @@ FUZZ_SECONDS = int(os.environ.get("TORCHLINT_FUZZ_SECONDS", "60"))
 @pytest.mark.parametrize("path", CRASHES, ids=[p.name for p in CRASHES])
 def test_crash_corpus_replays_cleanly(path):
     """Each in a child process: a native crash must fail the test, not pytest."""
-    code = "import sys; from invariants import check_lint_bytes; check_lint_bytes(open(sys.argv[1], 'rb').read())"
+    code = "import sys; from invariants import check_input; check_input(open(sys.argv[1], 'rb').read())"
     r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=300, cwd=HERE)
     assert r.returncode == 0, f"exit {r.returncode}: {r.stderr.decode(errors='replace')[-3000:]}"
 

@@ -296,6 +296,10 @@ def _to_fix(node_fix: NodeFix, positions: dict[cst.CSTNode, Range], lines: list[
         else:
             content = "".join(indent + part + newline for part in edit.code.splitlines())
             at = line if isinstance(edit, InsertBefore) else end_line + 1
+            if at > len(lines):  # after the last line of a file without a final newline: end that line first
+                end = len(lines[-1]) + 1
+                edits.append(Edit(len(lines), end, len(lines), end, newline + content))
+                continue
             edits.append(Edit(at, 1, at, 1, content))
     return Fix(node_fix.message, tuple(edits), node_fix.applicability)
 
