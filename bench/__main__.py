@@ -1,15 +1,17 @@
-"""python -m bench [--full] [--corpus DIR ...] [--repeat N] [--no-lsp] [--out bench/]
+"""python -m bench [--full] [--corpus DIR ...] [--repeat N] [--no-lsp] [--no-probe] [--out bench/]
 
 Measures, in one run on the same files: a bare libcst parse (the baseline),
 torchlint single-process, torchlint with -j (all cores), torchlint re-run on a
 warm cache, TorchFix and Ruff when installed; the language server's
-didChange -> diagnostics latency, start-up and RSS; then writes RESULTS.md and
+didChange -> diagnostics latency, start-up and RSS; the runtime probe's per-step
+overhead when torch is installed (bench/probe_overhead.py); then writes RESULTS.md and
 a plot of time against corpus size. Installs nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import shutil
@@ -17,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench import corpus, lsp_latency
+from bench import corpus, lsp_latency, probe_overhead
 from bench.measure import median_of
 
 HERE = Path(__file__).resolve().parent
@@ -34,6 +36,7 @@ def main(argv=None) -> int:
     p.add_argument("--full", action="store_true", help="default corpus: all installed PyTorch libraries")
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
     p.add_argument("--no-lsp", action="store_true", help="skip the language-server measurements")
+    p.add_argument("--no-probe", action="store_true", help="skip the runtime probe's overhead (needs torch)")
     p.add_argument("--out", type=Path, default=HERE, help="where RESULTS.md and the plot go")
     args = p.parse_args(argv)
 
@@ -109,7 +112,16 @@ def main(argv=None) -> int:
                 flush=True,
             )
 
-    write_results(args.out, roots, files, base, rows, sizes, lsp, cores, args.repeat, notes)
+    probe: list[str] = []
+    if not args.no_probe:
+        if importlib.util.find_spec("torch") is None:
+            notes.append("torch is not installed: the runtime probe's overhead was not measured")
+        else:
+            steps = 200
+            probe = probe_overhead.markdown(probe_overhead.measure_all(py, steps, args.repeat), steps, args.repeat)
+            print("\n".join(probe), flush=True)
+
+    write_results(args.out, roots, files, base, rows, sizes, lsp, cores, args.repeat, notes, probe)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
@@ -125,7 +137,7 @@ def precompile(py: str) -> None:
     subprocess.run([py, "-m", "compileall", "-q", *dirs], check=False, stdout=subprocess.DEVNULL)
 
 
-def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat, notes=()) -> None:
+def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat, notes=(), probe=()) -> None:
     lines = corpus.line_count(files)
     md = [
         "# Benchmark results",
@@ -163,6 +175,8 @@ def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat
             f"| {r['lines']} lines | {r['median_ms']:.1f} | {r['p95_ms']:.1f} | {r['startup_s']:.2f} | {r['rss_mb']:.0f} |"
             for r in lsp
         ]
+    if probe:
+        md += ["", *probe]
     md += [
         "",
         "## Time against corpus size",
