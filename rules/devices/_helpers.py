@@ -13,14 +13,6 @@ if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
 
-def target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for el in target.elements for n in target_names(el.value)]
-    return []
-
-
 _DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hpu", "npu")
 
 

@@ -7,12 +7,11 @@ import libcst as cst
 from torchlint.engine.dataset_storage import cuda_in_getitem
 from torchlint.engine.device_moves import contains_move, device_moves, move_call
 from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
-from torchlint.engine.names import dotted
+from torchlint.engine.names import dotted, target_names
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.values import current_where, instantiated_class, values
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
-from torchlint.rules.devices._helpers import target_names
 
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "islice", "tqdm.tqdm", "tqdm.auto.tqdm"})
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU

@@ -5,11 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import int_value
-from torchlint.engine.names import dotted
+from torchlint.engine.names import dotted, target_names
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.shapes import dim_name, unpacked_dims
 from torchlint.findings import Severity
-from torchlint.rules.devices._helpers import target_names
 
 _NON_CONTIGUOUS_METHODS = frozenset(
     {"transpose", "permute", "t", "expand", "swapaxes", "swapdims", "movedim", "moveaxis"}

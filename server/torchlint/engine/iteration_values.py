@@ -19,7 +19,7 @@ import libcst as cst
 from torchlint.engine.graph_flow import Backward, Body, Def, names_read
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import Loop
-from torchlint.engine.names import dotted
+from torchlint.engine.names import dotted, target_names
 from torchlint.engine.walk import block_statements, children, iter_nodes
 
 # Calls whose result is a host value: the device copy ends there.
@@ -66,7 +66,7 @@ def state_argument(assign: cst.Assign) -> tuple[cst.Call, cst.BaseExpression, tu
     call = assign.value
     if not isinstance(call, cst.Call):
         return None
-    targets = {n for t in assign.targets for n in _target_names(t.target)}
+    targets = {n for t in assign.targets for n in target_names(t.target)}
     for arg in call.args:
         names = _state_names(arg.value)
         if names and all(n in targets for n in names):
@@ -107,7 +107,7 @@ def assigned_value(d: Def) -> cst.BaseExpression | None:
         return d.value
     if isinstance(d.stmt, cst.SimpleStatementLine):
         for small in d.stmt.body:
-            if isinstance(small, cst.Assign) and any(d.name in _target_names(t.target) for t in small.targets):
+            if isinstance(small, cst.Assign) and any(d.name in target_names(t.target) for t in small.targets):
                 return small.value
     return None
 
@@ -236,14 +236,6 @@ def _value_children(n: cst.CSTNode) -> list[cst.CSTNode]:
     if isinstance(n, cst.Arg):
         return [n.value]
     return children(n)
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for el in target.elements for n in _target_names(el.value)]
-    return []
 
 
 def _state_names(arg: cst.BaseExpression) -> tuple[str, ...]:

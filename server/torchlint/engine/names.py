@@ -45,6 +45,15 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def target_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds (`a`, `a, (b, c)`, `[a, b]`), in order."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in target_names(el.value)]
+    return []
+
+
 def _module_name(node: cst.BaseExpression | None) -> str | None:
     return dotted(node) if node is not None else None
 
