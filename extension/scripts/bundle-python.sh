@@ -39,7 +39,10 @@ WHEELS="$(mktemp -d)"
 trap 'rm -rf "$WHEELS"' EXIT
 "$PYTHON" -m pip wheel -q --no-deps -w "$WHEELS" ..
 WHEEL="$(ls "$WHEELS"/torchlint-*.whl)"
-rm -rf bundled/libs
+# The wheel itself ships too: the extension offers to pip-install it where no bundled copy runs.
+rm -rf bundled/libs bundled/wheel
+mkdir -p bundled/wheel
+cp "$WHEEL" bundled/wheel/
 for v in $VERSIONS; do
   dest="bundled/libs/cp${v/./}"
   "$PYTHON" -m pip install -q --disable-pip-version-check --no-compile --only-binary=:all: \

@@ -1,13 +1,27 @@
-/** With the user's consent, installs torchlint into their interpreter when the bundled one cannot run. */
+/**
+ * With the user's consent, installs torchlint into their interpreter when the bundled one cannot run:
+ * from the wheel the extension ships (torchlint is not on a package index), its dependencies from pip's index.
+ */
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as vscode from 'vscode';
 import { COMMAND, SECTION, type SettingKey } from './manifest';
 
 export const PIP_REQUIREMENT = 'torchlint[server]';
 
-export function pipArgs(interpreter: string[]): { command: string; args: string[] } {
+/** The torchlint wheel shipped in bundled/wheel (scripts/bundle-python.sh), if this build has one. */
+export function bundledWheel(extensionPath: string): string | undefined {
+  const dir = path.join(extensionPath, 'bundled', 'wheel');
+  const name = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => /^torchlint-.*\.whl$/.test(f)) : undefined;
+  return name ? path.join(dir, name) : undefined;
+}
+
+export function pipArgs(interpreter: string[], wheel: string): { command: string; args: string[] } {
   const [command, ...pre] = interpreter;
-  return { command, args: [...pre, '-m', 'pip', 'install', '--upgrade', PIP_REQUIREMENT] };
+  const requirement = `${PIP_REQUIREMENT} @ ${pathToFileURL(wheel).href}`;
+  return { command, args: [...pre, '-m', 'pip', 'install', '--upgrade', requirement] };
 }
 
 /**
@@ -18,7 +32,17 @@ export async function offerPipInstall(
   interpreter: string[],
   reason: string,
   log: vscode.LogOutputChannel,
+  extensionPath: string,
 ): Promise<boolean> {
+  const wheel = bundledWheel(extensionPath);
+  if (wheel === undefined) {
+    log.warn('this build of the extension ships no torchlint wheel: nothing to offer to pip');
+    void vscode.window.showWarningMessage(
+      `${reason} Install torchlint into \`${interpreter.join(' ')}\` from a checkout ` +
+        '(`pip install "<checkout>[server]"`) and set `torchlint.importStrategy` to `fromEnvironment`.',
+    );
+    return false;
+  }
   const install = `Install with pip`;
   const choice = await vscode.window.showWarningMessage(
     `${reason} Install ${PIP_REQUIREMENT} into \`${interpreter.join(' ')}\` with pip and use it?`,
@@ -30,7 +54,7 @@ export async function offerPipInstall(
     return false;
   }
   if (choice !== install) return false;
-  const { command, args } = pipArgs(interpreter);
+  const { command, args } = pipArgs(interpreter, wheel);
   log.info(`running: ${command} ${args.join(' ')}`);
   const ok = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Installing ${PIP_REQUIREMENT}…` },

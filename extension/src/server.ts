@@ -122,7 +122,7 @@ export class ServerController implements vscode.Disposable {
         .join('.')} (${process.platform}-${process.arch}).`;
       this.fail(reason, false, false);
       // Changing importStrategy restarts the server through the configuration listener.
-      if (vscode.workspace.isTrusted) await offerPipInstall(interpreter.command, reason, this.log);
+      if (vscode.workspace.isTrusted) await offerPipInstall(interpreter.command, reason, this.log, this.extensionPath);
       return;
     }
 
@@ -175,7 +175,7 @@ export class ServerController implements vscode.Disposable {
       const reason = `The torchlint server failed to start: ${errorText(err)}`;
       this.fail(reason, false);
       if (settings.importStrategy === 'useBundled' && vscode.workspace.isTrusted) {
-        await offerPipInstall(interpreter.command, reason, this.log);
+        await offerPipInstall(interpreter.command, reason, this.log, this.extensionPath);
       }
       return;
     }
