@@ -22,9 +22,13 @@ function fakePython(version: number[]): string[] {
 }
 
 /** An extension folder whose bundle has libraries for the given CPython tags only. */
-function extensionDir(tags: string[]): string {
+function extensionDir(tags: string[], wheel = true): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'torchlint-ext-'));
   for (const tag of tags) fs.mkdirSync(path.join(dir, 'bundled', 'libs', tag), { recursive: true });
+  if (wheel) {
+    fs.mkdirSync(path.join(dir, 'bundled', 'wheel'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'bundled', 'wheel', 'torchlint-0.2.0-py3-none-any.whl'), '');
+  }
   return dir;
 }
 
@@ -168,6 +172,19 @@ describe('ServerController', () => {
     expect(vscode.updates).toEqual([
       { key: 'importStrategy', value: 'fromEnvironment', target: vscode.ConfigurationTarget.Workspace },
     ]);
+  });
+
+  it('says how to install from a checkout when this build ships no wheel to offer', async () => {
+    vscode.config.interpreter = fakePython([3, 15, 0]);
+    const { server } = controller(extensionDir(['cp311'], false));
+    await server.restart();
+    expect(vscode.window.showWarningMessage).toHaveBeenCalledWith(expect.stringContaining('from a checkout'));
+    expect(vscode.window.showWarningMessage).not.toHaveBeenCalledWith(
+      expect.anything(),
+      'Install with pip',
+      'Select Interpreter',
+    );
+    expect(vscode.updates).toEqual([]);
   });
 
   it('never offers pip in an untrusted workspace', async () => {
