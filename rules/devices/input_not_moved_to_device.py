@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.dataset_storage import cuda_in_getitem
+from torchlint.engine.default_device import default_device_factory
 from torchlint.engine.device_moves import contains_move, device_moves, move_call
 from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
 from torchlint.engine.names import dotted, target_names
@@ -16,6 +17,11 @@ from torchlint.findings import Severity
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "islice", "tqdm.tqdm", "tqdm.auto.tqdm"})
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU
 _SAME_DEVICE = SAME_DEVICE_METHODS | {"__getitem__", "get", "type"}
+_CREATED_MESSAGE = (
+    "`{name}` is created by `torch.{fn}(...)` on the CPU, but `{model}` was moved with `{suffix}`: "
+    "the call fails with a device-mismatch error; create it on the device (`device=`) or move it "
+    "(`{name} = {name}{suffix}`)"
+)
 
 
 def _loader_iter(ctx, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
@@ -45,12 +51,16 @@ class InputNotMovedToDevice(Rule):
     what = (
         "Flags a batch drawn from a DataLoader inside a loop that is passed to a model (or to the loss "
         "next to it) without `.to(device)` / `.cuda()`, when that model was moved with `.to(...)` or "
-        "`.cuda()`."
+        "`.cuda()`. Also flags a tensor created in that loop on the default device "
+        "(`torch.randn(x.shape)`, `torch.zeros(n)` without `device=`) that reaches the model or its loss "
+        "unmoved; 0-dim tensors (`torch.tensor(2.0)`) are not flagged, as they mix with any device."
     )
     why = (
         "A DataLoader yields CPU tensors. Once the model's parameters are on the GPU, feeding it a CPU "
         "batch raises `RuntimeError: Expected all tensors to be on the same device` at the first step — "
-        "or, for the loss target, only after the forward pass has already run."
+        "or, for the loss target, only after the forward pass has already run. A tensor made with "
+        "`torch.randn(...)` / `torch.zeros(...)` without `device=` lands on the CPU the same way, "
+        "wherever the batch is."
     )
     example = """\
 import torch
@@ -124,6 +134,22 @@ loader = torch.utils.data.DataLoader(data, batch_size=64)
 for x, y in loader:
     loss = criterion(model(x), y)
 """,
+        # tensors made in the loop: on the device, moved before use, shaped like a moved tensor,
+        # used only on the host, or 0-dim (a scalar mixes with tensors on any device)
+        """\
+import torch
+model = torch.nn.Linear(4, 1).to(device)
+loader = torch.utils.data.DataLoader(dataset)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    noise = torch.randn(x.shape, device=device)
+    mask = torch.rand(x.shape[0]).to(device)
+    jitter = torch.randn_like(x) + x.new_zeros(x.shape)
+    perm = torch.randperm(x.shape[0])
+    scale = torch.tensor(2.0)
+    print(torch.zeros(3))
+    loss = criterion(model(x[perm] + noise + jitter) * scale, y * mask[:, None])
+""",
     ]
     INVALID = [
         Invalid(
@@ -170,6 +196,40 @@ for batch in loader:
     loss = model(**batch).loss
 """,
             line=7,
+        ),
+        Invalid(
+            """\
+import torch
+model = torch.nn.Linear(4, 1).to(device)
+loader = torch.utils.data.DataLoader(dataset)
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    noise = torch.randn(x.shape) * 0.1
+    out = model(x + noise)
+""",
+            line=7,
+        ),
+        Invalid(
+            """\
+import torch
+model = torch.nn.Linear(4, 1).to(device)
+loader = torch.utils.data.DataLoader(dataset)
+for x, y in loader:
+    x = x.to(device)
+    target = torch.zeros(x.shape[0], 1)
+    loss = torch.nn.functional.mse_loss(model(x), target)
+""",
+            line=7,
+            fixed="""\
+import torch
+model = torch.nn.Linear(4, 1).to(device)
+loader = torch.utils.data.DataLoader(dataset)
+for x, y in loader:
+    x = x.to(device)
+    target = torch.zeros(x.shape[0], 1)
+    target = target.to(device)
+    loss = torch.nn.functional.mse_loss(model(x), target)
+""",
         ),
     ]
 
@@ -223,12 +283,12 @@ def _built_on_device(ctx, loader: cst.BaseExpression) -> bool:
 class _LoopCheck:
     """Walks one loader loop in source order, tracking which names still hold CPU batch data."""
 
-    def __init__(self, rule: InputNotMovedToDevice, loop: cst.For, unmoved: dict) -> None:
+    def __init__(self, rule: InputNotMovedToDevice, loop: cst.For, unmoved: dict[str, str | None]) -> None:
         self.rule = rule
         self.ctx = rule.ctx
         self.moves = device_moves(rule.ctx)
         self.loop = loop
-        self.unmoved = unmoved
+        self.unmoved = unmoved  # name -> None (a batch) or the factory that made it (`randn`)
         self.model_move = None  # the move of the model called so far in this iteration
         self.reported: set[str] = set()
 
@@ -245,6 +305,8 @@ class _LoopCheck:
     # -- which expressions still carry CPU batch data ---------------------
     def _carrier(self, expr: cst.BaseExpression) -> str | None:
         while True:
+            if isinstance(expr, cst.BinaryOperation):  # `x + noise`: a CPU operand keeps the result there
+                return self._carrier(expr.left) or self._carrier(expr.right)
             if isinstance(expr, cst.Name):
                 return expr.value if expr.value in self.unmoved else None
             if isinstance(expr, (cst.Subscript, cst.Attribute)):
@@ -283,12 +345,26 @@ class _LoopCheck:
             if base and contains_move(value, self.ctx.imports):
                 self.unmoved.pop(base, None)
             return
-        origin = None if contains_move(value, self.ctx.imports) else self._carrier(value)
+        moved = contains_move(value, self.ctx.imports)
+        origin = None if moved else self._carrier(value)
+        created = None if moved else self._created(value)
         for name in target_names(target):
             if origin is not None:
-                self.unmoved[name] = None
+                self.unmoved[name] = self.unmoved[origin]
+            elif created is not None:
+                self.unmoved[name] = created
             else:
                 self.unmoved.pop(name, None)
+
+    def _created(self, expr: cst.BaseExpression) -> str | None:
+        """The factory (`randn`) if `expr` is a new tensor on the default device: `torch.randn(n) * 0.1`."""
+        while (
+            isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SAME_DEVICE
+        ):
+            expr = expr.func.value
+        if isinstance(expr, cst.BinaryOperation):
+            return self._created(expr.left) or self._created(expr.right)
+        return default_device_factory(expr, self.ctx.imports) if isinstance(expr, cst.Call) else None
 
     # -- calls ------------------------------------------------------------
     def _moved_model(self, call: cst.Call):
@@ -327,7 +403,9 @@ class _LoopCheck:
                 continue
             self.reported.add(name)
             model = dotted(call.func) if self._moved_model(call) else move.target
-            message = self.rule.message.format(name=name, model=model, suffix=move.suffix)
+            created = self.unmoved[name]
+            template = self.rule.message if created is None else _CREATED_MESSAGE
+            message = template.format(name=name, model=model, suffix=move.suffix, fn=created)
             edit = None
             # `.to()` exists on a tensor; a batch element is usually one, but may be a list or a dict
             kind = self.ctx.kind(arg.value)

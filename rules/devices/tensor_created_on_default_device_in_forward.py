@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, with_keyword
+from torchlint.engine.callargs import with_keyword
+from torchlint.engine.default_device import LEGACY, default_device_factory
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 
-_CREATE_ON_CPU = frozenset(
-    "zeros ones empty full rand randn randint randperm arange linspace logspace eye tensor "
-    "FloatTensor LongTensor DoubleTensor HalfTensor BoolTensor IntTensor ByteTensor Tensor".split()
-)
-_LEGACY = frozenset(n for n in _CREATE_ON_CPU if n.endswith("Tensor"))
 _RELOCATE = frozenset({"to", "cuda", "type_as", "to_device"})
 
 
@@ -161,7 +157,7 @@ class Pos(nn.Module):
             if call in self.exempt or self.bound.get(call, "") in self.moved_names:
                 continue
             edit = None
-            if inp is not None and fn not in _LEGACY:
+            if inp is not None and fn not in LEGACY:
                 edit = fix(
                     f"Add `device={inp}.device`",
                     Replace(call, with_keyword(call, "device", f"{inp}.device")),
@@ -183,17 +179,8 @@ class Pos(nn.Module):
                 self.moved_names.add(func.value.value)
         if dotted(func) in ("self.register_buffer", "int", "float", "bool", "len"):
             self.exempt.update(_factory_of(a.value) for a in node.args)
-        q = self.ctx.qualname(func)
-        if q is None or q.rpartition(".")[0] != "torch" or q[6:] not in _CREATE_ON_CPU:
-            return
-        if get_arg(node, "device") is not None or has_star(node):
-            return
-        fn = q[6:]
-        if fn == "tensor" and (
-            not node.args or not isinstance(node.args[0].value, (cst.List, cst.Tuple, cst.ListComp))
-        ):
-            return  # a scalar (0-dim CPU tensors mix freely with CUDA tensors) or an existing tensor
-        if _zero_dim(node):
+        fn = default_device_factory(node, self.ctx.imports)
+        if fn is None:
             return
         if self.assigning:
             self.bound[node] = self.assigning[-1]
@@ -252,12 +239,6 @@ def _factory_of(expr: cst.BaseExpression) -> cst.BaseExpression:
     ):
         expr = expr.func.value
     return expr
-
-
-def _zero_dim(call: cst.Call) -> bool:
-    """`torch.rand([])`, `torch.zeros(())`: a 0-dim tensor, which mixes freely with CUDA tensors."""
-    sizes = [a.value for a in call.args if a.keyword is None or a.keyword.value == "size"]
-    return bool(sizes) and all(isinstance(s, (cst.Tuple, cst.List)) and not s.elements for s in sizes)
 
 
 def _first_tensor_param(fn: cst.FunctionDef) -> str | None:

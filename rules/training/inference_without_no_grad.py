@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.graph_flow import GRAD_MODE, body_of
+from torchlint.engine.graph_flow import GRAD_MODE, Body, body_for, body_of, graph_nodes, names_read
 from torchlint.engine.loop_events import EventKind
+from torchlint.engine.names import dotted
+from torchlint.engine.no_grad_callers import runs_without_grad
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.walk import block_statements, children, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import is_test_file, wrapped_in_no_grad
+
+_HELPER_MESSAGE = (
+    "`{fn}()` runs the model with autograd on, is called again and again, and its output never reaches "
+    "`backward()`: every call records a graph it never uses — decorate it with `@torch.no_grad()`"
+)
 
 
 class InferenceWithoutNoGrad(Rule):
@@ -27,6 +35,7 @@ class InferenceWithoutNoGrad(Rule):
         "Infer",
         "INFER",
         "train(False)",
+        "backward",
     )
     name = "inference-without-no-grad"
     message = "this evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)"
@@ -37,8 +46,11 @@ class InferenceWithoutNoGrad(Rule):
         "Flags an evaluation or inference loop — after `model.eval()`, or a loop over data in a "
         "function named like validate/evaluate/predict/test that never calls `backward()` — that "
         "calls the model outside "
-        "`torch.no_grad()`, `torch.inference_mode()` or a function decorated with either. Test files "
-        "(`test_*.py`, `tests/`) are not checked."
+        "`torch.no_grad()`, `torch.inference_mode()` or a function decorated with either. Also flags "
+        "a model call in a function called inside a loop (sampling, logging, saving images from the "
+        "training loop) whose output never reaches `backward()` there and is not returned or stored, when some "
+        "call site of that function runs with autograd on. Test files (`test_*.py`, `tests/`) are not "
+        "checked."
     )
     why = (
         "`model.eval()` changes dropout and batch-norm; it does not turn autograd off. Every forward "
@@ -107,6 +119,51 @@ for x, y in loader:
     with torch.no_grad():
         out = model(x)
 """,
+        # helpers called from the training loop: autograd off, or their output may be back-propagated
+        """\
+import torch
+model = torch.nn.Linear(4, 1)
+
+@torch.no_grad()
+def sample(z):
+    print(model(z).mean().item())
+
+def log_sample(z):
+    with torch.no_grad():
+        print(model(z).mean().item())
+
+def show(z):
+    print(model(z).mean().item())
+
+def predict(z):
+    return model(z)
+
+for epoch in range(10):
+    for x, y in loader:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    sample(torch.randn(2, 4))
+    log_sample(torch.randn(2, 4))
+    with torch.no_grad():
+        show(torch.randn(2, 4))
+    extra = predict(torch.randn(2, 4)).sum()
+""",
+        """\
+import torch
+import lightning as L
+
+class Regressor(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(4, 1)
+    def show_sample(self):
+        print(self.net(torch.randn(2, 4)).mean().item())
+    def training_step(self, batch, i):
+        for x in batch:
+            self.show_sample()
+            self.manual_backward(self.net(x).sum())
+""",
     ]
     INVALID = [
         Invalid(
@@ -163,7 +220,45 @@ class Trainer:
         return total
 """,
         ),
+        Invalid(
+            """\
+import torch
+model = torch.nn.Linear(4, 1)
+
+def sample(z):
+    out = model(z)
+    print(out.mean().item())
+
+for epoch in range(10):
+    for x, y in loader:
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    sample(torch.randn(2, 4))
+""",
+            line=5,
+        ),
     ]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """A helper the training loop calls (sampling, logging): its forward passes outside loops, when
+        none of their outputs can reach a backward — not there, not through what it hands back."""
+        ctx = self.ctx
+        if "backward" not in ctx.text or ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):
+            return
+        code = ctx.module.code_for_node(node)
+        if "backward" in code or "autograd" in code or _lightning_hook(ctx):
+            return  # gradients wanted here, or the trainer decides when autograd is on
+        cls = ctx.current_class
+        method = cls is not None and node in block_statements(cls.body)
+        if not _called_in_loop(ctx.module, node, method) or runs_without_grad(ctx, node):
+            return
+        body = body_for(ctx, node)
+        if body is None:
+            return
+        calls = [call for call, _, loops, off in body.forwards if not loops and not off]
+        if calls and not _output_escapes(body, node):
+            self.report(calls[0], _HELPER_MESSAGE.format(fn=node.name.value))
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node)
@@ -204,3 +299,90 @@ class Trainer:
     def _wrap(self, loop):
         new = wrapped_in_no_grad(self.ctx, loop)
         return fix("Wrap the loop in `with torch.no_grad():`", Replace(loop, new), applicability=SAFE) if new else None
+
+
+def _lightning_hook(ctx) -> bool:
+    """A method of a Lightning module: the trainer decides when autograd is on."""
+    cls = ctx.current_class
+    return cls is not None and any(
+        (ctx.qualname(b.value) or "").startswith(("lightning", "pytorch_lightning")) for b in cls.bases
+    )
+
+
+# container methods that keep their argument: `buffer.append(log_prob)` may be back-propagated later
+_STORES = frozenset({"append", "extend", "insert", "add", "update", "put", "put_nowait", "setdefault"})
+
+
+def _output_escapes(body: Body, fn: cst.FunctionDef) -> bool:
+    """Some model output leaves `fn` — returned, yielded, stored on an object or in a container, or the
+    function declares globals — where a caller may back-propagate it: unknown, so not flagged."""
+    statements = [s for s in iter_statements(block_statements(fn.body)) if isinstance(s, cst.SimpleStatementLine)]
+    carriers: set[str] = set()
+
+    def carries(expr: cst.CSTNode) -> bool:
+        nodes = list(graph_nodes(expr))
+        return any(isinstance(n, cst.Call) and body.is_forward(n) for n in nodes) or any(
+            dotted(n) in carriers for n in nodes if isinstance(n, (cst.Name, cst.Attribute))
+        )
+
+    for _ in range(2):  # twice: a loop may carry a value back to an earlier statement
+        for stmt in statements:
+            for small in small_statements(stmt):
+                if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and small.value is not None:
+                    if carries(small.value):
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                        carriers.update(names_read(cst.Tuple([cst.Element(t) for t in targets])))
+    for stmt in statements:
+        for small in small_statements(stmt):
+            if isinstance(small, (cst.Global, cst.Nonlocal)):
+                return True
+            if isinstance(small, (cst.Return, cst.Expr)) and small.value is not None:
+                value = small.value.value if isinstance(small.value, cst.Yield) else small.value
+                if isinstance(small, cst.Return) or isinstance(small.value, cst.Yield):
+                    if value is not None and carries(value):
+                        return True
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and small.value is not None:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                stored = any(
+                    isinstance(n, (cst.Attribute, cst.Subscript)) for t in targets for n in (t, *iter_nodes(t))
+                )
+                if stored and carries(small.value):  # `self.last = out`, `cache[k] = out`
+                    return True
+            for call in iter_nodes(small, into_functions=False):
+                if (
+                    isinstance(call, cst.Call)
+                    and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value in _STORES
+                    and any(carries(a.value) for a in call.args)
+                ):
+                    return True
+    return False
+
+
+def _called_in_loop(module: cst.Module, fn: cst.FunctionDef, method: bool) -> bool:
+    """Some call of `fn` (`fn(...)`, or `self.fn(...)` for a method) sits in a loop body."""
+    name = fn.name.value
+
+    def calls_fn(call: cst.Call) -> bool:
+        func = call.func
+        if method:
+            return (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == name
+                and isinstance(func.value, cst.Name)
+                and func.value.value == "self"
+            )
+        return isinstance(func, cst.Name) and func.value == name
+
+    def walk(node: cst.CSTNode, in_loop: bool) -> bool:
+        for child in children(node):
+            if isinstance(child, cst.Call) and in_loop and calls_fn(child):
+                return True
+            inside = False if isinstance(child, (cst.FunctionDef, cst.Lambda)) else in_loop
+            if isinstance(node, (cst.For, cst.While)) and child is node.body:
+                inside = True
+            if walk(child, inside):
+                return True
+        return False
+
+    return walk(module, False)

@@ -64,3 +64,34 @@ def test_tl301_silent_when_the_dataset_puts_its_samples_on_cuda(findings):
     assert findings(src, "TL301") == []
     on_cpu = src.replace(".cuda(), torch.tensor(1).cuda()", ", torch.tensor(1)")
     assert [f.line for f in findings(on_cpu, "TL301")] == [12]
+
+
+LOOP = (
+    "import torch\nmodel = torch.nn.Linear(4, 1).to(device)\nloader = torch.utils.data.DataLoader(data)\n"
+    "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n"
+)
+
+
+def test_tl301_tensor_made_in_the_loop_is_named_with_its_factory(findings):
+    src = LOOP + "    noise = torch.randn(x.shape).float()\n    out = model(noise + x)\n"
+    (f,) = findings(src, "TL301")
+    assert (f.line, "`noise` is created by `torch.randn(...)`" in f.message) == (7, True)
+
+
+def test_tl301_tensor_made_in_the_loop_and_moved_later_is_silent(findings):
+    src = LOOP + "    noise = torch.randn(x.shape)\n    noise = noise.cuda()\n    out = model(x + noise)\n"
+    assert findings(src, "TL301") == []
+
+
+def test_tl301_scalar_tensors_and_empty_shapes_mix_with_any_device(findings):
+    src = LOOP + "    a = torch.tensor(0.1)\n    b = torch.zeros(())\n    out = model(x * a + b)\n"
+    assert findings(src, "TL301") == []
+
+
+def test_tl301_follows_a_batch_through_arithmetic(findings):
+    src = (
+        "import torch\nmodel = torch.nn.Linear(4, 1).to(device)\nloader = torch.utils.data.DataLoader(data)\n"
+        "for x, y in loader:\n    out = model(x / 255.0)\n"
+    )
+    (f,) = findings(src, "TL301")
+    assert (f.line, "`x` comes from the DataLoader" in f.message) == (5, True)

@@ -61,6 +61,90 @@ CASES = [
     """,
         [4],
     ),
+    (
+        "helper-appends-its-output-to-a-buffer",
+        "a.py",
+        """
+        import torch
+        model = torch.nn.Linear(4, 2)
+        saved = []
+        def act(state):
+            probs = model(state).softmax(-1)
+            saved.append(probs.log().max())
+            return 0
+        for epoch in range(3):
+            for x, y in loader:
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                act(x)
+    """,
+        [],
+    ),
+    (
+        "helper-returns-an-unpacked-output",
+        "a.py",
+        """
+        import torch
+        model = torch.nn.Linear(4, 2)
+        def act(state):
+            scores, value = model(state)
+            return scores.argmax().item(), value
+        for epoch in range(3):
+            for x, y in loader:
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                act(x)
+    """,
+        [],
+    ),
+    (
+        "helper-called-once-outside-loops",
+        "a.py",
+        """
+        import torch
+        model = torch.nn.Linear(4, 2)
+        def show(z):
+            print(model(z).sum().item())
+        for epoch in range(3):
+            for x, y in loader:
+                torch.nn.functional.mse_loss(model(x), y).backward()
+        show(torch.randn(1, 4))
+    """,
+        [],
+    ),
+    (
+        "method-helper-called-from-the-training-loop",
+        "a.py",
+        """
+        import torch
+        class Trainer:
+            def __init__(self):
+                self.model = torch.nn.Linear(4, 2)
+            def log_sample(self, z):
+                out = self.model(z)
+                print(out.mean().item())
+            def fit(self, loader):
+                for x, y in loader:
+                    torch.nn.functional.mse_loss(self.model(x), y).backward()
+                    self.log_sample(x)
+    """,
+        [6],
+    ),
+    (
+        "method-helper-stores-its-output-on-self",
+        "a.py",
+        """
+        import torch
+        class Trainer:
+            def __init__(self):
+                self.model = torch.nn.Linear(4, 2)
+            def remember(self, z):
+                self.last = self.model(z) * 2
+            def fit(self, loader):
+                for x, y in loader:
+                    self.remember(x)
+                    torch.nn.functional.mse_loss(self.model(x), y).backward()
+    """,
+        [],
+    ),
 ]
 
 
