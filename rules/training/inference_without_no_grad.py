@@ -246,12 +246,15 @@ for epoch in range(10):
         ctx = self.ctx
         if "backward" not in ctx.text or ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):
             return
+        cls = ctx.current_class
+        method = cls is not None and node in block_statements(cls.body)
+        called = ctx.shared("called_in_loops", lambda: _called_in_loops(ctx.module))
+        if ("self" if method else "", node.name.value) not in called:
+            return
         code = ctx.module.code_for_node(node)
         if "backward" in code or "autograd" in code or _lightning_hook(ctx):
             return  # gradients wanted here, or the trainer decides when autograd is on
-        cls = ctx.current_class
-        method = cls is not None and node in block_statements(cls.body)
-        if not _called_in_loop(ctx.module, node, method) or runs_without_grad(ctx, node):
+        if runs_without_grad(ctx, node):
             return
         body = body_for(ctx, node)
         if body is None:
@@ -359,30 +362,26 @@ def _output_escapes(body: Body, fn: cst.FunctionDef) -> bool:
     return False
 
 
-def _called_in_loop(module: cst.Module, fn: cst.FunctionDef, method: bool) -> bool:
-    """Some call of `fn` (`fn(...)`, or `self.fn(...)` for a method) sits in a loop body."""
-    name = fn.name.value
-
-    def calls_fn(call: cst.Call) -> bool:
-        func = call.func
-        if method:
-            return (
-                isinstance(func, cst.Attribute)
-                and func.attr.value == name
-                and isinstance(func.value, cst.Name)
-                and func.value.value == "self"
-            )
-        return isinstance(func, cst.Name) and func.value == name
-
-    def walk(node: cst.CSTNode, in_loop: bool) -> bool:
+def _called_in_loops(module: cst.Module) -> set[tuple[str, str]]:
+    """The functions some loop body of the file calls: ("", name) for `name(...)`, ("self", name) for
+    `self.name(...)`. One walk per file, shared by every function the rule asks about."""
+    called: set[tuple[str, str]] = set()
+    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    while stack:
+        node, in_loop = stack.pop()
+        kind = type(node)  # not isinstance: libcst's ABC check is slow on this every-node path
+        if in_loop and kind is cst.Call:
+            func = cst.ensure_type(node, cst.Call).func
+            if type(func) is cst.Name:
+                called.add(("", cst.ensure_type(func, cst.Name).value))
+            elif (
+                type(func) is cst.Attribute
+                and dotted(func) == f"self.{cst.ensure_type(func, cst.Attribute).attr.value}"
+            ):
+                called.add(("self", cst.ensure_type(func, cst.Attribute).attr.value))
+        body = getattr(node, "body", None) if kind is cst.For or kind is cst.While else None
         for child in children(node):
-            if isinstance(child, cst.Call) and in_loop and calls_fn(child):
-                return True
-            inside = False if isinstance(child, (cst.FunctionDef, cst.Lambda)) else in_loop
-            if isinstance(node, (cst.For, cst.While)) and child is node.body:
-                inside = True
-            if walk(child, inside):
-                return True
-        return False
-
-    return walk(module, False)
+            kid = type(child)
+            inside = child is body or (in_loop and kid is not cst.FunctionDef and kid is not cst.Lambda)
+            stack.append((child, inside))
+    return called

@@ -122,7 +122,9 @@ class FileContext:
     def own_summary(self) -> ModuleSummary | None:
         """This file's `ast` summary (classes, calls), as the project index would make it: made once
         per file, not at every question (None when CPython cannot parse the text)."""
-        return summarize(Path(self.path), "", "", self.text)
+        path = Path(self.path)
+        name, package = self.project.module_name(path.resolve()) if self.project is not None else ("", "")
+        return summarize(path, name, package, self.text)
 
     @cached_property
     def imports(self) -> Imports:

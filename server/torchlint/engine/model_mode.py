@@ -31,7 +31,7 @@ import libcst as cst
 from torchlint.engine.graph_flow import NO_GRAD
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.project import ModuleSummary, Project, qualify, summarize
+from torchlint.engine.project import ModuleSummary, Project, qualify
 from torchlint.engine.values import SAME_OBJECT_METHODS, Where, values
 from torchlint.engine.walk import iter_nodes
 
@@ -71,13 +71,9 @@ def mode_dependent(ctx: FileContext, built: cst.Call) -> bool:
 
 
 def _own_summary(ctx: FileContext) -> ModuleSummary:
-    def build() -> ModuleSummary:
-        path = Path(ctx.path)
-        name, package = ctx.project.module_name(path.resolve()) if ctx.project is not None else ("", "")
-        summary = summarize(path, name, package, ctx.text)
-        return summary if summary is not None else ModuleSummary(path, name, package, ctx.text)
-
-    return ctx.shared("own_summary", build)
+    """This file's summary (an empty one when CPython cannot parse it)."""
+    summary = ctx.own_summary
+    return summary if summary is not None else ModuleSummary(Path(ctx.path), "", "", ctx.text)
 
 
 class _LayerFinder:
@@ -221,10 +217,18 @@ def evaluation_helpers(ctx: FileContext) -> frozenset[str]:
     return ctx.shared("evaluation_helpers", build)
 
 
+_GUARDS = frozenset({"no_grad", "inference_mode"})
+
+
 def _guards(summary: ModuleSummary, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    parts = [fn, *fn.decorator_list]  # a function's source segment starts after its decorators
-    text = "".join(ast.get_source_segment(summary.text, p) or "" for p in parts)
-    return "no_grad" in text or "inference_mode" in text
+    """`fn` (decorators included) names `no_grad` or `inference_mode` (read from its tree: slicing the
+    file's text per function split the whole file into lines every time)."""
+    if "no_grad" not in summary.text and "inference_mode" not in summary.text:
+        return False
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr in _GUARDS) or (isinstance(n, ast.Name) and n.id in _GUARDS)
+        for n in ast.walk(fn)
+    )
 
 
 def _function(ctx: FileContext, func: cst.BaseExpression) -> tuple[ModuleSummary, ast.FunctionDef] | None:
