@@ -22,7 +22,9 @@ class BackwardThroughFreedGraph(Rule):
     what = (
         "Flags a `backward()` without `retain_graph=True` when another backward pass later goes "
         "through part of the same graph: two losses built from one forward pass, or a backward "
-        "inside a loop through a tensor computed once before the loop."
+        "inside a loop through a tensor computed once before the loop. A graph starts at a model call "
+        "or at an operation on a tensor that requires grad (`requires_grad=True`, `.requires_grad_()`); "
+        "the leaf itself holds no graph, so reusing it is fine."
     )
     why = (
         "By default `backward()` frees the intermediate buffers of the graph it traverses. A second "
@@ -94,6 +96,34 @@ if use_aux:
 else:
     main_loss(out).backward()
 """,
+        # a leaf that requires grad holds no graph: each iteration builds a new one from it
+        """\
+import torch
+w = torch.randn(4, 1, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for x, y in loader:
+    loss = (x @ w - y).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+        # two losses from one leaf, each with its own graph
+        """\
+import torch
+w = torch.zeros(3, requires_grad=True)
+params = [w]
+(w * 2).sum().backward()
+(params[0] ** 2).sum().backward()
+""",
+        # the product was computed without recording a graph
+        """\
+import torch
+w = torch.randn(4, 1, requires_grad=True)
+with torch.no_grad():
+    out = x @ w
+out.sum().backward()
+out.mean().backward()
+""",
     ]
     INVALID = [
         Invalid(
@@ -115,6 +145,46 @@ out = model(x)
 for target in targets:
     loss = criterion(out, target)
     loss.backward(retain_graph=True)
+""",
+        ),
+        # a graph that starts at a tensor created with requires_grad=True
+        Invalid(
+            """\
+import torch
+w = torch.randn(4, 1, requires_grad=True)
+out = x @ w
+loss = (out - y).pow(2).mean()
+loss.backward()
+loss.backward()
+""",
+            line=5,
+            fixed="""\
+import torch
+w = torch.randn(4, 1, requires_grad=True)
+out = x @ w
+loss = (out - y).pow(2).mean()
+loss.backward(retain_graph=True)
+loss.backward()
+""",
+        ),
+        # ... or at one made a leaf by requires_grad_()
+        Invalid(
+            """\
+import torch
+def probe(x, targets):
+    x.requires_grad_()
+    features = torch.tanh(x)
+    for t in targets:
+        (features - t).abs().mean().backward()
+""",
+            line=6,
+            fixed="""\
+import torch
+def probe(x, targets):
+    x.requires_grad_()
+    features = torch.tanh(x)
+    for t in targets:
+        (features - t).abs().mean().backward(retain_graph=True)
 """,
         ),
         Invalid(
@@ -149,7 +219,7 @@ def train_step(model: torch.nn.Module, x, y):
         me = next((b for b in body.backwards if b.call is node), None)
         if me is None or me.retain or me.target is None:
             return
-        mine = body.graph_defs(me.target, me.index)
+        mine = body.graph_defs(me.target, me.index, leaves=True)
         if not mine:
             return
         if me.loops:  # a graph from before the loop, freed in the first iteration
@@ -161,7 +231,7 @@ def train_step(model: torch.nn.Module, x, y):
         for other in body.backwards:
             if other.index <= me.index or exclusive(me, other) or other.target is None:
                 continue
-            shared = mine & body.graph_defs(other.target, other.index)
+            shared = mine & body.graph_defs(other.target, other.index, leaves=True)
             if shared:
                 name = min(shared, key=lambda d: d.index).name
                 return self._report(node, name, f"`{self.ctx.module.code_for_node(other.call)}`")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.accumulators import outlives_iteration
+from torchlint.engine.accumulators import backpropagated_this_iteration, outlives_iteration
 from torchlint.engine.graph_flow import NO_GRAD, TENSOR_OPS, body_of
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
@@ -28,7 +28,8 @@ class LossAccumulatedWithGraph(Rule):
     what = (
         "Flags a loss tensor that still carries its autograd graph being added into a value that "
         "outlives the loop iteration (`total += loss`, `history.append(loss)`, `self.running += loss`) "
-        "when that value is never back-propagated or returned."
+        "when that value is never back-propagated, and never returned unless each loss was already "
+        "back-propagated in the iteration (then no caller can back-propagate it again)."
     )
     why = (
         "`total += loss` builds a new graph node that references `loss` and, through it, the whole "
@@ -62,7 +63,8 @@ print(total_loss / len(loader))
         "float (code that later treats it as a tensor breaks) and each `.item()` waits for the device. It "
         "is the first fix when the accumulator never meets a tensor operation in the function (logging "
         "wants a number), so `--fix` applies nothing there without `--unsafe-fixes`; when it does "
-        "(`torch.stack(history)`, `total.cpu()`), `.detach()` comes first and `--fix` applies it."
+        "(`torch.stack(history)`, `total.cpu()`) or is returned to a caller that may, `.detach()` comes "
+        "first and `--fix` applies it."
     )
     VALID = [
         """\
@@ -111,8 +113,124 @@ with torch.no_grad():
     for x, y in val_loader:
         total += criterion(model(x), y)
 """,
+        # returned for the caller to back-propagate: nothing was back-propagated here
+        """\
+def chunk_losses(chunks):
+    losses = []
+    for x, y in chunks:
+        losses.append(criterion(model(x), y))
+    return losses
+""",
+        # back-propagated only on some iterations: the others may be the caller's
+        """\
+def epoch(loader, train):
+    history = []
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        if train:
+            loss.backward()
+        history.append(loss)
+    return history
+""",
+        # returned after back-propagating, but as numbers
+        """\
+def train_epoch(loader):
+    history = []
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        history.append(loss.item())
+    return history
+""",
+        # the graph is kept for a second pass, so the caller may back-propagate the total
+        """\
+def train_epoch(loader):
+    total = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward(retain_graph=True)
+        total += loss
+    return total
+""",
     ]
     INVALID = [
+        # back-propagated in the loop, then returned: no caller can back-propagate it again
+        Invalid(
+            """\
+import torch
+import torch.nn.functional as F
+def train_epoch(model, opt, loader):
+    history = []
+    for x, y in loader:
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        history.append(loss)
+    return history
+""",
+            line=10,
+            fixed="""\
+import torch
+import torch.nn.functional as F
+def train_epoch(model, opt, loader):
+    history = []
+    for x, y in loader:
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        history.append(loss.detach())
+    return history
+""",
+            alternatives=(
+                """\
+import torch
+import torch.nn.functional as F
+def train_epoch(model, opt, loader):
+    history = []
+    for x, y in loader:
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        history.append(loss.item())
+    return history
+""",
+            ),
+        ),
+        Invalid(
+            """\
+class Trainer:
+    def fit(self, loader):
+        for x, y in loader:
+            loss = self.criterion(self.model(x), y)
+            loss.backward()
+            self.history.append(loss)
+        return self.history
+""",
+            line=6,
+            fixed="""\
+class Trainer:
+    def fit(self, loader):
+        for x, y in loader:
+            loss = self.criterion(self.model(x), y)
+            loss.backward()
+            self.history.append(loss.detach())
+        return self.history
+""",
+            alternatives=(
+                """\
+class Trainer:
+    def fit(self, loader):
+        for x, y in loader:
+            loss = self.criterion(self.model(x), y)
+            loss.backward()
+            self.history.append(loss.item())
+        return self.history
+""",
+            ),
+        ),
         Invalid(
             """\
 history = []
@@ -236,7 +354,13 @@ class Trainer:
         if not kind & Kind.LOSS or kind & Kind.NUMBER:
             return
         body = body_of(ctx)
-        if not outlives_iteration(ctx, acc, body) or body.feeds_backward(acc) or self._detached(value, body):
+        if not outlives_iteration(ctx, acc, body) or body.feeds_backward(acc, returned=False):
+            return
+        # a returned accumulator may be the caller's to back-propagate, unless its losses already were
+        returned = body.feeds_backward(acc)
+        if returned and not backpropagated_this_iteration(ctx, body, value):
+            return
+        if self._detached(value, body):
             return
         code = ctx.module.code_for_node(value)
         wrapped = code if isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({code})"
@@ -250,7 +374,8 @@ class Trainer:
             Replace(value, f"{wrapped}.detach()"),
             applicability=SAFE,
         )
-        first, second = (detach, item) if self._meets_tensor_op(acc, body) else (item, detach)
+        # the caller of a returned accumulator may stack it: keep tensors there too
+        first, second = (detach, item) if returned or self._meets_tensor_op(acc, body) else (item, detach)
         self.report(value, self.message.format(acc=acc, value=code), fix=first, alternatives=(second,))
 
     def _meets_tensor_op(self, acc: str, body) -> bool:

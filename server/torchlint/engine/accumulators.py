@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.engine.graph_flow import names_read
 from torchlint.engine.names import dotted
 
 if TYPE_CHECKING:
@@ -40,3 +41,26 @@ def outlives_iteration(ctx: FileContext, acc: str, body: Body) -> bool:
         for d in defs
     )
     return before and not reset
+
+
+def backpropagated_this_iteration(ctx: FileContext, body: Body, value: cst.BaseExpression) -> bool:
+    """`value`, accumulated at the traversal's position in `body`, was already back-propagated earlier in
+    the same iteration (`loss.backward()` without `retain_graph`, then `history.append(loss)`): its graph
+    is freed, so nobody can back-propagate the accumulator, and returning it does not mean a caller will."""
+    index = body.index(value)
+    loops = tuple(lp for lp in ctx.loops if body.index(lp) is not None)
+    if index is None or not loops:
+        return False
+    loop = loops[-1]
+    start = body.index(loop)
+    assert start is not None
+    read = {name: body.reaching(name, index) for name in names_read(value)}
+    for b in body.backwards:
+        if b.retain or b.target is None or not start < b.index < index or b.loops != loops:
+            continue
+        # only a backward that runs on every pass through the iteration: not under an `if` inside the loop
+        if any((body.index(node) or -1) > start for node, _ in b.path if node is not loop):
+            continue
+        if any(n in read and read[n] is body.reaching(n, b.index) for n in names_read(b.target)):
+            return True
+    return False

@@ -110,6 +110,7 @@ class Body:
         # (call, index, loops, under no_grad) of every model(x)
         self.forwards: list[tuple[cst.Call, int, Loops, bool]] = []
         self._graph_memo: dict[Def, bool] = {}
+        self._leaf_graph_memo: dict[Def, bool] = {}  # the same, counting requires_grad leaves as sources
         self._count = 0
         body = node.body if isinstance(node, cst.Module) else block_statements(node.body)
         decorators = () if isinstance(node, cst.Module) else node.decorators
@@ -302,43 +303,77 @@ class Body:
     def defined_in(self, name: str, loop: cst.CSTNode) -> bool:
         return any(loop in d.loops for d in self.defs.get(name, ()))
 
-    def carries_graph(self, d: Def) -> bool:
-        """The value assigned by `d` is (built from) the output of a model call."""
-        memo = self._graph_memo.get(d)
+    def carries_graph(self, d: Def, leaves: bool = False) -> bool:
+        """The value assigned by `d` is (built from) the output of a model call; with `leaves`, also from
+        an operation on a tensor that requires grad (`x @ w`, `w = torch.randn(..., requires_grad=True)`)."""
+        memos = self._leaf_graph_memo if leaves else self._graph_memo
+        memo = memos.get(d)
         if memo is None:
-            self._graph_memo[d] = False  # recursion guard
+            memos[d] = False  # recursion guard
             memo = (
                 not d.no_grad
                 and d.value is not None
                 and not self.kind(d.value) & _NOT_TENSORS
-                and self._expr_graph(d.value, d.index)
+                and self._expr_graph(d.value, d.index, leaves)
             )
-            self._graph_memo[d] = memo
+            memos[d] = memo
         return memo
 
-    def graph_defs(self, expr: cst.BaseExpression, index: int) -> set[Def]:
-        """Every graph-carrying assignment that `expr` (at statement `index`) is built from."""
+    def graph_defs(self, expr: cst.BaseExpression, index: int, leaves: bool = False) -> set[Def]:
+        """Every graph-carrying assignment that `expr` (at statement `index`) is built from; with `leaves`,
+        graphs may also start at tensors that require grad (the leaves themselves carry none)."""
         out: set[Def] = set()
         todo = [(expr, index)]
         while todo:
             e, i = todo.pop()
             for name in _names(e, deep=False):
                 d = self.reaching(name, i)
-                if d is not None and d.value is not None and d not in out and self.carries_graph(d):
+                if d is not None and d.value is not None and d not in out and self.carries_graph(d, leaves):
                     out.add(d)
                     todo.append((d.value, d.index))
         return out
 
-    def _expr_graph(self, expr: cst.BaseExpression, index: int) -> bool:
+    def _expr_graph(self, expr: cst.BaseExpression, index: int, leaves: bool = False) -> bool:
         for n in _uncut(expr):
             if isinstance(n, cst.Call) and self.is_forward(n):
                 return True
             if isinstance(n, (cst.Name, cst.Attribute)):
                 name = dotted(n)
                 d = self.reaching(name, index) if name else None
-                if d is not None and self.carries_graph(d):
+                if d is not None and self.carries_graph(d, leaves):
                     return True
-        return False
+        return leaves and any(self._requires_grad_leaf(name, index) for name in self._operands(expr))
+
+    def _operands(self, expr: cst.BaseExpression) -> Iterator[str]:
+        """Names that a tensor operation in `expr` computes with (`x @ w`, `w.t()`, `torch.tanh(w)`):
+        not a bare reference or a container (`params = [w, b]`), which builds no graph."""
+        for n in _uncut(expr):
+            if isinstance(n, cst.BinaryOperation):
+                operands: list[cst.BaseExpression] = [n.left, n.right]
+            elif isinstance(n, cst.UnaryOperation):
+                operands = [n.expression]
+            elif isinstance(n, cst.Call) and (self.ctx.qualname(n.func) or "").startswith("torch."):
+                operands = [a.value for a in n.args if a.keyword is None and not a.star]
+            elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in TENSOR_OPS:
+                operands = [n.func.value]
+            else:
+                continue
+            yield from (name for o in operands if (name := dotted(o)) is not None)
+
+    def _requires_grad_leaf(self, name: str, index: int) -> bool:
+        """`name` at statement `index` is a tensor created with `requires_grad=True`, or made one by
+        `.requires_grad_()` / `.requires_grad = True`: autograd records every operation on it."""
+        d = self.reaching(name, index)
+        start = -1 if d is None else d.index
+        if any(start <= i < index for i in self.made_leaf.get(name, ())):
+            return True
+        value = d.value if d is not None else None
+        if not isinstance(value, cst.Call):
+            return False
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_":
+            return not (value.args and is_name(value.args[0].value, "False"))
+        head, _, last = (self.ctx.qualname(value.func) or "").rpartition(".")
+        return head == "torch" and last in TENSOR_FACTORIES and truthy(get_arg(value, "requires_grad"))
 
     def grad_status(self, expr: cst.BaseExpression, index: int, depth: int = 0) -> Grad:
         """Leaf / non-leaf / no grad for the tensor `expr` evaluated at statement `index`."""
@@ -403,10 +438,11 @@ class Body:
             return _combine([receiver, *(self.grad_status(a, index, depth + 1) for a in args)])
         return Grad.UNKNOWN
 
-    def feeds_backward(self, name: str) -> bool:
-        """`name` (or a value built from it) is back-propagated or returned from this body."""
+    def feeds_backward(self, name: str, returned: bool = True) -> bool:
+        """`name` (or a value built from it) is back-propagated or (unless not `returned`) returned from
+        this body."""
         reached: set[str] = set()
-        todo = list(self.consumed)
+        todo = list(self.consumed) if returned else []
         for backward in self.backwards:
             if backward.target is not None:
                 todo.extend(_names(backward.target, deep=True))

@@ -57,6 +57,59 @@ CASES = [
     """,
         [],
     ),
+    (
+        "zeros-requires-grad-twice",
+        "a.py",
+        """
+        import torch
+        def fit(x, y):
+            w = torch.zeros(4, 1, requires_grad=True)
+            out = x @ w
+            loss = (out - y).abs().mean()
+            loss.backward()
+            loss.backward()
+    """,
+        [6],
+    ),
+    (
+        "requires-grad-attribute-set",
+        "a.py",
+        """
+        import torch
+        def fit(x, targets):
+            x.requires_grad = True
+            h = x.exp()
+            for t in targets:
+                (h * t).sum().backward()
+    """,
+        [6],
+    ),
+    (
+        "requires-grad-false-is-no-leaf",
+        "a.py",
+        """
+        import torch
+        def fit(x, targets):
+            w = torch.zeros(4, requires_grad=False)
+            h = x * w
+            for t in targets:
+                (h * t).sum().backward()
+    """,
+        [],
+    ),
+    (
+        "leaf-aliased-before-the-loop",
+        "a.py",
+        """
+        import torch
+        def fit(xs):
+            w = torch.randn(4, requires_grad=True)
+            v = w
+            for x in xs:
+                (x * v).sum().backward()
+    """,
+        [],
+    ),
 ]
 
 

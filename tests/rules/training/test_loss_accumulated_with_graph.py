@@ -111,6 +111,85 @@ CASES = [
     """,
         [],
     ),
+    (
+        "returned-total-and-history-after-backward",
+        "a.py",
+        """
+        import torch.nn.functional as F
+        def train_epoch(model, opt, loader):
+            history = []
+            total = 0
+            for x, y in loader:
+                opt.zero_grad()
+                loss = F.mse_loss(model(x), y)
+                loss.backward()
+                opt.step()
+                history.append(loss)
+                total += loss
+            return history, total
+    """,
+        [10, 11],
+    ),
+    (
+        "yielded-after-scaled-backward",
+        "a.py",
+        """
+        import torch.nn.functional as F
+        def train_epoch(model, opt, loader, accum):
+            losses = []
+            for x, y in loader:
+                loss = F.cross_entropy(model(x), y)
+                (loss / accum).backward()
+                losses.append(loss)
+            yield losses
+    """,
+        [7],
+    ),
+    (
+        "returned-loss-reassigned-after-backward",
+        "a.py",
+        """
+        def train_epoch(model, loader):
+            losses = []
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                loss = criterion(model(x), y)
+                losses.append(loss)
+            return losses
+    """,
+        [],
+    ),
+    (
+        "returned-backward-in-an-inner-loop",
+        "a.py",
+        """
+        def train_epoch(model, loader):
+            losses = []
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                for _ in range(2):
+                    loss.backward(retain_graph=False)
+                losses.append(loss)
+            return losses
+    """,
+        [],
+    ),
+    (
+        "returned-for-a-joint-backward",
+        "a.py",
+        """
+        import torch
+        def train_step(model, heads, x, y):
+            losses = []
+            for head in heads:
+                losses.append(criterion(head(model(x)), y))
+            return losses
+        def fit(model, heads, x, y):
+            torch.stack(train_step(model, heads, x, y)).sum().backward()
+    """,
+        [],
+    ),
 ]
 
 
