@@ -93,12 +93,10 @@ class Probe:
 
     def _on_step(self) -> None:
         watch = self.sampling.watches(self.training.steps + 1)
-        if self._modes is None and self.state.watching:  # outside `modes()`: nothing to switch
-            pass
-        elif watch and not self.state.watching:
+        if watch and not self.state.watching:
             self._enter_modes()
             self.state.watching = True
-        elif not watch and self.state.watching and self._leave_modes():
+        elif not watch and self._modes is not None and self._leave_modes():  # outside `modes()`: nothing to pop
             self.state.watching = False
         if self.on_checkpoint is not None:
             self.on_checkpoint()
