@@ -39,7 +39,8 @@ async def _server_line(s, u: str, code: str) -> str:
 
     async def line() -> str:
         while True:
-            for diag in s.client.diagnostics.get(u, []):
+            seen = s.client.diagnostics.get(u, [])
+            for diag in seen:
                 if diag.code != code:
                     continue
                 actions = await s.client.text_document_code_action_async(
@@ -49,7 +50,8 @@ async def _server_line(s, u: str, code: str) -> str:
                     if a.title.startswith("Disable"):
                         (edit,) = edits_for(a.edit, u)
                         return edit.new_text.removesuffix(f"  # noqa: {code}")
-            await s.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if s.client.diagnostics.get(u, []) is seen:  # none landed while the actions were answered
+                await s.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
 
     return await asyncio.wait_for(line(), 60)
 
