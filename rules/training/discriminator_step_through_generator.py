@@ -243,6 +243,9 @@ for real, z in loader:
         step = next((e for e in events[at + 1 :] if e.kind is EventKind.STEP), None)
         if step is None or step.target is None:
             return
+        stepped = {dotted(e.target) for e in events if e.kind is EventKind.STEP and e.target is not None}
+        if len(stepped - {None}) < 2:
+            return  # one optimizer: no other network's update for this backward to reach
         d_models = optimized_models(ctx, step.target)
         g_optimizers = {
             name: models

@@ -9,7 +9,7 @@ from torchlint.engine.loop_events import EventKind
 from torchlint.engine.names import dotted
 from torchlint.engine.no_grad_callers import runs_without_grad
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import block_statements, children, iter_nodes, iter_statements, small_statements
+from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import is_test_file, wrapped_in_no_grad
 
@@ -248,8 +248,9 @@ for epoch in range(10):
             return
         cls = ctx.current_class
         method = cls is not None and node in block_statements(cls.body)
-        called = ctx.shared("called_in_loops", lambda: _called_in_loops(ctx.module))
-        if ("self" if method else "", node.name.value) not in called:
+        if not any(
+            site.in_loop for site in ctx.call_sites.by_key.get(("self" if method else "name", node.name.value), ())
+        ):
             return
         code = ctx.module.code_for_node(node)
         if "backward" in code or "autograd" in code or _lightning_hook(ctx):
@@ -360,28 +361,3 @@ def _output_escapes(body: Body, fn: cst.FunctionDef) -> bool:
                 ):
                     return True
     return False
-
-
-def _called_in_loops(module: cst.Module) -> set[tuple[str, str]]:
-    """The functions some loop body of the file calls: ("", name) for `name(...)`, ("self", name) for
-    `self.name(...)`. One walk per file, shared by every function the rule asks about."""
-    called: set[tuple[str, str]] = set()
-    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
-    while stack:
-        node, in_loop = stack.pop()
-        kind = type(node)  # not isinstance: libcst's ABC check is slow on this every-node path
-        if in_loop and kind is cst.Call:
-            func = cst.ensure_type(node, cst.Call).func
-            if type(func) is cst.Name:
-                called.add(("", cst.ensure_type(func, cst.Name).value))
-            elif (
-                type(func) is cst.Attribute
-                and dotted(func) == f"self.{cst.ensure_type(func, cst.Attribute).attr.value}"
-            ):
-                called.add(("self", cst.ensure_type(func, cst.Attribute).attr.value))
-        body = getattr(node, "body", None) if kind is cst.For or kind is cst.While else None
-        for child in children(node):
-            kid = type(child)
-            inside = child is body or (in_loop and kid is not cst.FunctionDef and kid is not cst.Lambda)
-            stack.append((child, inside))
-    return called

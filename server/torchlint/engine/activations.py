@@ -28,8 +28,8 @@ import libcst as cst
 from torchlint.engine.callargs import get_arg, int_value
 from torchlint.engine.names import dotted
 from torchlint.engine.project import ModuleSummary, Project, qualify
-from torchlint.engine.values import SAME_OBJECT_METHODS, Values, Where
-from torchlint.engine.walk import children, iter_nodes
+from torchlint.engine.values import SAME_OBJECT_METHODS, Where, values, where_of
+from torchlint.engine.walk import iter_nodes
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -102,41 +102,22 @@ class LossFeeds:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self.imports = ctx.imports
-        self.values = Values(ctx.module, ctx.imports)
+        self.values = values(ctx)
         self.classes = {c.name.value: c for c in ctx.semantics.classes.modules}
         functions = ctx.semantics.functions()
         self.functions = {name: defs[0][0] for name, defs in functions.items() if len(defs) == 1 and not defs[0][1]}
         # names and `self.` attributes some assignment binds to a loss module: the only callees worth following
         self.loss_names = {
             dotted(t.target)
-            for n in iter_nodes(ctx.module)
-            if type(n) is cst.Assign
-            and isinstance(n.value, cst.Call)
-            and self.imports.qualname(n.value.func) in LOSS_MODULES
+            for n in ctx.call_sites.assigns
+            if isinstance(n.value, cst.Call) and self.imports.qualname(n.value.func) in LOSS_MODULES
             for t in n.targets
         }
 
     def feeds(self) -> list[Feed]:
-        out: list[Feed] = []
-
-        def walk(node: cst.CSTNode, where: Where) -> None:
-            for child in children(node):
-                # compared by type: this visits every node of the file, and isinstance() against
-                # libcst's ABC-based classes runs Python code for each node that is not of the class
-                if type(child) is cst.FunctionDef:
-                    walk(child, Where(child, where.cls if where.function is None else None))
-                    continue
-                if type(child) is cst.ClassDef:
-                    walk(child, Where(None, child))
-                    continue
-                if type(child) is cst.Call:
-                    feed = self._feed(child, where)
-                    if feed is not None:
-                        out.append(feed)
-                walk(child, where)
-
-        walk(self.ctx.module, Where())
-        return out
+        return [
+            feed for site in self.ctx.call_sites.calls if (feed := self._feed(site.call, where_of(site))) is not None
+        ]
 
     def _feed(self, call: cst.Call, where: Where) -> Feed | None:
         q = self.imports.qualname(call.func)

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 import libcst as cst
 
+from torchlint.engine import call_sites
+from torchlint.engine.call_sites import CallSites
 from torchlint.engine.device_moves import cpu_only_forward_arguments
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import Loop, LoopAnalysis
@@ -135,7 +137,12 @@ class FileContext:
     @cached_property
     def semantics(self) -> Semantics:
         folder = Path(self.path).resolve().parent if self.project is not None else None
-        return Semantics(self.module, self.imports, self.text, self.project, folder)
+        return Semantics(self.module, self.imports, self.text, self.project, folder, lambda: self.call_sites)
+
+    @cached_property
+    def call_sites(self) -> CallSites:
+        """Every call of the file and where it sits (one walk, on the first question)."""
+        return call_sites.index(self.module)
 
     @cached_property
     def loop_analysis(self) -> LoopAnalysis:

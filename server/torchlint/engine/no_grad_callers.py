@@ -15,13 +15,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.engine.call_sites import Key
 from torchlint.engine.graph_flow import NO_GRAD
-from torchlint.engine.walk import children
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
-
-Key = tuple[str, str]  # ("name", f) for `f(...)`, ("self", m) for `self.m(...)`
 
 
 @dataclass
@@ -53,52 +51,25 @@ def _without_grad(sites: _Sites, fn: cst.FunctionDef, seen: set[cst.FunctionDef]
 
 
 def _index(ctx: FileContext) -> _Sites:
-    sites = _Sites()
+    """The file's call sites (call_sites.py) seen from autograd: a site in a lambda, or in a def's or
+    class's header, runs at some other time and is left out."""
+    index = ctx.call_sites
+    sites = _Sites(referenced=index.referenced)
 
     def is_no_grad(expr: cst.BaseExpression) -> bool:
         return ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) in NO_GRAD
 
-    def walk(node: cst.CSTNode, off: bool, fn: cst.FunctionDef | None, in_class: bool) -> None:
-        for child in children(node):
-            if isinstance(child, cst.FunctionDef):
-                if in_class:
-                    sites.methods.add(child)
-                decorated = any(is_no_grad(d.decorator) for d in child.decorators)
-                if decorated:
-                    sites.decorated.add(child)
-                walk(child.body, decorated, child, False)
-            elif isinstance(child, cst.ClassDef):
-                walk(child.body, False, None, True)
-            elif isinstance(child, cst.With):
-                for item in child.items:
-                    walk(item, off, fn, False)
-                walk(child.body, off or any(is_no_grad(i.item) for i in child.items), fn, False)
-            elif isinstance(child, cst.Call):
-                key = _key(child.func)
-                if key is not None:
-                    sites.calls.setdefault(key, []).append((off, fn))
-                    if isinstance(child.func, cst.Attribute):
-                        walk(child.func.value, off, fn, False)
-                else:
-                    walk(child.func, off, fn, False)
-                for a in child.args:
-                    walk(a, off, fn, False)
-            elif isinstance(child, (cst.Name, cst.Attribute)):
-                key = _key(child)
-                if key is not None:
-                    sites.referenced.add(key)
-                if isinstance(child, cst.Attribute):
-                    walk(child.value, off, fn, False)
-            elif not isinstance(child, cst.Lambda):
-                walk(child, off, fn, in_class)
-
-    walk(ctx.module, False, None, False)
+    for defs in index.functions.values():
+        for fn, chain in defs:
+            if chain and type(chain[-1]) is cst.ClassDef:
+                sites.methods.add(fn)
+            if any(is_no_grad(d.decorator) for d in fn.decorators):
+                sites.decorated.add(fn)
+    for k, calls in index.by_key.items():
+        for site in calls:
+            if site.in_lambda or site.header:
+                continue
+            caller = site.function
+            off = caller in sites.decorated or any(is_no_grad(i.item) for w in site.withs for i in w.items)
+            sites.calls.setdefault(k, []).append((off, caller))
     return sites
-
-
-def _key(func: cst.BaseExpression) -> Key | None:
-    if isinstance(func, cst.Name):
-        return ("name", func.value)
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        return ("self", func.attr.value)
-    return None

@@ -12,12 +12,15 @@ evidence: `def train(model, opt)` with no caller leaves both unknown.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.engine import call_sites
+from torchlint.engine.call_sites import CallSites
 from torchlint.engine.kinds import (
     PASS_THROUGH,
     RETURNS,
@@ -28,7 +31,7 @@ from torchlint.engine.kinds import (
     kind_from_qualname,
 )
 from torchlint.engine.names import Imports, dotted
-from torchlint.engine.walk import block_statements, children, iter_nodes, iter_statements, small_statements
+from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 
 if TYPE_CHECKING:
     from torchlint.engine.project import Project
@@ -268,6 +271,7 @@ class Semantics:
         text: str = "backward",
         project: Project | None = None,
         folder: Path | None = None,
+        sites: Callable[[], CallSites] | None = None,
     ) -> None:
         self.module = module
         self.imports = imports
@@ -276,8 +280,7 @@ class Semantics:
         self.mentions_backward = "backward" in text
         self.classes = ModuleClasses(module, imports, project, folder)
         self._scopes: dict[cst.CSTNode, Scope] = {}
-        self._calls: dict[tuple[str, str], list[tuple[cst.Call, tuple[cst.CSTNode, ...]]]] | None = None
-        self._functions: dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]] | None = None
+        self.sites = sites or cache(lambda: call_sites.index(module))
         self._resolving: set[cst.CSTNode] = set()
 
     def scope_for(self, node: cst.CSTNode, parent: Scope | None) -> Scope:
@@ -456,10 +459,7 @@ class Semantics:
 
     def functions(self) -> dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]]:
         """Every function and method of the file by name, with its enclosing scopes."""
-        if self._functions is None:
-            self._index_calls()
-        assert self._functions is not None
-        return self._functions
+        return self.sites().functions
 
     def scope_of_chain(self, chain: tuple[cst.CSTNode, ...]) -> Scope:
         scope = self.scope_for(self.module, None)
@@ -504,10 +504,8 @@ class Semantics:
         if method and index is not None:
             index -= 1  # `self` is bound by the call
         key = ("self" if method else "name", fn.name.value)
-        if self._calls is None:
-            self._index_calls()
-        assert self._calls is not None
-        for call, chain in self._calls.get(key, ()):
+        for site in self.sites().by_key.get(key, ()):
+            call, chain = site.call, site.chain
             if method and (scope.parent is None or scope.parent.node not in chain):
                 continue
             if any(a.star for a in call.args):
@@ -519,32 +517,6 @@ class Semantics:
                 yield arg, caller
             elif param.default is None:
                 yield cst.Name("__unknown__"), caller
-
-    def _index_calls(self) -> None:
-        calls: dict[tuple[str, str], list[tuple[cst.Call, tuple[cst.CSTNode, ...]]]] = {}
-        functions: dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]] = {}
-
-        def walk(node: cst.CSTNode, chain: tuple[cst.CSTNode, ...]) -> None:
-            for child in children(node):
-                # compared by type: this visits every node of the file, and isinstance() against
-                # libcst's ABC-based classes runs Python code for each node that is not of the class
-                if type(child) is cst.FunctionDef:
-                    functions.setdefault(child.name.value, []).append((child, chain))
-                    walk(child, (*chain, child))
-                    continue
-                if type(child) is cst.ClassDef:
-                    walk(child, (*chain, child))
-                    continue
-                if type(child) is cst.Call:
-                    f = child.func
-                    if isinstance(f, cst.Name):
-                        calls.setdefault(("name", f.value), []).append((child, chain))
-                    elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
-                        calls.setdefault(("self", f.attr.value), []).append((child, chain))
-                walk(child, chain)
-
-        walk(self.module, ())
-        self._calls, self._functions = calls, functions
 
 
 def _argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:

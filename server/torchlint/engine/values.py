@@ -14,11 +14,15 @@ object (`.to(device)`, `torch.compile(m)`, `DDP(m)`) are seen through.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.engine import call_sites
+from torchlint.engine.call_sites import CallSite, CallSites
 from torchlint.engine.callargs import get_arg
 from torchlint.engine.kinds import PASS_THROUGH
 from torchlint.engine.names import Imports, dotted
@@ -58,11 +62,11 @@ Binding = cst.BaseExpression | _Unknown
 
 
 class Values:
-    def __init__(self, module: cst.Module, imports: Imports) -> None:
+    def __init__(self, module: cst.Module, imports: Imports, sites: Callable[[], CallSites] | None = None) -> None:
         self.module = module
         self.imports = imports
+        self.sites = sites or cache(lambda: call_sites.index(module))
         self._globals: dict[str, list[Binding]] | None = None
-        self._call_index: tuple[dict[str, int], dict[str, list[tuple[cst.Call, Where]]]] | None = None
 
     def builder(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> tuple[cst.Call, Where] | None:
         """The call that built the object `expr` evaluates to (None: unknown)."""
@@ -104,38 +108,19 @@ class Values:
 
     def _argument(self, fn: cst.FunctionDef, param: cst.Param) -> tuple[cst.BaseExpression, Where] | None:
         """What the one call of plain function `fn` in this file passes for `param` (None: not one call)."""
-        functions, calls = self._calls()
-        sites = calls.get(fn.name.value, [])
-        if functions.get(fn.name.value) != 1 or len(sites) != 1 or any(a.star for a in sites[0][0].args):
+        known = self.sites()
+        sites = known.by_key.get(("name", fn.name.value), [])
+        if (
+            len(known.functions.get(fn.name.value, ())) != 1
+            or len(sites) != 1
+            or any(a.star for a in sites[0].call.args)
+        ):
             return None
-        call, caller = sites[0]
+        call, caller = sites[0].call, where_of(sites[0])
         positional = [*fn.params.posonly_params, *fn.params.params]
         index = next((i for i, p in enumerate(positional) if p is param), None)
         arg = get_arg(call, param.name.value, index)
         return (arg.value, caller) if arg is not None else None
-
-    def _calls(self) -> tuple[dict[str, int], dict[str, list[tuple[cst.Call, Where]]]]:
-        """How many functions (and methods) of each name the file defines, and the calls of each bare name."""
-        if self._call_index is None:
-            functions: dict[str, int] = {}
-            calls: dict[str, list[tuple[cst.Call, Where]]] = {}
-
-            def walk(node: cst.CSTNode, where: Where) -> None:
-                for child in children(node):
-                    if isinstance(child, cst.FunctionDef):
-                        functions[child.name.value] = functions.get(child.name.value, 0) + 1
-                        walk(child, Where(child, where.cls if where.function is None else None))
-                        continue
-                    if isinstance(child, cst.ClassDef):
-                        walk(child, Where(None, child))
-                        continue
-                    if isinstance(child, cst.Call) and isinstance(child.func, cst.Name):
-                        calls.setdefault(child.func.value, []).append((child, where))
-                    walk(child, where)
-
-            walk(self.module, Where())
-            self._call_index = (functions, calls)
-        return self._call_index
 
     def _attribute(self, expr: cst.Attribute, where: Where) -> tuple[cst.BaseExpression, Where] | None:
         name = dotted(expr)
@@ -262,7 +247,19 @@ def reaching(owner: cst.FunctionDef | cst.Module, name: str, use: cst.CSTNode) -
 
 def values(ctx: FileContext) -> Values:
     """The file's `Values`, shared by every rule that asks."""
-    return ctx.shared("values", lambda: Values(ctx.module, ctx.imports))
+    return ctx.shared("values", lambda: Values(ctx.module, ctx.imports, lambda: ctx.call_sites))
+
+
+def where_of(site: CallSite) -> Where:
+    """Where a call is evaluated: its function, and the class when that function is a method."""
+    chain = site.chain
+    last = chain[-1] if chain else None
+    if type(last) is cst.ClassDef:
+        return Where(None, last)
+    if type(last) is cst.FunctionDef:
+        outer = chain[-2] if len(chain) > 1 else None
+        return Where(last, outer if type(outer) is cst.ClassDef else None)
+    return Where()
 
 
 def current_where(ctx: FileContext) -> Where:

@@ -1,0 +1,117 @@
+"""Every call of the file and where it sits: one walk, shared by the analyses that ask.
+
+Call-graph questions come from several analyses: what a parameter is (every call site of its
+function, semantics.py), which call built a value (values.py), which functions run only with
+autograd off (no_grad_callers.py), which ones a training loop calls, which losses an activation
+feeds. Each used to walk the whole file for its own index — five walks of every node; this is
+one, made on the first question and kept on the FileContext.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.engine.walk import children
+
+Key = tuple[str, str]  # ("name", f) for `f(...)`, ("self", m) for `self.m(...)`
+Chain = tuple[cst.CSTNode, ...]  # the enclosing FunctionDef / ClassDef nodes, outermost first
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    call: cst.Call
+    chain: Chain  # a call in a def's decorators, parameters or annotations is in that def
+    withs: tuple[cst.With, ...]  # the `with` blocks around it inside its own function or class body
+    in_loop: bool  # in the body of a for/while loop of its own function (not through a def or lambda)
+    in_lambda: bool
+    header: bool  # in the decorators, parameters or annotations of a def, or a class's bases
+
+    @property
+    def function(self) -> cst.FunctionDef | None:
+        """The innermost function around the call (None at module level or in a class body)."""
+        last = self.chain[-1] if self.chain else None
+        return last if type(last) is cst.FunctionDef else None
+
+
+@dataclass
+class CallSites:
+    calls: list[CallSite] = field(default_factory=list)  # in source order (pre-order)
+    by_key: dict[Key, list[CallSite]] = field(default_factory=dict)
+    functions: dict[str, list[tuple[cst.FunctionDef, Chain]]] = field(default_factory=dict)  # chain: around it
+    assigns: list[cst.Assign] = field(default_factory=list)
+    # names and `self.x` read without being called, outside lambdas and def / class headers
+    referenced: set[Key] = field(default_factory=set)
+
+
+def key(func: cst.BaseExpression) -> Key | None:
+    if type(func) is cst.Name:
+        return ("name", func.value)
+    if type(func) is cst.Attribute:
+        value = func.value
+        if type(value) is cst.Name and value.value == "self":
+            return ("self", func.attr.value)
+    return None
+
+
+_State = tuple[Chain, tuple[cst.With, ...], bool, bool, bool]  # chain, withs, in_loop, in_lambda, header
+
+
+def index(module: cst.Module) -> CallSites:
+    """Walk the module once (explicit stack: deep nesting cannot hit the recursion limit)."""
+    out = CallSites()
+    called: set[int] = set()  # ids of call targets: a called name is not a mere reference
+    stack: list[tuple[cst.CSTNode, _State]] = [(c, ((), (), False, False, False)) for c in reversed(children(module))]
+    while stack:
+        node, state = stack.pop()
+        chain, withs, in_loop, in_lambda, header = state
+        kind = type(node)  # compared by type: isinstance() on libcst's ABC-based classes is slow here
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
+            inner = (*chain, node)
+            body = node.body  # type: ignore[attr-defined]
+            if kind is cst.FunctionDef:
+                fn = cst.ensure_type(node, cst.FunctionDef)
+                out.functions.setdefault(fn.name.value, []).append((fn, chain))
+                loop = False
+            else:
+                loop = in_loop  # a class body in a loop runs in the loop
+            for child in reversed(children(node)):
+                in_header = header or child is not body
+                stack.append((child, (inner, (), loop, in_lambda, in_header)))
+            continue
+        if kind is cst.Lambda:
+            for child in reversed(children(node)):
+                stack.append((child, (chain, withs, False, True, header)))
+            continue
+        if kind is cst.Call:
+            call = cst.ensure_type(node, cst.Call)
+            site = CallSite(call, chain, withs, in_loop, in_lambda, header)
+            out.calls.append(site)
+            k = key(call.func)
+            if k is not None:
+                out.by_key.setdefault(k, []).append(site)
+                called.add(id(call.func))
+        elif kind is cst.Assign:
+            out.assigns.append(cst.ensure_type(node, cst.Assign))
+        elif kind is cst.Name or kind is cst.Attribute:
+            if not in_lambda and not header and id(node) not in called:
+                k = key(node)  # type: ignore[arg-type]
+                if k is not None:
+                    out.referenced.add(k)
+            if kind is cst.Attribute:  # its `.attr` is a field name, not a reference
+                stack.append((node.value, state))  # type: ignore[attr-defined]
+                continue
+        if kind is cst.For or kind is cst.While:
+            body = node.body  # type: ignore[attr-defined]
+            for child in reversed(children(node)):
+                stack.append((child, (chain, withs, True, in_lambda, header) if child is body else state))
+            continue
+        if kind is cst.With:
+            body = node.body  # type: ignore[attr-defined]
+            inside = (*withs, cst.ensure_type(node, cst.With))
+            for child in reversed(children(node)):
+                stack.append((child, (chain, inside, in_loop, in_lambda, header) if child is body else state))
+            continue
+        stack.extend((child, state) for child in reversed(children(node)))
+    return out
