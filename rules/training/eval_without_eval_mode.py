@@ -277,15 +277,15 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        helpers = evaluation_helpers(self.ctx)
-        if not helpers or not isinstance(func, (cst.Name, cst.Attribute)):
+        if not node.args or not isinstance(func, (cst.Name, cst.Attribute)):
             return
+        if not any(self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
+            return  # no model handed over: not a validation helper's call (and no need to look it up)
+        helpers = evaluation_helpers(self.ctx)
         if (func.value if isinstance(func, cst.Name) else None) not in helpers and self.ctx.qualname(
             func
         ) not in helpers:
             return
-        if not any(self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
-            return  # no model handed over: not a validation helper's call (and no need to look it up)
         for index, param in evaluation_parameters(self.ctx, node.func):
             arg = get_arg(node, param, index)
             name = dotted(arg.value) if arg is not None else None

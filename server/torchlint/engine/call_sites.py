@@ -65,53 +65,51 @@ def index(module: cst.Module) -> CallSites:
     stack: list[tuple[cst.CSTNode, _State]] = [(c, ((), (), False, False, False)) for c in reversed(children(module))]
     while stack:
         node, state = stack.pop()
+        # compared by type, most frequent first: isinstance() on libcst's ABC-based classes is slow here
+        if type(node) is cst.Name:
+            if not state[3] and not state[4] and id(node) not in called:
+                out.referenced.add(("name", node.value))
+            continue
+        if type(node) is cst.Attribute:
+            value = node.value
+            if type(value) is cst.Name and value.value == "self":
+                if not state[3] and not state[4] and id(node) not in called:
+                    out.referenced.add(("self", node.attr.value))
+            stack.append((value, state))  # its `.attr` is a field name, not a reference
+            continue
         chain, withs, in_loop, in_lambda, header = state
-        kind = type(node)  # compared by type: isinstance() on libcst's ABC-based classes is slow here
-        if kind is cst.FunctionDef or kind is cst.ClassDef:
+        if type(node) is cst.Call:
+            site = CallSite(node, chain, withs, in_loop, in_lambda, header)
+            out.calls.append(site)
+            k = key(node.func)
+            if k is not None:
+                out.by_key.setdefault(k, []).append(site)
+                called.add(id(node.func))
+        elif type(node) is cst.Assign:
+            out.assigns.append(node)
+        elif type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
             inner = (*chain, node)
-            body = node.body  # type: ignore[attr-defined]
-            if kind is cst.FunctionDef:
-                fn = cst.ensure_type(node, cst.FunctionDef)
-                out.functions.setdefault(fn.name.value, []).append((fn, chain))
+            body = node.body
+            if type(node) is cst.FunctionDef:
+                out.functions.setdefault(node.name.value, []).append((node, chain))
                 loop = False
             else:
                 loop = in_loop  # a class body in a loop runs in the loop
             for child in reversed(children(node)):
-                in_header = header or child is not body
-                stack.append((child, (inner, (), loop, in_lambda, in_header)))
+                stack.append((child, (inner, (), loop, in_lambda, header or child is not body)))
             continue
-        if kind is cst.Lambda:
-            for child in reversed(children(node)):
-                stack.append((child, (chain, withs, False, True, header)))
+        elif type(node) is cst.Lambda:
+            stack.extend((child, (chain, withs, False, True, header)) for child in reversed(children(node)))
             continue
-        if kind is cst.Call:
-            call = cst.ensure_type(node, cst.Call)
-            site = CallSite(call, chain, withs, in_loop, in_lambda, header)
-            out.calls.append(site)
-            k = key(call.func)
-            if k is not None:
-                out.by_key.setdefault(k, []).append(site)
-                called.add(id(call.func))
-        elif kind is cst.Assign:
-            out.assigns.append(cst.ensure_type(node, cst.Assign))
-        elif kind is cst.Name or kind is cst.Attribute:
-            if not in_lambda and not header and id(node) not in called:
-                k = key(node)  # type: ignore[arg-type]
-                if k is not None:
-                    out.referenced.add(k)
-            if kind is cst.Attribute:  # its `.attr` is a field name, not a reference
-                stack.append((node.value, state))  # type: ignore[attr-defined]
-                continue
-        if kind is cst.For or kind is cst.While:
-            body = node.body  # type: ignore[attr-defined]
-            for child in reversed(children(node)):
-                stack.append((child, (chain, withs, True, in_lambda, header) if child is body else state))
+        elif type(node) is cst.For or type(node) is cst.While:
+            body = node.body
+            looping = (chain, withs, True, in_lambda, header)
+            stack.extend((child, looping if child is body else state) for child in reversed(children(node)))
             continue
-        if kind is cst.With:
-            body = node.body  # type: ignore[attr-defined]
-            inside = (*withs, cst.ensure_type(node, cst.With))
-            for child in reversed(children(node)):
-                stack.append((child, (chain, inside, in_loop, in_lambda, header) if child is body else state))
+        elif type(node) is cst.With:
+            body = node.body
+            inside = (chain, (*withs, node), in_loop, in_lambda, header)
+            stack.extend((child, inside if child is body else state) for child in reversed(children(node)))
             continue
         stack.extend((child, state) for child in reversed(children(node)))
     return out
