@@ -165,22 +165,17 @@ class Scope:
                     if small.value is not None:
                         kind |= self.semantics.infer(small.value, self)
                     self._assign(small.target, kind)
-        # usage: anything we call .backward() on is a loss (a scan of the scope: only if it can match)
-        for node in iter_nodes(self.node, into_functions=False) if self.semantics.mentions_backward else ():
-            if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
-                continue  # (compared by type: the cheap test, on every node of the scope)
+        # usage: anything we call .backward() on is a loss
+        for node in self.semantics.backward_calls(self.node):
+            assert isinstance(node.func, cst.Attribute), "backward_calls keeps method calls only"
             if (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and node.func.attr.value == "backward"
+                node.func.attr.value == "backward"
                 and isinstance(node.func.value, cst.Name)
                 and all(a.keyword is not None for a in node.args)
             ):
                 self._bind(node.func.value.value, Kind.LOSS)
             elif (  # accelerator.backward(loss) / self.manual_backward(loss)
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and (
+                (
                     node.func.attr.value == "manual_backward"
                     or node.func.attr.value == "backward"
                     and self.semantics.infer(node.func.value, self) & Kind.ACCELERATOR
@@ -281,6 +276,7 @@ class Semantics:
         self.classes = ModuleClasses(module, imports, project, folder)
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self.sites = sites or cache(lambda: call_sites.index(module))
+        self._backward_calls: dict[int, list[cst.Call]] | None = None
         self._resolving: set[cst.CSTNode] = set()
 
     def scope_for(self, node: cst.CSTNode, parent: Scope | None) -> Scope:
@@ -457,6 +453,19 @@ class Semantics:
                 return self.returns(fn, chain)
         return None
 
+    def backward_calls(self, owner: cst.CSTNode) -> list[cst.Call]:
+        """`x.backward(...)` / `x.manual_backward(...)` calls directly in the scope of `owner` (not in
+        its nested functions, classes or lambdas), in source order."""
+        if self._backward_calls is None:
+            by_owner: dict[int, list[cst.Call]] = {}
+            for site in self.sites().calls if self.mentions_backward else ():
+                func = site.call.func
+                if type(func) is cst.Attribute and func.attr.value in ("backward", "manual_backward"):
+                    if not site.in_lambda:
+                        by_owner.setdefault(id(site.chain[-1] if site.chain else self.module), []).append(site.call)
+            self._backward_calls = by_owner
+        return self._backward_calls.get(id(owner), [])
+
     def functions(self) -> dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]]:
         """Every function and method of the file by name, with its enclosing scopes."""
         return self.sites().functions
@@ -475,9 +484,10 @@ class Semantics:
         try:
             scope = self.scope_of_chain((*chain, fn))
             kinds = [
-                self.infer(n.value, scope)
-                for n in iter_nodes(fn.body, into_functions=False)
-                if type(n) is cst.Return and n.value is not None
+                self.infer(small.value, scope)
+                for stmt in iter_statements(block_statements(fn.body))
+                for small in small_statements(stmt)
+                if type(small) is cst.Return and small.value is not None
             ]
         finally:
             self._resolving.discard(fn)
