@@ -279,8 +279,8 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
         func = node.func
         if not node.args or not isinstance(func, (cst.Name, cst.Attribute)):
             return
-        if not any(self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
-            return  # no model handed over: not a validation helper's call (and no need to look it up)
+        if not any(dotted(a.value) is not None and self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
+            return  # no model handed over by name: not a validation helper's call we can follow
         helpers = evaluation_helpers(self.ctx)
         if (func.value if isinstance(func, cst.Name) else None) not in helpers and self.ctx.qualname(
             func
