@@ -17,6 +17,7 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg
 from torchlint.engine.names import Imports, dotted
+from torchlint.engine.source import python_ast
 from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
 
 if TYPE_CHECKING:
@@ -165,8 +166,8 @@ def cpu_only_forward_arguments(texts: list[str]) -> tuple[set[int], set[str]]:
         if not any(name in text for name in _CPU_ONLY):
             continue
         try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
+            tree = python_ast(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             continue
         for fn in ast.walk(tree):
             if not isinstance(fn, ast.FunctionDef) or fn.name != "forward":

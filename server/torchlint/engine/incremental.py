@@ -12,21 +12,17 @@ checks this over the fixtures and torch's own sources).
 
 from __future__ import annotations
 
-import ast
-import warnings
 from collections import OrderedDict
 
 import libcst as cst
 
-from torchlint.engine.source import line_offsets
+from torchlint.engine.source import line_offsets, python_ast
 
 
 def _cuts(text: str) -> list[int] | None:
     """0-based line indexes where each top-level chunk starts; None if CPython cannot parse."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        tree = python_ast(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
     cuts = [0]

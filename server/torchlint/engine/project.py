@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import os
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from torchlint.engine.kinds import PASS_THROUGH, Kind, is_module_base, kind_from_qualname
 from torchlint.engine.names import CANONICAL, relative_module
+from torchlint.engine.source import python_ast
 from torchlint.engine.target_version import TorchVersion
 from torchlint.engine.target_version import resolve as resolve_version
 
@@ -75,9 +75,7 @@ def qualify(summary: ModuleSummary, expr: ast.expr) -> str | None:
 
 def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary | None:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text, str(path))
+        tree = python_ast(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     s = ModuleSummary(path, name, package, text)

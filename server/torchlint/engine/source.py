@@ -14,6 +14,7 @@ import tokenize
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from torchlint.findings import Edit
 
@@ -105,9 +106,7 @@ def syntax_error(text: str) -> SourceError | None:
     that. CPython's parser (about 6% of a libcst parse) stops at fixed limits.
     """
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escapes etc.: not ours to report
-            ast.parse(text)
+        python_ast(text)
     except SyntaxError as exc:
         too_deep = "too many nested" in str(exc.msg)
         message = f"{exc.msg} (Python's parser allows 200 levels)" if too_deep else f"syntax error: {exc.msg}"
@@ -123,6 +122,26 @@ def syntax_error(text: str) -> SourceError | None:
     except ValueError:  # e.g. NUL bytes; decode() reports those
         return None
     return None
+
+
+def python_ast(text: str) -> ast.Module:
+    """CPython's tree of `text`, raising as `ast.parse` does (warnings such as invalid escapes are
+    not ours to report). The last few texts' results are kept: the syntax check, the editor's
+    incremental parser and the file's own summary all ask about the same text."""
+    found = _python_parse(text)
+    if isinstance(found, BaseException):
+        raise found.with_traceback(None)
+    return found
+
+
+@lru_cache(maxsize=4)
+def _python_parse(text: str) -> ast.Module | BaseException:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return exc
 
 
 def line_offsets(text: str) -> list[int]:
