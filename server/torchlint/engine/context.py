@@ -56,6 +56,16 @@ class FileContext:
             project.begin_file()  # what this file's verdict depends on, for the cache
         return project
 
+    def release(self) -> None:
+        """Drop everything the lint built. The analyses refer to one another and to this context
+        (scopes to their Semantics, shared analyses to the context): cycles only the garbage
+        collector could free, and with them the file's tree. Broken here, the lint's memory goes
+        as soon as it ends, so the server and the CLI can keep the collector out of the way."""
+        semantics = self.__dict__.get("semantics")
+        if semantics is not None:
+            semantics.release()
+        self.__dict__.clear()
+
     def dependencies(self) -> tuple[str, ...]:
         """The other project files whose contents this file's findings depend on."""
         if "project" not in self.__dict__ or self.project is None:

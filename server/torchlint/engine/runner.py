@@ -203,11 +203,15 @@ def lint_text(
     try:
         traverse(module, enter, leave)
         kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
+        dependencies = ctx.dependencies()
     finally:
         forget_children()
+        visits.clear()  # the rules, and through them the context
+        leaves.clear()
+        ctx.release()
     kept.extend(error_finding(path, f"internal error in rule {e}") for e in errors)  # never silenced
     kept.sort(key=Finding.sort_key)
-    return LintResult(kept, module, errors, ctx.dependencies())
+    return LintResult(kept, module, errors, dependencies)
 
 
 def _node_positions(ctx: FileContext, module: cst.Module) -> dict[cst.CSTNode, Range]:

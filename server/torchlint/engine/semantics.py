@@ -279,6 +279,10 @@ class Semantics:
         self._backward_calls: dict[int, list[cst.Call]] | None = None
         self._resolving: set[cst.CSTNode] = set()
 
+    def release(self) -> None:
+        """Forget the scopes (each refers back to this object): see FileContext.release."""
+        self._scopes.clear()
+
     def scope_for(self, node: cst.CSTNode, parent: Scope | None) -> Scope:
         scope = self._scopes.get(node)
         if scope is None:

@@ -165,84 +165,96 @@ class Values:
 
 def reaching(owner: cst.FunctionDef | cst.Module, name: str, use: cst.CSTNode) -> Binding | None:
     """The value of `name` at `use` inside `owner`: an expression, UNKNOWN, or None (not bound there)."""
-    bound: tuple[Binding, tuple[cst.CSTNode, ...]] | None = None
-    if isinstance(owner, cst.FunctionDef):
-        params = owner.params
-        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if p.name.value == name:
-                bound = (_Parameter(p), ())
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param) and star.name.value == name:
-                bound = (UNKNOWN, ())
-    result: list[Binding | None] = []
+    return _Reaching(owner, name, use).result()
 
-    def bind(target: cst.BaseExpression, value: Binding, stack: tuple[cst.CSTNode, ...]) -> None:
-        nonlocal bound
+
+class _Reaching:
+    """One walk of `owner` in evaluation order up to `use`, tracking the last binding of `name`
+    (a class, not nested recursive functions: those would be reference cycles left for the
+    garbage collector on every question)."""
+
+    def __init__(self, owner: cst.FunctionDef | cst.Module, name: str, use: cst.CSTNode) -> None:
+        self.owner, self.name, self.use = owner, name, use
+        self.bound: tuple[Binding, tuple[cst.CSTNode, ...]] | None = None
+        if isinstance(owner, cst.FunctionDef):
+            params = owner.params
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if p.name.value == name:
+                    self.bound = (_Parameter(p), ())
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param) and star.name.value == name:
+                    self.bound = (UNKNOWN, ())
+        self.found: list[Binding | None] = []
+
+    def result(self) -> Binding | None:
+        owner = self.owner
+        for stmt in owner.body if isinstance(owner, cst.Module) else (owner.body,):
+            if self.visit(stmt, ()):
+                break
+        return self.found[0] if self.found else UNKNOWN
+
+    def bind(self, target: cst.BaseExpression, value: Binding, stack: tuple[cst.CSTNode, ...]) -> None:
         if isinstance(target, cst.Name):
-            if target.value == name:
-                bound = (value, stack)
+            if target.value == self.name:
+                self.bound = (value, stack)
         elif isinstance(target, (cst.Tuple, cst.List)):
             pairs = isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements)
             starred = any(isinstance(el, cst.StarredElement) for el in target.elements)
             for i, el in enumerate(target.elements):
                 paired = value.elements[i] if pairs and isinstance(value, (cst.Tuple, cst.List)) else None
                 if isinstance(paired, cst.Element) and not starred:
-                    bind(el.value, paired.value, stack)
+                    self.bind(el.value, paired.value, stack)
                 elif isinstance(value, cst.Call) and not starred:  # `a, b = model(x)`: b is `model(x)[1]`
-                    bind(el.value, cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))]), stack)
+                    item = cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+                    self.bind(el.value, item, stack)
                 else:
-                    bind(el.value, UNKNOWN, stack)
+                    self.bind(el.value, UNKNOWN, stack)
         elif isinstance(target, cst.StarredElement):
-            bind(target.value, UNKNOWN, stack)
+            self.bind(target.value, UNKNOWN, stack)
 
-    def visit(node: cst.CSTNode, stack: tuple[cst.CSTNode, ...]) -> bool:
+    def visit(self, node: cst.CSTNode, stack: tuple[cst.CSTNode, ...]) -> bool:
         """Walk in evaluation order; True once `use` is reached."""
-        if node is use:
-            if bound is None:
-                result.append(None)
+        if node is self.use:
+            if self.bound is None:
+                self.found.append(None)
             else:
-                value, at = bound
-                result.append(value if stack[: len(at)] == at else UNKNOWN)
+                value, at = self.bound
+                self.found.append(value if stack[: len(at)] == at else UNKNOWN)
             return True
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            if node.name.value == name:
-                bind(cst.Name(name), UNKNOWN, stack)
+            if node.name.value == self.name:
+                self.bind(cst.Name(self.name), UNKNOWN, stack)
             return False
         if isinstance(node, cst.Lambda):
             return False
         if isinstance(node, cst.Assign):
-            if visit(node.value, stack):
+            if self.visit(node.value, stack):
                 return True
             for t in node.targets:
-                bind(t.target, node.value, stack)
+                self.bind(t.target, node.value, stack)
             return False
         if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            if node.value is not None and visit(node.value, stack):
+            if node.value is not None and self.visit(node.value, stack):
                 return True
-            bind(node.target, node.value if isinstance(node, cst.AnnAssign) and node.value else UNKNOWN, stack)
+            self.bind(node.target, node.value if isinstance(node, cst.AnnAssign) and node.value else UNKNOWN, stack)
             return False
         if isinstance(node, cst.NamedExpr):
-            if visit(node.value, stack):
+            if self.visit(node.value, stack):
                 return True
-            bind(node.target, node.value, stack)
+            self.bind(node.target, node.value, stack)
             return False
         if isinstance(node, cst.WithItem) and node.asname is not None:
-            if visit(node.item, stack):
+            if self.visit(node.item, stack):
                 return True
-            bind(node.asname.name, UNKNOWN, stack)
+            self.bind(node.asname.name, UNKNOWN, stack)
             return False
         inner = (*stack, node) if isinstance(node, _CONDITIONAL) else stack
         if isinstance(node, cst.For):
-            if visit(node.iter, stack):
+            if self.visit(node.iter, stack):
                 return True
-            bind(node.target, UNKNOWN, inner)
-            return visit(node.body, inner) or (node.orelse is not None and visit(node.orelse, inner))
-        return any(visit(child, inner) for child in children(node))
-
-    for stmt in owner.body if isinstance(owner, cst.Module) else (owner.body,):
-        if visit(stmt, ()):
-            break
-    return result[0] if result else UNKNOWN
+            self.bind(node.target, UNKNOWN, inner)
+            return self.visit(node.body, inner) or (node.orelse is not None and self.visit(node.orelse, inner))
+        return any(self.visit(child, inner) for child in children(node))
 
 
 def values(ctx: FileContext) -> Values:

@@ -228,8 +228,10 @@ class Session:
             # Everything loaded by now (lsprotocol's thousands of types, libcst, the rules) lives
             # as long as the server: move it out of the cyclic GC's way, once, so full
             # collections stop re-scanning it on every keystroke.
+            from torchlint.checker import tune_gc
+
             gc.collect()
-            gc.freeze()
+            tune_gc()
             self._frozen = True
         return result, lint_setup
 
