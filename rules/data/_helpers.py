@@ -9,7 +9,7 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg, int_value
 from torchlint.engine.project import ModuleSummary
-from torchlint.engine.values import current_where, instantiated_class, values
+from torchlint.engine.values import current_where, instantiated_class
 
 DATALOADER = "torch.utils.data.DataLoader"
 
@@ -36,7 +36,7 @@ def worker_dataset(ctx, node: cst.Call) -> WorkerDataset | None:
     dataset = get_arg(node, "dataset", 0)
     if workers is None or workers <= 0 or dataset is None:
         return None
-    built = values(ctx).builder(dataset.value, current_where(ctx))
+    built = ctx.values.builder(dataset.value, current_where(ctx))
     if built is None:
         return None
     found = instantiated_class(ctx, built[0])

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.callargs import get_arg, has_star, int_value
 from torchlint.engine.context import is_main_guard
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.values import current_where, values
+from torchlint.engine.values import current_where
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.data._helpers import DATALOADER
@@ -166,7 +166,7 @@ main()
             expr = expr.args[0].value
         call = expr if isinstance(expr, cst.Call) else None
         if call is None:
-            built = values(self.ctx).builder(expr, current_where(self.ctx))
+            built = self.ctx.values.builder(expr, current_where(self.ctx))
             call = built[0] if built is not None else None
         if call is None or self.ctx.qualname(call.func) != DATALOADER or has_star(call):
             return None

@@ -6,11 +6,11 @@ import libcst as cst
 
 from torchlint.engine.dataset_storage import cuda_in_getitem
 from torchlint.engine.default_device import default_device_factory
-from torchlint.engine.device_moves import contains_move, device_moves, move_call
+from torchlint.engine.device_moves import contains_move, move_call
 from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
 from torchlint.engine.names import dotted, target_names
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.values import current_where, instantiated_class, values
+from torchlint.engine.values import current_where, instantiated_class
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 
@@ -275,7 +275,7 @@ def _built_on_device(ctx, loader: cst.BaseExpression) -> bool:
     inner = _assigned_value(ctx, dotted(dataset)) if dataset is not None else None
     if inner is not None and contains_move(inner, ctx.imports):
         return True
-    built = values(ctx).builder(dataset, current_where(ctx)) if dataset is not None else None
+    built = ctx.values.builder(dataset, current_where(ctx)) if dataset is not None else None
     found = instantiated_class(ctx, built[0]) if built is not None else None
     return found is not None and cuda_in_getitem(*found) is not None
 
@@ -286,7 +286,7 @@ class _LoopCheck:
     def __init__(self, rule: InputNotMovedToDevice, loop: cst.For, unmoved: dict[str, str | None]) -> None:
         self.rule = rule
         self.ctx = rule.ctx
-        self.moves = device_moves(rule.ctx)
+        self.moves = rule.ctx.device_moves
         self.loop = loop
         self.unmoved = unmoved  # name -> None (a batch) or the factory that made it (`randn`)
         self.model_move = None  # the move of the model called so far in this iteration

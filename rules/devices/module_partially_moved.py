@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.device_moves import device_moves, move_call
+from torchlint.engine.device_moves import move_call
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
@@ -85,7 +85,7 @@ out = model(src)
         root = part.split(".")[0]
         if not self.ctx.kind(cst.Name(root)) & Kind.MODEL:
             return
-        moves = device_moves(self.ctx)
+        moves = self.ctx.device_moves
         if moves.of(root) or root not in moves.called:
             return
         partial = [m for name, ms in moves.by_target.items() if name.startswith(root + ".") for m in ms]

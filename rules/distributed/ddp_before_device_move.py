@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.device_moves import device_moves, move_call
+from torchlint.engine.device_moves import move_call
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
@@ -126,7 +126,7 @@ model = nn.parallel.DistributedDataParallel(model).cuda()
             if isinstance(small, cst.Assign) and small.value is node:
                 names.update(dotted(t.target) for t in small.targets)
         names.discard(None)
-        moves = device_moves(self.ctx)
+        moves = self.ctx.device_moves
         chained = any(
             (found := move_call(n, self.ctx.imports)) is not None and found[0] is node
             for small in small_statements(stmt)

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from torchlint.engine.activations import Feed, loss_feeds
+from torchlint.engine.activations import Feed
 from torchlint.engine.callargs import get_arg, int_value
 from torchlint.engine.node_positions import positions
 from torchlint.engine.rule import NodeFix, Rule
@@ -32,7 +32,7 @@ class LossInputRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.by_node: dict[cst.CSTNode, list[Feed]] = {}
-        for feed in loss_feeds(self.ctx):
+        for feed in self.ctx.loss_feeds:
             if feed.loss == self.loss and feed.origin.activation == self.activation:
                 self.by_node.setdefault(feed.origin.node or feed.call, []).append(feed)
 

@@ -8,10 +8,10 @@ from torchlint.engine.callargs import get_arg
 from torchlint.engine.graph_flow import NO_GRAD
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import EventKind, backward_call
-from torchlint.engine.model_mode import evaluation_helpers, evaluation_parameters, in_training_mode, mode_dependent
+from torchlint.engine.model_mode import evaluation_parameters, in_training_mode, mode_dependent
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, InsertAfter, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.values import current_where, values
+from torchlint.engine.values import current_where
 from torchlint.engine.walk import iter_nodes, iter_statements
 from torchlint.findings import Severity
 
@@ -281,7 +281,7 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
             return
         if not any(dotted(a.value) is not None and self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
             return  # no model handed over by name: not a validation helper's call we can follow
-        helpers = evaluation_helpers(self.ctx)
+        helpers = self.ctx.evaluation_helpers
         if (func.value if isinstance(func, cst.Name) else None) not in helpers and self.ctx.qualname(
             func
         ) not in helpers:
@@ -333,7 +333,7 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
         where = current_where(self.ctx)
         if not in_training_mode(self.ctx, model, point, where):
             return False
-        built = values(self.ctx).builder(model, where)
+        built = self.ctx.values.builder(model, where)
         return built is not None and mode_dependent(self.ctx, built[0])
 
     def _statement(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:

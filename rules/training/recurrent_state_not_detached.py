@@ -11,7 +11,7 @@ from torchlint.engine.iteration_values import CarriedState, backward_through, ca
 from torchlint.engine.kinds import TENSOR_FACTORIES
 from torchlint.engine.loop_events import Loop
 from torchlint.engine.rule import UNSAFE, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.values import current_where, instantiated_class, values
+from torchlint.engine.values import current_where, instantiated_class
 from torchlint.engine.walk import block_statements
 from torchlint.findings import Severity
 
@@ -274,7 +274,7 @@ def train(model: nn.Module, chunks, optimizer):
     def _cut_by_forward(self, call: cst.Call) -> bool:
         """The module is a class of this project whose `forward` detaches something (`.detach()`, `.data`,
         `no_grad`): it may hand back a state without history."""
-        built = values(self.ctx).builder(call.func, current_where(self.ctx))
+        built = self.ctx.values.builder(call.func, current_where(self.ctx))
         found = instantiated_class(self.ctx, built[0]) if built is not None else None
         if found is None:
             return False
@@ -292,7 +292,7 @@ def train(model: nn.Module, chunks, optimizer):
         if isinstance(state.arg, (cst.Tuple, cst.List)):
             return f"{', '.join(names)} = {', '.join(f'{n}.detach()' for n in names)}"
         (name,) = names
-        built = values(self.ctx).builder(state.call.func, current_where(self.ctx))
+        built = self.ctx.values.builder(state.call.func, current_where(self.ctx))
         layer = self.ctx.qualname(built[0].func) if built is not None else None
         start = body.index(loop)
         initial = body.reaching(name, start) if start is not None else None

@@ -7,7 +7,6 @@ from pathlib import Path
 import libcst as cst
 
 from torchlint.engine import lint_text
-from torchlint.engine.activations import loss_feeds
 from torchlint.engine.context import FileContext
 from torchlint.registry import rules
 
@@ -15,7 +14,7 @@ from torchlint.registry import rules
 def _feeds(src: str, path: str = "m.py") -> list[tuple[str, str, str]]:
     ctx = FileContext(path, src, cst.parse_module(src))
     ctx.scope = ctx.semantics.scope_for(ctx.module, None)
-    return [(f.loss, f.origin.activation, f.origin.elsewhere) for f in loss_feeds(ctx)]
+    return [(f.loss, f.origin.activation, f.origin.elsewhere) for f in ctx.loss_feeds]
 
 
 def test_direct_named_and_method_activations():

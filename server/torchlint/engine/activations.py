@@ -28,7 +28,7 @@ import libcst as cst
 from torchlint.engine.callargs import get_arg, int_value
 from torchlint.engine.names import dotted
 from torchlint.engine.project import ModuleSummary, Project, qualify
-from torchlint.engine.values import SAME_OBJECT_METHODS, Where, values, where_of
+from torchlint.engine.values import SAME_OBJECT_METHODS, Where, where_of
 from torchlint.engine.walk import iter_nodes
 
 if TYPE_CHECKING:
@@ -93,16 +93,11 @@ class Feed:
     origin: Origin
 
 
-def loss_feeds(ctx: FileContext) -> list[Feed]:
-    """The file's loss calls fed by an activation (built once per file, shared by the rules)."""
-    return ctx.shared("loss_feeds", lambda: LossFeeds(ctx).feeds())
-
-
 class LossFeeds:
     def __init__(self, ctx: FileContext) -> None:
         self.ctx = ctx
         self.imports = ctx.imports
-        self.values = values(ctx)
+        self.values = ctx.values
         self.classes = {c.name.value: c for c in ctx.semantics.classes.modules}
         functions = ctx.semantics.functions()
         self.functions = {name: defs[0][0] for name, defs in functions.items() if len(defs) == 1 and not defs[0][1]}

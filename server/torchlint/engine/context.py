@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine import call_sites
+from torchlint.engine import call_sites, model_mode, no_grad_callers
+from torchlint.engine.activations import Feed, LossFeeds
 from torchlint.engine.call_sites import CallSites
-from torchlint.engine.device_moves import cpu_only_forward_arguments
+from torchlint.engine.device_moves import DeviceMoves, cpu_only_forward_arguments
+from torchlint.engine.graph_flow import Body
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import Loop, LoopAnalysis
 from torchlint.engine.names import Imports
+from torchlint.engine.no_grad_callers import NoGradSites
 from torchlint.engine.project import ModuleSummary, Project, project_for, summarize
 from torchlint.engine.semantics import Scope, Semantics
 from torchlint.engine.target_version import TorchVersion
 from torchlint.engine.target_version import resolve as resolve_version
+from torchlint.engine.values import Values
 from torchlint.engine.walk import iter_nodes, iter_statements
 
 # What a script builds at top level (a library module builds none of these on import).
@@ -27,8 +30,6 @@ _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
 
 if TYPE_CHECKING:
     from torchlint.engine.rule import Report
-
-T = TypeVar("T")
 
 
 class FileContext:
@@ -45,7 +46,6 @@ class FileContext:
         self.loops: list[Loop] = []
         self.withs: list[cst.With] = []
         self.top_statement: cst.CSTNode | None = None  # the module-level statement being traversed
-        self._shared: dict[str, object] = {}
 
     # -- shared analyses (lazy) ---------------------------------------------
     @cached_property
@@ -155,6 +155,36 @@ class FileContext:
         return call_sites.index(self.module)
 
     @cached_property
+    def values(self) -> Values:
+        """Which call built what a name or `self.attr` holds at a use (values.py)."""
+        return Values(self.module, self.imports, lambda: self.call_sites)
+
+    @cached_property
+    def device_moves(self) -> DeviceMoves:
+        """Where models and tensors were moved (device_moves.py)."""
+        return DeviceMoves(self.module, self.imports)
+
+    @cached_property
+    def no_grad_sites(self) -> NoGradSites:
+        """The call sites seen from autograd: which functions only run with it off (no_grad_callers.py)."""
+        return no_grad_callers.index(self)
+
+    @cached_property
+    def loss_feeds(self) -> list[Feed]:
+        """The file's loss calls fed by an activation (activations.py)."""
+        return LossFeeds(self).feeds()
+
+    @cached_property
+    def graph_bodies(self) -> dict[cst.FunctionDef | cst.Module, Body]:
+        """The def-use reading of each body asked about so far (graph_flow.body_for fills it)."""
+        return {}
+
+    @cached_property
+    def evaluation_helpers(self) -> frozenset[str]:
+        """The functions a call may run validation through (model_mode.evaluation_helpers)."""
+        return model_mode.evaluation_helpers(self)
+
+    @cached_property
     def loop_analysis(self) -> LoopAnalysis:
         return LoopAnalysis(self)
 
@@ -180,17 +210,6 @@ class FileContext:
                 return False
             texts += [m.text for m in project.imported_by(here, self.imports.table)]
         return not any(_ACCELERATOR.search(text) for text in texts)
-
-    def shared(self, key: str, build: Callable[[], T]) -> T:
-        """A per-file analysis built on first use and shared by every rule.
-
-        Kept on the context (not in a module-level cache) so it dies with the file.
-        Each key has one builder, so the value stored under it is of that builder's type.
-        """
-        value = self._shared.get(key)
-        if value is None:
-            value = self._shared[key] = build()
-        return cast(T, value)
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)

@@ -21,7 +21,7 @@ from torchlint.engine.source import python_ast
 from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
 
 if TYPE_CHECKING:
-    from torchlint.engine.context import FileContext
+    pass
 
 _DTYPES = frozenset(
     "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 long short "
@@ -143,11 +143,6 @@ class DeviceMoves:
         method = cst.ensure_type(call.func, cst.Attribute).attr.value  # a move is a method call
         arg = "" if device is None else self.module.code_for_node(device)
         self.by_target.setdefault(target, []).append(Move(call, target, f".{method}({arg})", device, stmt, function))
-
-
-def device_moves(ctx: FileContext) -> DeviceMoves:
-    """The file's DeviceMoves, built on first use and shared by every rule."""
-    return ctx.shared("device_moves", lambda: DeviceMoves(ctx.module, ctx.imports))
 
 
 # Arguments that must stay on the CPU: `pack_padded_sequence(x, lengths)` wants its lengths there.

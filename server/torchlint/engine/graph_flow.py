@@ -512,7 +512,7 @@ def body_of(ctx: FileContext) -> Body:
 def body_for(ctx: FileContext, node: cst.FunctionDef | cst.Module) -> Body | None:
     """The Body of `node`: the module, a function the traversal is in, or a method of the current class
     (where `self.` attributes are set up); None for anything else."""
-    bodies: dict[cst.FunctionDef | cst.Module, Body] = ctx.shared("dataflow_bodies", dict)
+    bodies = ctx.graph_bodies
     body = bodies.get(node)
     if body is None:
         scope = ctx.scope

@@ -32,7 +32,7 @@ from torchlint.engine.graph_flow import NO_GRAD
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.project import ModuleSummary, Project, qualify
-from torchlint.engine.values import SAME_OBJECT_METHODS, Where, values
+from torchlint.engine.values import SAME_OBJECT_METHODS, Where
 from torchlint.engine.walk import iter_nodes
 
 if TYPE_CHECKING:
@@ -191,30 +191,26 @@ def evaluation_parameters(ctx: FileContext, func: cst.BaseExpression) -> list[tu
 
 def evaluation_helpers(ctx: FileContext) -> frozenset[str]:
     """How this file may call a function that runs something under `no_grad` / `inference_mode`: the
-    names of its own such functions and the qualified names of the project's it imports (once per file,
-    so that other calls are not looked up)."""
-
-    def build() -> frozenset[str]:
-        found: set[str] = set()
-        if "no_grad" in ctx.text or "inference_mode" in ctx.text:
-            own = _own_summary(ctx)
-            found.update(name for name, fn in own.functions.items() if _guards(own, fn))
-        project, folder = ctx.project, ctx.semantics.folder
-        if project is None or folder is None:
-            return frozenset(found)
-        for q in set(ctx.imports.table.values()):
-            target = project.resolve(q, folder)
-            if target is not None and target[1] in target[0].functions:
-                if _guards(target[0], target[0].functions[target[1]]):
-                    found.add(q)
-                continue
-            path = project.find_module(q, folder)
-            summary = project.summary(path) if path is not None else None
-            if summary is not None:
-                found.update(f"{q}.{name}" for name, fn in summary.functions.items() if _guards(summary, fn))
+    names of its own such functions and the qualified names of the project's it imports (made once per
+    file, as FileContext.evaluation_helpers, so that other calls are not looked up)."""
+    found: set[str] = set()
+    if "no_grad" in ctx.text or "inference_mode" in ctx.text:
+        own = _own_summary(ctx)
+        found.update(name for name, fn in own.functions.items() if _guards(own, fn))
+    project, folder = ctx.project, ctx.semantics.folder
+    if project is None or folder is None:
         return frozenset(found)
-
-    return ctx.shared("evaluation_helpers", build)
+    for q in set(ctx.imports.table.values()):
+        target = project.resolve(q, folder)
+        if target is not None and target[1] in target[0].functions:
+            if _guards(target[0], target[0].functions[target[1]]):
+                found.add(q)
+            continue
+        path = project.find_module(q, folder)
+        summary = project.summary(path) if path is not None else None
+        if summary is not None:
+            found.update(f"{q}.{name}" for name, fn in summary.functions.items() if _guards(summary, fn))
+    return frozenset(found)
 
 
 _GUARDS = frozenset({"no_grad", "inference_mode"})
@@ -358,7 +354,7 @@ def _is_true(expr: cst.BaseExpression) -> bool:
 
 def _constructed_here(ctx: FileContext, model: cst.BaseExpression, where: Where) -> bool:
     """`model` holds a module this function (or module level) builds, by a constructor and no mode switch."""
-    vals = values(ctx)
+    vals = ctx.values
     expr: cst.BaseExpression = model
     place = where
     for _ in range(16):

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class _Sites:
+class NoGradSites:
     # key -> (under no_grad at the site, the function the site is in)
     calls: dict[Key, list[tuple[bool, cst.FunctionDef | None]]] = field(default_factory=dict)
     referenced: set[Key] = field(default_factory=set)  # named without being called
@@ -33,11 +33,10 @@ class _Sites:
 
 def runs_without_grad(ctx: FileContext, fn: cst.FunctionDef) -> bool:
     """`fn` is decorated with no_grad or only called (in this file) with autograd off."""
-    sites = ctx.shared("no_grad_callers", lambda: _index(ctx))
-    return _without_grad(sites, fn, set())
+    return _without_grad(ctx.no_grad_sites, fn, set())
 
 
-def _without_grad(sites: _Sites, fn: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
+def _without_grad(sites: NoGradSites, fn: cst.FunctionDef, seen: set[cst.FunctionDef]) -> bool:
     if fn in sites.decorated:
         return True
     if fn in seen:
@@ -50,11 +49,11 @@ def _without_grad(sites: _Sites, fn: cst.FunctionDef, seen: set[cst.FunctionDef]
     return all(off or (caller is not None and _without_grad(sites, caller, seen)) for off, caller in calls)
 
 
-def _index(ctx: FileContext) -> _Sites:
+def index(ctx: FileContext) -> NoGradSites:
     """The file's call sites (call_sites.py) seen from autograd: a site in a lambda, or in a def's or
     class's header, runs at some other time and is left out."""
     index = ctx.call_sites
-    sites = _Sites(referenced=index.referenced)
+    sites = NoGradSites(referenced=index.referenced)
 
     def is_no_grad(expr: cst.BaseExpression) -> bool:
         return ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) in NO_GRAD

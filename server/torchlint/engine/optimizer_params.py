@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg
 from torchlint.engine.names import dotted
-from torchlint.engine.values import current_where, values
+from torchlint.engine.values import current_where
 from torchlint.engine.walk import iter_nodes
 
 if TYPE_CHECKING:
@@ -27,13 +27,13 @@ _PARAMETER_METHODS = frozenset({"parameters", "named_parameters"})
 def optimized_models(ctx: FileContext, optimizer: cst.BaseExpression) -> frozenset[str]:
     """The dotted names (`G`, `self.netD`) of the models whose parameters `optimizer` updates, as
     spelled where it was built; empty when its construction is not in sight."""
-    found = values(ctx).builder(optimizer, current_where(ctx))
+    found = ctx.values.builder(optimizer, current_where(ctx))
     params = get_arg(found[0], "params", 0) if found is not None else None
     if found is None or params is None:
         return frozenset()
     value, where = params.value, found[1]
     for _ in range(3):  # `chain = itertools.chain(g.parameters(), e.parameters()); Adam(chain)`
-        named = values(ctx).value_of(value, where) if isinstance(value, (cst.Name, cst.Attribute)) else None
+        named = ctx.values.value_of(value, where) if isinstance(value, (cst.Name, cst.Attribute)) else None
         if named is None:
             break
         value, where = named

@@ -257,11 +257,6 @@ class _Reaching:
         return any(self.visit(child, inner) for child in children(node))
 
 
-def values(ctx: FileContext) -> Values:
-    """The file's `Values`, shared by every rule that asks."""
-    return ctx.shared("values", lambda: Values(ctx.module, ctx.imports, lambda: ctx.call_sites))
-
-
 def where_of(site: CallSite) -> Where:
     """Where a call is evaluated: its function, and the class when that function is a method."""
     chain = site.chain
