@@ -103,3 +103,30 @@ def test_show_settings_prints_the_target_torch_and_its_source(tmp_path, run_cli)
     (root / "requirements.txt").write_text("torch>=2.3,<2.5\n")
     out = run_cli("check", "--show-settings", root / "train.py", cwd=root).stdout
     assert "target torch: 2.3 (requirements.txt)" in out
+
+
+def _notebook(*cells: str) -> str:
+    code = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells]
+    return json.dumps({"cells": code, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_notebooks_are_read_as_the_programs_that_call_a_library(tmp_path):
+    root = _project(
+        tmp_path,
+        {
+            "kit/__init__.py": "",
+            "kit/trainer.py": "def fit(model):\n    return model\n",
+            "drive.ipynb": _notebook(
+                "%matplotlib inline\nimport torch.distributed as dist\nfrom kit.trainer import fit",
+                "dist.init_process_group('gloo')\nfit(None)",
+            ),
+            "broken.ipynb": "{not json",
+            ".ipynb_checkpoints/drive-checkpoint.ipynb": _notebook("dist.init_process_group('gloo')"),
+        },
+    )
+    project = Project(root)
+    notebook = root / "drive.ipynb"
+    assert notebook in project.files() and root / ".ipynb_checkpoints/drive-checkpoint.ipynb" not in project.files()
+    assert [s.path for s in project.calling("init_process_group")] == [notebook]
+    assert [s.path for s in project.importers(root / "kit/trainer.py")] == [notebook]
+    assert project.summary(root / "broken.ipynb") is None  # not a notebook: nothing to read, no crash

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from torchlint import notebook
 from torchlint.engine.kinds import PASS_THROUGH, Kind, is_module_base, kind_from_qualname
 from torchlint.engine.names import CANONICAL, relative_module
 from torchlint.engine.source import python_ast
@@ -117,6 +118,7 @@ class Project:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._summaries: dict[Path, tuple[object, ModuleSummary | None]] = {}
+        self._notebooks: dict[Path, tuple[object, str | None]] = {}  # path -> (stat key, code cells)
         self._overlays: dict[Path, str] = {}  # unsaved editor text, by path
         self._kinds: dict[tuple[Path, str], Kind] = {}
         self._resolving: set[tuple[Path, str]] = set()
@@ -197,9 +199,8 @@ class Project:
         if cached is not None and cached[0] == key:
             return cached[1]
         if text is None:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+            text = _read(path)
+            if text is None:
                 return None
         name, package = self.module_name(path)
         summary = summarize(path, name, package, text)
@@ -215,12 +216,13 @@ class Project:
         self.__dict__.pop("torch_version", None)
 
     def files(self) -> list[Path]:
-        """Every Python file under the root (virtual environments and build output skipped)."""
+        """Every Python file and notebook under the root (virtual environments and build output
+        skipped): notebooks cannot be imported, but they drive a project's library modules."""
         if self._files is None:
             found: list[Path] = []
             for folder, dirs, names in os.walk(self.root):
                 dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".venv") and d != "venv"]
-                found.extend(Path(folder, n) for n in names if n.endswith(".py"))
+                found.extend(Path(folder, n) for n in names if n.endswith((".py", ".ipynb")))
                 if len(found) > _MAX_FILES:
                     break
             self._files = sorted(found)
@@ -235,6 +237,10 @@ class Project:
         out = []
         for path in self.files():
             text = self._overlays.get(path)
+            if text is None and path.suffix == ".ipynb":
+                text = self._notebook_code(path)  # its JSON holds outputs too: scan the code alone
+                if text is None:
+                    continue
             if text is None:
                 try:
                     with open(path, "rb") as f:
@@ -249,6 +255,17 @@ class Project:
             if summary is not None:
                 out.append(summary)
         return out
+
+    def _notebook_code(self, path: Path) -> str | None:
+        """A notebook's code cells as one program, read again only when the file changes."""
+        try:
+            key = _stat_key(path)
+        except OSError:
+            return None
+        cached = self._notebooks.get(path)
+        if cached is None or cached[0] != key:
+            cached = self._notebooks[path] = (key, _read(path))
+        return cached[1]
 
     def imported_by(self, path: Path, imports: dict[str, str]) -> list[ModuleSummary]:
         """The project modules a file imports, directly or through each other."""
@@ -404,6 +421,16 @@ class Project:
         if lib:
             return lib
         return self.call_kind(q, summary.path.parent)
+
+
+def _read(path: Path) -> str | None:
+    """A module's text; a notebook's code cells as one program (notebook.py), as it is checked."""
+    try:
+        if path.suffix != ".ipynb":
+            return path.read_text(encoding="utf-8", errors="replace")
+        return notebook.build(notebook.read_ipynb(path.read_bytes())[1]).text
+    except (OSError, notebook.NotebookError):
+        return None
 
 
 def _body_nodes(fn: ast.AST) -> Iterator[ast.AST]:

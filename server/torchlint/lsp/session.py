@@ -166,7 +166,8 @@ class Session:
                     self.schedule(key, DEBOUNCE)
 
     def files_changed(self, paths: Iterable[str]) -> None:
-        """Python files changed on disk (created, saved elsewhere, deleted): the index reads them anew."""
+        """Python files or notebooks changed on disk (created, saved elsewhere, deleted): the index
+        reads them anew."""
         paths = list(paths)
 
         def forget() -> None:
@@ -177,7 +178,7 @@ class Session:
         if paths:
             self.lint_pool.submit(forget)
         for path in paths:
-            if path.endswith(".py"):
+            if path.endswith((".py", ".ipynb")):
                 self.relint_dependents(path)
 
     def saved(self, key: str) -> None:
@@ -444,8 +445,8 @@ class Session:
         caps = self.server.client_capabilities.workspace
         if not (caps and caps.did_change_watched_files and caps.did_change_watched_files.dynamic_registration):
             return
-        # config files, and Python files: the project index must see modules change on disk too
-        watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in (*CONFIG_NAMES, "*.py")]
+        # config files, Python files and notebooks: the project index must see them change on disk too
+        watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in (*CONFIG_NAMES, "*.py", "*.ipynb")]
         registration = types.Registration(
             "torchlint-config-watch",
             types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
