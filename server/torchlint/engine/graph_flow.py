@@ -23,7 +23,7 @@ from torchlint.engine.callargs import get_arg, is_name, truthy
 from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
 from torchlint.engine.loop_events import BranchPath, Loop, autograd_backward, backward_call
 from torchlint.engine.names import dotted
-from torchlint.engine.walk import block_statements, children, iter_nodes
+from torchlint.engine.walk import SCOPES, block_statements, children, iter_nodes
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -187,7 +187,7 @@ class Body:
         self.order[expr] = index
         for n in iter_nodes(expr, into_functions=False):
             self.order[n] = index
-            if isinstance(n, cst.Call):
+            if type(n) is cst.Call:
                 self._call(n, index, loops, path)
                 if self.is_forward(n):
                     self.forwards.append((n, index, loops, no_grad))
@@ -478,21 +478,24 @@ def _uncut(expr: cst.CSTNode, cut: bool = True) -> Iterator[cst.CSTNode]:
     """Nodes of `expr` that can stand for values (not attribute names), not into lambdas;
     with `cut`, not into `.detach()`, `.item()`, `.data`, `.shape` and the like."""
     stack = [expr]
-    while stack:
+    while stack:  # compared by type: isinstance() on libcst's ABC-based classes is slow on this path
         n = stack.pop()
-        if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        if type(n) in SCOPES:
             continue
-        if cut and isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _CUTS:
-            continue
-        if cut and isinstance(n, cst.Attribute) and n.attr.value in _CUT_ATTRS:
-            continue
-        if cut and isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in _BUILTIN_CUTS:
+        if cut and type(n) is cst.Call:
+            func = n.func
+            if type(func) is cst.Attribute and func.attr.value in _CUTS:
+                continue
+            if type(func) is cst.Name and func.value in _BUILTIN_CUTS:
+                continue
+        if type(n) is cst.Attribute:
+            if cut and n.attr.value in _CUT_ATTRS:
+                continue
+            yield n
+            stack.append(n.value)  # `a.b`: the value `a`; `b` names an attribute, not a variable
             continue
         yield n
-        if isinstance(n, cst.Attribute):
-            stack.append(n.value)  # `a.b`: the value `a`; `b` names an attribute, not a variable
-        else:
-            stack.extend(children(n))
+        stack.extend(children(n))
 
 
 def _names(expr: cst.CSTNode, deep: bool = True) -> list[str]:
