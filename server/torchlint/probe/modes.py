@@ -5,6 +5,8 @@
 `DispatchMode` (inner, a TorchDispatchMode) sees every aten op, forward, backward and
 optimizer, with real shapes and strides: it checks that inputs share a device,
 propagates simulated device tags, and spots implicit copies and conv memory formats.
+Between watched windows (see sampling.py) only the function mode stays, and only under
+simulated CUDA, to keep the tags right at the level of torch functions.
 """
 
 from __future__ import annotations
