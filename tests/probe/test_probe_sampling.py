@@ -46,6 +46,13 @@ def test_simulated_devices_stay_right_between_watched_windows():
     assert not Sampling(enabled=True).watches(70)
 
 
+def test_a_gradient_made_between_windows_and_read_in_the_next_one_is_on_its_leafs_device():
+    report, proc = probe(SCRIPTS / "sampled_new_leaf_clean.py", "--simulate-cuda", "--max-steps", "100")
+    assert report is not None, proc.stderr
+    assert (report["steps"], report["stopped_by"]) == (70, "end")
+    assert report["observations"] == []
+
+
 def test_a_bug_that_starts_between_windows_is_seen_in_the_next_window():
     report, proc = probe(SCRIPTS / "sampled_late_batch_not_moved.py", "--simulate-cuda", "--max-steps", "100")
     assert report is not None, proc.stderr

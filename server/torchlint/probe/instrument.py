@@ -107,6 +107,8 @@ class Probe:
             self._enter_modes()
             self.state.watching = True
             self.training.watch_modules(True)
+            if self.simulate and self._function is not None:
+                self._function.leaf_grads.window_opens()
         elif not watch and self.state.watching and self._leave_modes(keep_function=self.simulate):
             self.state.watching = False
             self.training.watch_modules(False)

@@ -211,15 +211,23 @@ def _simulated_input(tags: DeviceTags, args: tuple, kwargs: dict) -> str | None:
 
 class LeafGrads:
     """Gradients are made by the autograd engine in C++, where no torch function mode sees them: each
-    watched `backward()` hooks the leaves it reached, and between watched windows the hook gives a new
-    `.grad` its leaf's simulated device."""
+    watched `backward()` hooks the leaves it reached (and tags a gradient one of them got before), and
+    between watched windows the hook gives a new `.grad` its leaf's simulated device."""
 
     def __init__(self, state: State):
         self.s = state
         self._hooked: dict[int, weakref.ref] = {}  # id(leaf) -> the leaf
+        self.unwatched = None  # the graph of the last backward() between windows, until the next window
 
     def after_backward(self, root) -> None:
-        fn = root.grad_fn if isinstance(root, Tensor) else None
+        self._walk(root.grad_fn if isinstance(root, Tensor) else None)
+
+    def window_opens(self) -> None:
+        """Code after `optimizer.step()` runs watched but may read the gradients of the unwatched step."""
+        fn, self.unwatched = self.unwatched, None
+        self._walk(fn)
+
+    def _walk(self, fn) -> None:
         seen = set()
         todo = [fn] if fn is not None else []
         while todo:
@@ -230,6 +238,7 @@ class LeafGrads:
                 if known is None or known() is not leaf:
                     self._hooked[id(leaf)] = weakref.ref(leaf)
                     leaf.register_post_accumulate_grad_hook(self._accumulated)
+                    self._tag(leaf)  # a gradient made between windows, before the hook, and kept
                 continue
             for nxt, _i in node.next_functions:
                 if nxt is not None and nxt not in seen:
@@ -237,11 +246,15 @@ class LeafGrads:
                     todo.append(nxt)
 
     def _accumulated(self, leaf: Tensor) -> None:
-        s = self.s
-        if not s.watching and leaf.grad is not None:
-            dev = s.tags.get(leaf)
+        if not self.s.watching:
+            self._tag(leaf)
+
+    def _tag(self, leaf: Tensor) -> None:
+        grad = leaf.grad
+        if grad is not None:
+            dev = self.s.tags.get(leaf)
             if dev != "cpu":
-                s.tags.set(leaf.grad, dev)
+                self.s.tags.set(grad, dev)
 
 
 class FunctionMode(TorchFunctionMode):
@@ -249,7 +262,7 @@ class FunctionMode(TorchFunctionMode):
         super().__init__()
         self.s = state
         self._props = {id(torch.Tensor.device): "device", id(torch.Tensor.is_cuda): "is_cuda"}
-        self._leaf_grads = LeafGrads(state)
+        self.leaf_grads = LeafGrads(state)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         s = self.s
@@ -296,7 +309,7 @@ class FunctionMode(TorchFunctionMode):
         if s.on_grad_output is not None and isinstance(out, Tensor) and out.grad_fn is not None:
             s.on_grad_output(out)
         if name == "backward" and s.simulate and args:
-            self._leaf_grads.after_backward(args[0])
+            self.leaf_grads.after_backward(args[0])
         return out
 
     def _get(self, func, args):
@@ -331,6 +344,8 @@ class FunctionMode(TorchFunctionMode):
                 kwargs = {**kwargs, "device": "cpu"}
         out = func(*args, **kwargs)
         if out is None or (args and out is args[0]) or not isinstance(out, (Tensor, list, tuple)):
+            if name == "backward" and args:
+                self.leaf_grads.unwatched = getattr(args[0], "grad_fn", None)
             return out  # no new tensor: in place, or not a tensor at all
         if target is not None:
             for t in _tensors_out(out):
