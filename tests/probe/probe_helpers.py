@@ -34,6 +34,7 @@ PREFETCH = [
         (path.name, ())
         for path in sorted(SCRIPTS.glob("*.py"))
         if path.name not in {"workers_and_fork.py", "args_and_cwd.py", "forever.py"}
+        and not path.name.startswith("sampled_")
     ),
     ("forever.py", ("--max-seconds", "3")),
     ("missing_zero_grad.py", ("--max-steps", "1")),

@@ -36,6 +36,32 @@ def test_repeated_observations_count_watched_steps_and_summaries_still_hold(ever
     assert carried["line"] == 14 and "never cleared" in carried["message"]
 
 
+def test_simulated_devices_stay_right_between_watched_windows():
+    """Hidden state, targets moved to `logits.device` and gradients are made between windows: all on cuda."""
+    report, proc = probe(SCRIPTS / "sampled_recurrent_clean.py", "--simulate-cuda", "--max-steps", "100")
+    assert report is not None, proc.stderr
+    assert (report["steps"], report["stopped_by"]) == (70, "end")
+    assert report["observations"] == []
+    assert "['cuda:0']" in proc.stderr  # what the script read from `.device` at its last, unwatched step
+    assert not Sampling(enabled=True).watches(70)
+
+
+def test_a_gradient_made_between_windows_and_read_in_the_next_one_is_on_its_leafs_device():
+    report, proc = probe(SCRIPTS / "sampled_new_leaf_clean.py", "--simulate-cuda", "--max-steps", "100")
+    assert report is not None, proc.stderr
+    assert (report["steps"], report["stopped_by"]) == (70, "end")
+    assert report["observations"] == []
+
+
+def test_a_bug_that_starts_between_windows_is_seen_in_the_next_window():
+    report, proc = probe(SCRIPTS / "sampled_late_batch_not_moved.py", "--simulate-cuda", "--max-steps", "100")
+    assert report is not None, proc.stderr
+    (mismatch,) = only(report, "device-mismatch")
+    first_window = next(step for step in range(31, 71) if Sampling(enabled=True).watches(step))
+    assert (mismatch["line"], mismatch["first_step"]) == (15, first_window)
+    assert mismatch["count"] == Sampling(enabled=True).watched_between(31, 70)
+
+
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12+ records lines with sys.monitoring, not markers")
 def test_statement_markers_keep_docstrings_future_imports_and_lines(tmp_path):
     source = textwrap.dedent(

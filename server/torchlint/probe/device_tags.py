@@ -40,17 +40,18 @@ class DeviceTags:
         return f"cuda:{dev.index or 0}" if dev.type == "cuda" else dev.type if dev.index is None else str(dev)
 
     def set(self, t: torch.Tensor, device: str) -> None:
-        key = _storage_key(t)
-        if key is None:
+        try:
+            storage = t.untyped_storage()
+        except (RuntimeError, NotImplementedError, TypeError):
             return
-        real = t.device.type
-        if device == real:
-            if key in self._tags:
-                self._drop(key)
-            return
-        if key in self._tags:
+        key = storage._cdata
+        entry = self._tags.get(key)
+        if entry is not None:
+            if entry[0] == device and not _Storage._expired(entry[1]):
+                return  # views and in-place results keep the storage, and its tag
             self._drop(key)
-        storage = t.untyped_storage()
+        if device == t.device.type:
+            return
         self._tags[key] = (device, storage._weak_ref(), storage.nbytes())
         self.devices.add(device)
         self._writes += 1

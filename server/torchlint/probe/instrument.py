@@ -39,8 +39,9 @@ class Probe:
         self.distributed = DistributedChecks(self.state)
         self.on_checkpoint = None
         self.cuda = SimulatedCuda(self.state.tags, gpu, device_count)
-        self.sampling = Sampling(enabled=not self.simulate and not every_step)
-        self._modes: tuple[FunctionMode, DispatchMode] | None = None  # entered, while watching
+        self.sampling = Sampling(enabled=not every_step)
+        self._function: FunctionMode | None = None  # entered while watching, and between windows when simulating
+        self._dispatch: DispatchMode | None = None  # entered while watching
         self._undo: list = []
 
     def install(self, code) -> None:
@@ -68,36 +69,49 @@ class Probe:
         try:
             yield
         finally:
-            self._leave_modes()
-            self._modes = None
+            self._leave_modes(keep_function=False)
+            self._function = self._dispatch = None
 
     def _enter_modes(self) -> None:
-        self._modes = (FunctionMode(self.state), DispatchMode(self.state))
-        for mode in self._modes:
-            mode.__enter__()
+        if self._function is None:
+            self._function = FunctionMode(self.state)
+            self._function.__enter__()
+        self._dispatch = DispatchMode(self.state)
+        self._dispatch.__enter__()
 
-    def _leave_modes(self) -> bool:
-        """Pop both modes, only when nothing the script pushed sits above them."""
-        if self._modes is None:
-            return True
-        function, dispatch = self._modes
-        depth = torch._C._len_torch_function_stack()
-        if not depth or torch._C._get_function_stack_at(depth - 1) is not function:
+    def _leave_modes(self, keep_function: bool) -> bool:
+        """Pop the dispatch mode (and the function mode unless kept), only when nothing the script pushed
+        sits above them."""
+        function, dispatch = self._function, self._dispatch
+        if function is None:  # outside `modes()`: nothing to pop
             return False
-        if _get_current_dispatch_mode() is not dispatch:
+        if dispatch is not None and _get_current_dispatch_mode() is not dispatch:
             return False
-        dispatch.__exit__(None, None, None)
-        function.__exit__(None, None, None)
-        self._modes = None
+        if not keep_function:
+            depth = torch._C._len_torch_function_stack()
+            if not depth or torch._C._get_function_stack_at(depth - 1) is not function:
+                return False
+        if dispatch is not None:
+            dispatch.__exit__(None, None, None)
+            self._dispatch = None
+        if not keep_function:
+            function.__exit__(None, None, None)
+            self._function = None
         return True
 
     def _on_step(self) -> None:
+        """Enter or leave a watched window. Between windows simulated CUDA keeps the function mode, which
+        follows device tags at the level of torch functions; the dispatch mode (every aten op) is the cost."""
         watch = self.sampling.watches(self.training.steps + 1)
         if watch and not self.state.watching:
             self._enter_modes()
             self.state.watching = True
-        elif not watch and self._modes is not None and self._leave_modes():  # outside `modes()`: nothing to pop
+            self.training.watch_modules(True)
+            if self.simulate and self._function is not None:
+                self._function.leaf_grads.window_opens()
+        elif not watch and self.state.watching and self._leave_modes(keep_function=self.simulate):
             self.state.watching = False
+            self.training.watch_modules(False)
         if self.on_checkpoint is not None:
             self.on_checkpoint()
 

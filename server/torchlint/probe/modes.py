@@ -5,9 +5,13 @@
 `DispatchMode` (inner, a TorchDispatchMode) sees every aten op, forward, backward and
 optimizer, with real shapes and strides: it checks that inputs share a device,
 propagates simulated device tags, and spots implicit copies and conv memory formats.
+Between watched windows (see sampling.py) only the function mode stays, and only under
+simulated CUDA, to keep the tags right at the level of torch functions.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -100,6 +104,7 @@ _ARITHMETIC = {
     "requires_grad_",
 }
 _BACKWARD = {"backward", "grad"}
+_DEVICES: dict[str, torch.device] = {}  # `.device` answers: one object per logical device
 
 
 def _mutates(func, cache: dict = {}) -> bool:  # noqa: B006 - a per-op memo
@@ -188,24 +193,87 @@ def _tensors_out(out):
                 yield o
 
 
+def _simulated_input(tags: DeviceTags, args: tuple, kwargs: dict) -> str | None:
+    """The first simulated device among the tensor arguments (and the tensors in list arguments)."""
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Tensor):
+            dev = tags.get(a)
+            if dev != "cpu":
+                return dev
+        elif isinstance(a, (list, tuple)):
+            for e in a:
+                if isinstance(e, Tensor):
+                    dev = tags.get(e)
+                    if dev != "cpu":
+                        return dev
+    return None
+
+
+class LeafGrads:
+    """Gradients are made by the autograd engine in C++, where no torch function mode sees them: each
+    watched `backward()` hooks the leaves it reached (and tags a gradient one of them got before), and
+    between watched windows the hook gives a new `.grad` its leaf's simulated device."""
+
+    def __init__(self, state: State):
+        self.s = state
+        self._hooked: dict[int, weakref.ref] = {}  # id(leaf) -> the leaf
+        self.unwatched = None  # the graph of the last backward() between windows, until the next window
+
+    def after_backward(self, root) -> None:
+        self._walk(root.grad_fn if isinstance(root, Tensor) else None)
+
+    def window_opens(self) -> None:
+        """Code after `optimizer.step()` runs watched but may read the gradients of the unwatched step."""
+        fn, self.unwatched = self.unwatched, None
+        self._walk(fn)
+
+    def _walk(self, fn) -> None:
+        seen = set()
+        todo = [fn] if fn is not None else []
+        while todo:
+            node = todo.pop()
+            leaf = getattr(node, "variable", None)
+            if isinstance(leaf, Tensor):
+                known = self._hooked.get(id(leaf))
+                if known is None or known() is not leaf:
+                    self._hooked[id(leaf)] = weakref.ref(leaf)
+                    leaf.register_post_accumulate_grad_hook(self._accumulated)
+                    self._tag(leaf)  # a gradient made between windows, before the hook, and kept
+                continue
+            for nxt, _i in node.next_functions:
+                if nxt is not None and nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+
+    def _accumulated(self, leaf: Tensor) -> None:
+        if not self.s.watching:
+            self._tag(leaf)
+
+    def _tag(self, leaf: Tensor) -> None:
+        grad = leaf.grad
+        if grad is not None:
+            dev = self.s.tags.get(leaf)
+            if dev != "cpu":
+                self.s.tags.set(grad, dev)
+
+
 class FunctionMode(TorchFunctionMode):
     def __init__(self, state: State):
         super().__init__()
         self.s = state
         self._props = {id(torch.Tensor.device): "device", id(torch.Tensor.is_cuda): "is_cuda"}
+        self.leaf_grads = LeafGrads(state)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
         s = self.s
         if s.busy:
-            return func(*args, **kwargs)
+            return func(*args, **(kwargs or {}))
+        if not s.watching:
+            return self._follow(func, args, kwargs or {})
+        kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
         if name == "__get__":
-            prop = self._props.get(id(getattr(func, "__self__", None))) if s.simulate else None
-            if prop is not None and isinstance(args[0], Tensor):
-                dev = s.tags.get(args[0])
-                return torch.device(dev) if prop == "device" else dev.startswith("cuda")
-            return func(*args, **kwargs)
+            return self._get(func, args)
         if name == "__set__":
             return func(*args, **kwargs)
         if name in _MOVES and args and isinstance(args[0], Tensor):
@@ -240,6 +308,55 @@ class FunctionMode(TorchFunctionMode):
             s.tags.set(out, _real(out))
         if s.on_grad_output is not None and isinstance(out, Tensor) and out.grad_fn is not None:
             s.on_grad_output(out)
+        if name == "backward" and s.simulate and args:
+            self.leaf_grads.after_backward(args[0])
+        return out
+
+    def _get(self, func, args):
+        """A tensor property: `.device` and `.is_cuda` answer with the simulated device."""
+        prop = self._props.get(id(getattr(func, "__self__", None))) if self.s.simulate else None
+        if prop is None or not isinstance(args[0], Tensor):
+            return func(*args)
+        dev = self.s.tags.get(args[0])
+        if prop == "is_cuda":
+            return dev.startswith("cuda")
+        device = _DEVICES.get(dev)
+        if device is None:
+            device = _DEVICES[dev] = torch.device(dev)
+        return device
+
+    def _follow(self, func, args, kwargs):
+        """Between watched windows (simulated CUDA only): keep device tags right, one torch function at a
+        time, and nothing else. A new output takes the device of its first tensor input on a simulated
+        device, as the dispatch mode would tag it op by op; the gradients a `backward()` accumulated take
+        their leaf's device."""
+        name = getattr(func, "__name__", "")
+        if name == "__get__":
+            return self._get(func, args)
+        if name in _MOVES and args and isinstance(args[0], Tensor):
+            return self._move(func, name, args, kwargs)
+        tags = self.s.tags
+        target = None
+        device = kwargs.get("device") if kwargs else None
+        if device is not None:
+            target = parse_device(device)
+            if target and target.startswith("cuda"):
+                kwargs = {**kwargs, "device": "cpu"}
+        out = func(*args, **kwargs)
+        if out is None or (args and out is args[0]) or not isinstance(out, (Tensor, list, tuple)):
+            if name == "backward" and args:
+                self.leaf_grads.unwatched = getattr(args[0], "grad_fn", None)
+            return out  # no new tensor: in place, or not a tensor at all
+        if target is not None:
+            for t in _tensors_out(out):
+                tags.set(t, target)
+            return out
+        source = _simulated_input(tags, args, kwargs)
+        if source is not None:
+            inputs = {id(a) for a in (*args, *kwargs.values())}
+            for t in _tensors_out(out):
+                if id(t) not in inputs:
+                    tags.set(t, source)
         return out
 
     def _move(self, func, name, args, kwargs):
@@ -247,7 +364,7 @@ class FunctionMode(TorchFunctionMode):
         t = args[0]
         target, dtype, non_blocking, copy, fmt = _parse_to(s, name, args, kwargs)
         src = s.device(t)
-        if target == "cpu" and src.startswith("cuda") and not s.attributor.caller_is_library():
+        if target == "cpu" and src.startswith("cuda") and s.watching and not s.attributor.caller_is_library():
             self._record_sync(name, t)
         if not s.simulate:
             if target:

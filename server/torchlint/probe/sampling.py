@@ -3,8 +3,8 @@
 A training loop repeats itself: what step 9 does, step 10 does too, and intercepting every op of
 every step made a small model's step several times slower. So the probe watches the first steps
 in full, then a short window of consecutive steps every `period` steps (two, so that a gradient
-carried from one step into the next is still seen). Off under simulated CUDA, whose device tags
-must follow every op, and with `--every-step`.
+carried from one step into the next is still seen). Off with `--every-step`. Under simulated CUDA
+the device tags still follow every torch function between windows (`modes.FunctionMode._follow`).
 """
 
 from __future__ import annotations

@@ -81,6 +81,7 @@ class TrainingChecks:
         self.depth = 0
         self.on_step = None  # called after each step (the child saves a checkpoint)
         self.handles: list = []
+        self.module_handles: list = []
         self.undo: list = []
 
     # -- installation ---------------------------------------------------------------------------
@@ -88,10 +89,9 @@ class TrainingChecks:
         self.handles += [
             optim_hooks.register_optimizer_step_pre_hook(self._pre_step),
             optim_hooks.register_optimizer_step_post_hook(self._post_step),
-            module_hooks.register_module_forward_pre_hook(self._forward_pre),
-            module_hooks.register_module_forward_hook(self._forward_post, always_call=True),
             module_hooks.register_module_parameter_registration_hook(self._param_made),
         ]
+        self.watch_modules(True)
         self.s.on_grad_output = self._grad_output
         self._wrap(nn.Module, "__setattr__", self._on_setattr)
         for name in ("to", "cuda", "cpu"):
@@ -103,7 +103,22 @@ class TrainingChecks:
         for name in ("backward", "grad"):
             self._after(torch.autograd, name, self._after_backward)
 
+    def watch_modules(self, on: bool) -> None:
+        """Module call hooks, only in watched steps: any global forward hook sends every module call
+        through `nn.Module`'s slow path."""
+        if on and not self.module_handles:
+            self.module_handles = [
+                module_hooks.register_module_forward_pre_hook(self._forward_pre),
+                module_hooks.register_module_forward_hook(self._forward_post, always_call=True),
+            ]
+        elif not on:
+            for h in self.module_handles:
+                h.remove()
+            self.module_handles = []
+            self.depth = 0
+
     def uninstall(self) -> None:
+        self.watch_modules(False)
         for h in self.handles:
             h.remove()
         for undo in reversed(self.undo):
@@ -390,12 +405,14 @@ class TrainingChecks:
         try:
             rec = self._watch(opt)
             rec["steps"] += 1
-            for p in self._opt_params(opt):
-                st = self.params.get(id(p))
-                if st is not None:
-                    st.seen = (id(p.grad), p.grad._version) if p.grad is not None else None
-                    st.stepped, st.fresh, st.cleared = True, False, False
-                    st.stepped_with_grad = p.grad is not None
+            with torch._C.DisableTorchFunction():  # every step: reading `.grad` need not pass through our mode
+                for p in self._opt_params(opt):
+                    st = self.params.get(id(p))
+                    if st is not None:
+                        grad = p.grad
+                        st.seen = (id(grad), grad._version) if grad is not None else None
+                        st.stepped, st.fresh, st.cleared = True, False, False
+                        st.stepped_with_grad = grad is not None
             self.eval_roots.clear()
             self._end_step()
         finally:
