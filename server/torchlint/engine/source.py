@@ -126,15 +126,16 @@ def syntax_error(text: str) -> SourceError | None:
 
 def python_ast(text: str) -> ast.Module:
     """CPython's tree of `text`, raising as `ast.parse` does (warnings such as invalid escapes are
-    not ours to report). The last few texts' results are kept: the syntax check, the editor's
-    incremental parser and the file's own summary all ask about the same text."""
+    not ours to report). The last two texts' results are kept: the syntax check, the editor's
+    incremental parser and the file's own summary all ask about the same text, and a tree of a
+    3,000-line file weighs ~6 MB, which the language server should not hoard."""
     found = _python_parse(text)
     if isinstance(found, BaseException):
         raise found.with_traceback(None)
     return found
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=2)
 def _python_parse(text: str) -> ast.Module | BaseException:
     try:
         with warnings.catch_warnings():
