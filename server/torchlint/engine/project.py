@@ -199,7 +199,7 @@ class Project:
         if cached is not None and cached[0] == key:
             return cached[1]
         if text is None:
-            text = _read(path)
+            text = self._notebook_code(path) if path.suffix == ".ipynb" else _read(path)
             if text is None:
                 return None
         name, package = self.module_name(path)
@@ -257,7 +257,8 @@ class Project:
         return out
 
     def _notebook_code(self, path: Path) -> str | None:
-        """A notebook's code cells as one program, read again only when the file changes."""
+        """A notebook's code cells as one program, read again only when the file changes (the token
+        scans and the summary share it: building it means decoding the whole JSON, outputs included)."""
         try:
             key = _stat_key(path)
         except OSError:
