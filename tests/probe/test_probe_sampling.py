@@ -53,6 +53,16 @@ def test_a_gradient_made_between_windows_and_read_in_the_next_one_is_on_its_leaf
     assert report["observations"] == []
 
 
+def test_optimizer_state_made_in_an_unwatched_step_is_on_its_parameters_device():
+    """Between windows an optimizer step runs without device following; the state it creates is tagged
+    afterwards, so the simulated GPU memory counts it and later reads see it on the GPU."""
+    report, proc = probe(SCRIPTS / "sampled_late_optimizer_clean.py", "--simulate-cuda", "--max-steps", "200")
+    assert report is not None, proc.stderr
+    assert (report["steps"], report["stopped_by"]) == (20 + 2 * 50, "end")  # both optimizers step from step 20 on
+    assert report["observations"] == []
+    assert "state bytes on the GPU: 544" in proc.stderr  # 2 x (64 + 4) floats, counted by the simulated allocator
+
+
 def test_a_bug_that_starts_between_windows_is_seen_in_the_next_window():
     report, proc = probe(SCRIPTS / "sampled_late_batch_not_moved.py", "--simulate-cuda", "--max-steps", "100")
     assert report is not None, proc.stderr

@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--every-step",
         action="store_true",
         help="watch every optimizer step in full (default: the first 8 steps, then 2 in every 50, "
-        "which keeps the overhead small; simulated CUDA always watches every step)",
+        "which keeps the overhead small; under simulated CUDA device tags still follow every op between them)",
     )
     p.add_argument("--python", default=sys.executable, help="interpreter to run the script with (needs torch)")
     p.add_argument("--output-format", choices=["text", "json"], default="text")

@@ -43,6 +43,8 @@ class Probe:
         self._function: FunctionMode | None = None  # entered while watching, and between windows when simulating
         self._dispatch: DispatchMode | None = None  # entered while watching
         self._undo: list = []
+        self._paused = False  # the function mode is off inside an optimizer step between windows
+        self._state_sizes: dict[int, int] = {}  # id(optimizer) -> len(optimizer.state) when last tagged
 
     def install(self, code) -> None:
         if self.simulate:
@@ -54,6 +56,9 @@ class Probe:
         self.training.on_move = self.distributed.moved
         self.training.install()
         self.training.on_step = self._on_step
+        if self.simulate:
+            self.training.pause_following = self._pause_following
+            self.training.resume_following = self._resume_following
         self.coverage.start(code)
 
     def uninstall(self) -> None:
@@ -114,6 +119,43 @@ class Probe:
             self.training.watch_modules(False)
         if self.on_checkpoint is not None:
             self.on_checkpoint()
+
+    def _pause_following(self) -> bool:
+        """Between windows an optimizer step runs without the function mode: its internals are most of a
+        small model's torch calls and nothing is checked there. The only tensors it makes that outlive it
+        are the state of a first step, tagged with its parameter's device on resuming (as `zeros_like(p)`
+        is tagged op by op). `zero_grad` makes no tensor at all."""
+        function = self._function
+        if function is None or self._paused or self.state.watching:
+            return False
+        depth = torch._C._len_torch_function_stack()
+        if not depth or torch._C._get_function_stack_at(depth - 1) is not function:
+            return False  # the script pushed a mode of its own above ours: leave the stack alone
+        function.__exit__(None, None, None)
+        self._paused = True
+        return True
+
+    def _resume_following(self, optimizer) -> None:
+        if not self._paused:
+            return
+        if optimizer is not None:
+            self._tag_new_state(optimizer)
+        self._function.__enter__()
+        self._paused = False
+
+    def _tag_new_state(self, optimizer) -> None:
+        size = len(optimizer.state)
+        if self._state_sizes.get(id(optimizer)) == size:
+            return
+        self._state_sizes[id(optimizer)] = size
+        tags = self.state.tags
+        for param, state in optimizer.state.items():
+            device = tags.get(param)
+            if device == "cpu":
+                continue
+            for value in state.values():
+                if isinstance(value, torch.Tensor) and value is not param and value.shape == param.shape:
+                    tags.set(value, device)
 
     def _patch_load(self) -> None:
         """`torch.load(map_location="cuda")` loads on the CPU and tags the tensors as cuda."""

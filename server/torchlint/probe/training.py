@@ -80,6 +80,10 @@ class TrainingChecks:
         self.graph_sizes: dict[tuple, list] = {}  # site key -> [(step, max graph size)]
         self.depth = 0
         self.on_step = None  # called after each step (the child saves a checkpoint)
+        # Between windows under simulated CUDA, optimizer steps and zero_grad run without device following:
+        # pause() -> bool says whether it paused; resume(optimizer or None) turns it back on.
+        self.pause_following = None
+        self.resume_following = None
         self.handles: list = []
         self.module_handles: list = []
         self.undo: list = []
@@ -97,8 +101,8 @@ class TrainingChecks:
         for name in ("to", "cuda", "cpu"):
             self._wrap(nn.Module, name, self._on_move)
         self._wrap(nn.Module, "train", self._on_train)
-        self._wrap(nn.Module, "zero_grad", self._on_zero_grad)
-        self._wrap(torch.optim.Optimizer, "zero_grad", self._on_zero_grad)
+        self._wrap(nn.Module, "zero_grad", self._on_zero_grad, quiet=True)
+        self._wrap(torch.optim.Optimizer, "zero_grad", self._on_zero_grad, quiet=True)
         self._wrap(torch.optim.Optimizer, "__init__", self._on_optimizer_made)
         for name in ("backward", "grad"):
             self._after(torch.autograd, name, self._after_backward)
@@ -125,7 +129,9 @@ class TrainingChecks:
             undo()
         self.s.on_grad_output = None
 
-    def _wrap(self, owner, name, before) -> None:
+    def _wrap(self, owner, name, before, quiet: bool = False) -> None:
+        """`before()` ahead of `owner.name`; a `quiet` method (one that makes no tensor) also runs without
+        device following between windows."""
         original = owner.__dict__[name]
         depth = [0]  # `train()` recurses into children: record the outermost call only
 
@@ -136,11 +142,14 @@ class TrainingChecks:
                     before(this, *args, **kwargs)
                 finally:
                     self.s.busy -= 1
+            paused = quiet and not self.s.watching and self.pause_following is not None and self.pause_following()
             depth[0] += 1
             try:
                 return original(this, *args, **kwargs)
             finally:
                 depth[0] -= 1
+                if paused:
+                    self.resume_following(None)
 
         wrapper.__wrapped__ = original
         setattr(owner, name, wrapper)
@@ -370,6 +379,8 @@ class TrainingChecks:
         try:
             rec = self._watch(opt)
             if not s.watching:
+                if self.pause_following is not None:
+                    self.pause_following()
                 return
             rec["sites"][rec["steps"] + 1] = self._site(callers=True)
             params = [p for p in self._opt_params(opt) if id(p) in self.params]
@@ -401,6 +412,8 @@ class TrainingChecks:
     def _post_step(self, opt, args, kwargs):
         s = self.s
         s.in_step = False
+        if self.resume_following is not None:
+            self.resume_following(opt)
         s.busy += 1
         try:
             rec = self._watch(opt)
