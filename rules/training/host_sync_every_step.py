@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.blocks import Loop
 from torchlint.engine.graph_flow import Body, body_of
 from torchlint.engine.iteration_values import on_device, periodic_readers, read_outside
 from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import Event, EventKind, Loop
+from torchlint.engine.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, NodeFix, RemoveStatement, fix
 from torchlint.engine.walk import block_statements, iter_nodes
 from torchlint.findings import Severity

@@ -6,10 +6,10 @@ import ast
 
 import libcst as cst
 
+from torchlint.engine.blocks import Loop
 from torchlint.engine.graph_flow import NO_GRAD, Body, body_of
 from torchlint.engine.iteration_values import CarriedState, backward_through, carried_state, state_argument
 from torchlint.engine.kinds import TENSOR_FACTORIES
-from torchlint.engine.loop_events import Loop
 from torchlint.engine.rule import UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.values import current_where, instantiated_class
 from torchlint.engine.walk import block_statements

@@ -11,11 +11,12 @@ import libcst as cst
 
 from torchlint.engine import call_sites, model_mode, no_grad_callers
 from torchlint.engine.activations import Feed, LossFeeds
+from torchlint.engine.blocks import Loop
 from torchlint.engine.call_sites import CallSites
 from torchlint.engine.device_moves import DeviceMoves, cpu_only_forward_arguments
 from torchlint.engine.graph_flow import Body
 from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import Loop, LoopAnalysis
+from torchlint.engine.loop_events import LoopAnalysis
 from torchlint.engine.names import Imports
 from torchlint.engine.no_grad_callers import NoGradSites
 from torchlint.engine.project import ModuleSummary, Project, project_for, summarize

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.engine.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.callargs import get_arg, is_name, truthy
 from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
-from torchlint.engine.loop_events import BranchPath, Loop, autograd_backward, backward_call
+from torchlint.engine.loop_events import autograd_backward, backward_call
 from torchlint.engine.names import dotted
 from torchlint.engine.walk import SCOPES, block_statements, children, iter_nodes
 
@@ -118,27 +119,29 @@ class Body:
             ctx.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) in NO_GRAD
             for d in decorators
         )
-        self._block(body, (), decorated, ())
+        self._read(body, decorated)
 
     # -- reading ------------------------------------------------------------
-    def _block(self, stmts: Sequence[cst.BaseStatement], loops: Loops, no_grad: bool, path: BranchPath) -> None:
-        for stmt in stmts:
-            self._stmt(stmt, loops, no_grad, path)
-
-    def _stmt(self, stmt: cst.BaseStatement, loops: Loops, no_grad: bool, path: BranchPath) -> None:
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            return
-        index = self._count
-        self._count += 1
-        self.order[stmt] = index
-        self.loop_of[stmt] = loops
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                self._small(small, stmt, index, loops, no_grad, path)
-            return
-        if isinstance(stmt, (cst.For, cst.While)):
-            self._mark(stmt.iter if isinstance(stmt, cst.For) else stmt.test, index, loops, path, no_grad)
-            inner = loops + (stmt,)
+    def _read(self, body: Sequence[cst.BaseStatement], decorated: bool) -> None:
+        no_grad_withs: dict[cst.With, bool] = {}
+        last: Place | None = None
+        loops: Loops = ()
+        path: BranchPath = ()
+        no_grad = decorated
+        for stmt, place in statements(body):
+            if place is not last:  # the statements of one block share their Place
+                last, loops, path = place, place.loops, place.path
+                no_grad = decorated or any(self._turns_grad_off(w, no_grad_withs) for w in place.withs)
+            index = self._count
+            self._count += 1
+            self.order[stmt] = index
+            self.loop_of[stmt] = loops
+            if type(stmt) is cst.SimpleStatementLine:
+                for small in stmt.body:
+                    self._small(small, stmt, index, loops, no_grad, path)
+                continue
+            for header in headers(stmt):
+                self._mark(header, index, loops, path, no_grad)
             if isinstance(stmt, cst.For):
                 # `for loss in (loss_a, loss_b):` — the target is one of the listed values
                 listed = (
@@ -147,41 +150,21 @@ class Body:
                     else None
                 )
                 for name in _names(stmt.target):
-                    self._def(name, listed, index, stmt, inner, no_grad)
-            self._block(block_statements(stmt.body), inner, no_grad, path + ((stmt, "body"),))
-            if stmt.orelse is not None:
-                self._block(block_statements(stmt.orelse.body), loops, no_grad, path + ((stmt, "else"),))
-            return
-        if isinstance(stmt, cst.If):
-            self._mark(stmt.test, index, loops, path, no_grad)
-            self._block(block_statements(stmt.body), loops, no_grad, path + ((stmt, "if"),))
-            if stmt.orelse is not None:
-                branch = [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block_statements(stmt.orelse.body)
-                self._block(branch, loops, no_grad, path + ((stmt, "else"),))
-            return
-        if isinstance(stmt, cst.With):
-            off = no_grad
-            for item in stmt.items:
-                self._mark(item.item, index, loops, path, no_grad)
-                expr = item.item.func if isinstance(item.item, cst.Call) else item.item
-                if self.ctx.qualname(expr) in NO_GRAD:
-                    off = True
-                if item.asname is not None:
-                    for name in _names(item.asname.name):
-                        self._def(name, None, index, stmt, loops, no_grad)
-            self._block(block_statements(stmt.body), loops, off, path)
-            return
-        if isinstance(stmt, cst.Try):
-            self._block(block_statements(stmt.body), loops, no_grad, path)
-            for handler in stmt.handlers:
-                self._block(block_statements(handler.body), loops, no_grad, path + ((stmt, "except"),))
-            for extra in (stmt.orelse, stmt.finalbody):
-                if extra is not None:
-                    self._block(block_statements(extra.body), loops, no_grad, path)
-            return
-        if isinstance(stmt, cst.Match):
-            for i, case in enumerate(stmt.cases):
-                self._block(block_statements(case.body), loops, no_grad, path + ((stmt, i),))
+                    self._def(name, listed, index, stmt, loops + (stmt,), no_grad)
+            elif isinstance(stmt, cst.With):
+                for item in stmt.items:
+                    if item.asname is not None:
+                        for name in _names(item.asname.name):
+                            self._def(name, None, index, stmt, loops, no_grad)
+
+    def _turns_grad_off(self, stmt: cst.With, memo: dict[cst.With, bool]) -> bool:
+        off = memo.get(stmt)
+        if off is None:
+            off = memo[stmt] = any(
+                self.ctx.qualname(item.item.func if isinstance(item.item, cst.Call) else item.item) in NO_GRAD
+                for item in stmt.items
+            )
+        return off
 
     def _mark(self, expr: cst.CSTNode, index: int, loops: Loops, path: BranchPath, no_grad: bool) -> None:
         self.order[expr] = index

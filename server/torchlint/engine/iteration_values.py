@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.engine.blocks import Loop
 from torchlint.engine.graph_flow import Backward, Body, Def, names_read
 from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import Loop
 from torchlint.engine.names import dotted, target_names
 from torchlint.engine.walk import block_statements, children, iter_nodes
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
+from torchlint.engine.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.callargs import get_arg, is_name, truthy
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
@@ -27,11 +28,7 @@ if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
     from torchlint.engine.semantics import Scope
 
-Loop = cst.For | cst.While
 Definition = cst.FunctionDef | cst.ClassDef
-# (statement, arm) pairs from a body down to a point: which `if`/`else` arm, `except`
-# handler, loop body or `match` case (by index) leads there.
-BranchPath = tuple[tuple[cst.BaseCompoundStatement, str | int], ...]
 
 
 class EventKind(enum.Enum):
@@ -192,49 +189,19 @@ class LoopAnalysis:
 
     # -- walking ----------------------------------------------------------
     def _walk_block(self, stmts: Sequence[cst.BaseStatement], w: _Walk, alone: bool | None = None) -> None:
-        single = len(stmts) == 1 if alone is None else alone
-        for stmt in stmts:
-            self._walk_stmt(stmt, w, single)
-
-    def _walk_stmt(self, stmt: cst.BaseStatement, w: _Walk, alone: bool) -> None:
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            return
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                self._walk_expr(small, w, stmt, alone and len(stmt.body) == 1)
-            return
-        if isinstance(stmt, (cst.For, cst.While)):
-            header = stmt.iter if isinstance(stmt, cst.For) else stmt.test
-            self._walk_expr(header, w, None, False)
-            inner = replace(w, depth=w.depth + 1, path=w.path + ((stmt, "body"),))
-            self._walk_block(block_statements(stmt.body), inner)
-            if stmt.orelse is not None:
-                self._walk_block(block_statements(stmt.orelse.body), replace(w, path=w.path + ((stmt, "else"),)))
-            return
-        if isinstance(stmt, cst.If):
-            self._walk_expr(stmt.test, w, None, False)
-            self._walk_block(block_statements(stmt.body), replace(w, path=w.path + ((stmt, "if"),)))
-            if stmt.orelse is not None:
-                branch = [stmt.orelse] if isinstance(stmt.orelse, cst.If) else block_statements(stmt.orelse.body)
-                self._walk_block(branch, replace(w, path=w.path + ((stmt, "else"),)))
-            return
-        if isinstance(stmt, cst.With):
-            for item in stmt.items:
-                self._walk_expr(item.item, w, None, False)
-            self._walk_block(block_statements(stmt.body), w)
-            return
-        if isinstance(stmt, cst.Try):
-            self._walk_block(block_statements(stmt.body), w)
-            for handler in stmt.handlers:
-                self._walk_block(block_statements(handler.body), replace(w, path=w.path + ((stmt, "except"),)))
-            if stmt.orelse is not None:
-                self._walk_block(block_statements(stmt.orelse.body), replace(w, path=w.path + ((stmt, "else"),)))
-            if stmt.finalbody is not None:
-                self._walk_block(block_statements(stmt.finalbody.body), w)
-            return
-        if isinstance(stmt, cst.Match):
-            for i, case in enumerate(stmt.cases):
-                self._walk_block(block_statements(case.body), replace(w, path=w.path + ((stmt, i),)))
+        last: Place | None = None
+        here = w
+        for stmt, place in statements(stmts, alone=alone):
+            if place is not last:  # the statements of one block share their Place
+                last = place
+                here = w if not place.path else replace(w, depth=w.depth + len(place.loops), path=w.path + place.path)
+            if type(stmt) is cst.SimpleStatementLine:
+                single = place.alone and len(stmt.body) == 1
+                for small in stmt.body:
+                    self._walk_expr(small, here, stmt, single)
+            else:
+                for header in headers(stmt):
+                    self._walk_expr(header, here, None, False)
 
     def _walk_expr(self, node: cst.CSTNode, w: _Walk, stmt: cst.SimpleStatementLine | None, alone: bool) -> None:
         # Post-order, so `scaler.scale(loss).backward()` sees scale() before backward().
