@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import PurePath
 
 import libcst as cst
@@ -67,6 +68,7 @@ def _disabled(call: cst.Call) -> bool:
     return enabled is not None and is_name(enabled.value, "False")
 
 
+@lru_cache(maxsize=64)
 def is_test_file(path: str) -> bool:
     p = PurePath(path)
     return (

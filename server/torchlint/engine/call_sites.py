@@ -5,6 +5,11 @@ function, semantics.py), which call built a value (values.py), which functions r
 autograd off (no_grad_callers.py), which ones a training loop calls, which losses an activation
 feeds. Each used to walk the whole file for its own index — five walks of every node; this is
 one, made on the first question and kept on the FileContext.
+
+A top-level statement's calls depend on nothing outside it, so the index is made statement by
+statement. The language server's incremental parser hands back the same statement objects for what
+an edit left alone and keeps their parts of the index (`Parts`), so only the edited statement is
+walked again.
 """
 
 from __future__ import annotations
@@ -58,11 +63,39 @@ def key(func: cst.BaseExpression) -> Key | None:
 _State = tuple[Chain, tuple[cst.With, ...], bool, bool, bool]  # chain, withs, in_loop, in_lambda, header
 
 
-def index(module: cst.Module) -> CallSites:
-    """Walk the module once (explicit stack: deep nesting cannot hit the recursion limit)."""
+# id(statement) -> (the statement, its part of the index). The statement is kept in the entry, so its
+# id cannot be reused by another node while the entry lives.
+Parts = dict[int, tuple[cst.CSTNode, CallSites]]
+
+
+def index(module: cst.Module, reuse: Parts | None = None) -> CallSites:
+    """Every call of the module, from the parts of its top-level statements. `reuse`: the parts of the
+    last module indexed with it, replaced by this module's."""
+    known_parts = reuse or {}
+    parts: Parts = {}
+    out = CallSites()
+    for stmt in children(module):
+        known = known_parts.get(id(stmt))
+        part = known[1] if known is not None else _index(stmt)
+        parts[id(stmt)] = (stmt, part)
+        out.calls += part.calls
+        for k, sites in part.by_key.items():
+            out.by_key.setdefault(k, []).extend(sites)
+        for name, found in part.functions.items():
+            out.functions.setdefault(name, []).extend(found)
+        out.assigns += part.assigns
+        out.referenced |= part.referenced
+    if reuse is not None:
+        reuse.clear()
+        reuse.update(parts)
+    return out
+
+
+def _index(root: cst.CSTNode) -> CallSites:
+    """Walk one top-level statement (explicit stack: deep nesting cannot hit the recursion limit)."""
     out = CallSites()
     called: set[int] = set()  # ids of call targets: a called name is not a mere reference
-    stack: list[tuple[cst.CSTNode, _State]] = [(c, ((), (), False, False, False)) for c in reversed(children(module))]
+    stack: list[tuple[cst.CSTNode, _State]] = [(root, ((), (), False, False, False))]
     while stack:
         node, state = stack.pop()
         # compared by type, most frequent first: isinstance() on libcst's ABC-based classes is slow here

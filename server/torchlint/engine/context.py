@@ -34,9 +34,17 @@ if TYPE_CHECKING:
 
 
 class FileContext:
-    def __init__(self, path: str, text: str, module: cst.Module, torch_version: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        module: cst.Module,
+        torch_version: str | None = None,
+        call_site_parts: call_sites.Parts | None = None,
+    ) -> None:
         self.path = path
         self._torch_version = torch_version
+        self._call_site_parts = call_site_parts  # kept by the server's incremental parser across edits
         self.text = text
         self.module = module
         self.reports: list[Report] = []
@@ -153,7 +161,7 @@ class FileContext:
     @cached_property
     def call_sites(self) -> CallSites:
         """Every call of the file and where it sits (one walk, on the first question)."""
-        return call_sites.index(self.module)
+        return call_sites.index(self.module, self._call_site_parts)
 
     @cached_property
     def values(self) -> Values:

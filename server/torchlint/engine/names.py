@@ -81,6 +81,9 @@ class Imports:
     def __init__(self, module: cst.Module, package: str | None = None) -> None:
         self.table: dict[str, str] = {}
         self.package = package
+        # id(node) -> (node, its qualified name): a call's function is asked about by many rules. The node
+        # is kept in the entry, so its id cannot be reused by another node while the entry lives.
+        self._qualnames: dict[int, tuple[cst.BaseExpression, str | None]] = {}
         self._collect(module.body)
 
     def _collect(self, body: Sequence[cst.BaseStatement]) -> None:
@@ -121,6 +124,14 @@ class Imports:
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         """Qualified name of a name chain whose head was imported, else None."""
+        known = self._qualnames.get(id(node))
+        if known is not None:
+            return known[1]
+        name = self._resolve(node)
+        self._qualnames[id(node)] = (node, name)
+        return name
+
+    def _resolve(self, node: cst.BaseExpression) -> str | None:
         text = dotted(node)
         if text is None:
             return None

@@ -10,10 +10,12 @@ import ast
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import libcst as cst
 
 from torchlint import noqa
+from torchlint.engine import call_sites
 from torchlint.engine.context import FileContext
 from torchlint.engine.node_positions import Range
 from torchlint.engine.node_positions import positions as node_positions
@@ -23,6 +25,18 @@ from torchlint.engine.walk import forget_children, traverse
 from torchlint.findings import Edit, Finding, Fix, Severity
 
 PARSE_ERROR_CODE = "TL000"
+
+
+class Parser(Protocol):
+    """How text becomes a tree: CPython's verdict first, then libcst. The language server's
+    incremental.ChunkParser answers both from the chunks an edit left unchanged, and keeps the call
+    index's parts for the statements it hands back again."""
+
+    call_site_parts: call_sites.Parts
+
+    def syntax_error(self, text: str) -> SourceError | None: ...
+
+    def parse(self, text: str) -> cst.Module: ...
 
 
 @dataclass
@@ -74,18 +88,18 @@ def _dispatch_table(rule_cls: type[Rule]) -> _DispatchTable:
     return table
 
 
-def parse(path: str, text: str, parser: Callable[[str], cst.Module] | None = None) -> cst.Module | Finding:
-    """`parser`: e.g. an incremental.ChunkParser's parse (the language server's); default libcst's.
+def parse(path: str, text: str, parser: Parser | None = None) -> cst.Module | Finding:
+    """`parser`: e.g. an incremental.ChunkParser (the language server's); default CPython's check and libcst.
 
     Text CPython refuses still goes to libcst, which may know newer grammar than
     the running Python; when libcst refuses it too, the error is reported where
     and as CPython says (libcst's position is where its parser gave up).
     """
-    refused = syntax_error(text)
+    refused = parser.syntax_error(text) if parser is not None else syntax_error(text)
     if refused is not None and refused.too_deep:
         return source_error_finding(path, refused)
     try:
-        return (parser or cst.parse_module)(text)
+        return parser.parse(text) if parser is not None else cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         if refused is not None:
             return source_error_finding(path, refused)
@@ -118,7 +132,7 @@ def lint_text(
     rules: Sequence[type[Rule]],
     *,
     prefilter: bool = True,
-    parser: Callable[[str], cst.Module] | None = None,
+    parser: Parser | None = None,
     torch_version: str | None = None,
 ) -> LintResult:
     """Lint `text`; `torch_version` overrides the target the project would give (tests, examples)."""
@@ -132,7 +146,7 @@ def lint_text(
     module = parsed
     if not rules:
         return LintResult([], module)
-    ctx = FileContext(path, text, module, torch_version)
+    ctx = FileContext(path, text, module, torch_version, parser.call_site_parts if parser is not None else None)
     visits: dict[type[cst.CSTNode], _Handlers] = {}
     leaves: dict[type[cst.CSTNode], _Handlers] = {}
     for rule_cls in rules:

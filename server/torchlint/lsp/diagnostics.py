@@ -7,7 +7,7 @@ lint thread: nothing here touches the server.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +20,8 @@ from torchlint.lsp.settings import LintSetup
 from torchlint.lsp.uris import from_path
 
 if TYPE_CHECKING:
-    import libcst as cst
-
     from torchlint.checker import RunResult
+    from torchlint.engine.runner import Parser
 
 SOURCE = "torchlint"
 MAX_CHARS = 1_000_000  # beyond this a file is not linted (a log message says so): minutes of CPU otherwise
@@ -36,7 +35,7 @@ SEVERITY = {
 def lint(
     snap: Snapshot,
     setup: LintSetup,
-    parser: Callable[[str], cst.Module] | None = None,
+    parser: Parser | None = None,
     dependencies: set[str] | None = None,
 ) -> dict[str, list[types.Diagnostic]]:
     """Diagnostics for every part of the snapshot (an empty list clears a part).

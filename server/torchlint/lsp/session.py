@@ -224,7 +224,7 @@ class Session:
             from torchlint.engine.incremental import ChunkParser  # libcst loads on the lint thread
 
             self._parser = ChunkParser()
-        result = self._through_syntax_errors(snap, diagnostics.lint(snap, lint_setup, self._parser.parse, dependencies))
+        result = self._through_syntax_errors(snap, diagnostics.lint(snap, lint_setup, self._parser, dependencies))
         if not self._frozen:
             # Everything loaded by now (lsprotocol's thousands of types, libcst, the rules) lives
             # as long as the server: move it out of the cyclic GC's way, once, so full
