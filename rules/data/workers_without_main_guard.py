@@ -138,17 +138,10 @@ main()
         text = self.ctx.text
         notebook = ".ipynb" in self.ctx.path or text.startswith("# %%") or "\n# %%" in text  # jupytext cells
         self.active = self.ctx.is_program and not notebook and "set_start_method" not in text
-        self.guards = 0
         self.on_import = _run_on_import(node, self.ctx.local_functions()) if self.active else {}
 
-    def visit_If(self, node: cst.If) -> None:
-        self.guards += is_main_guard(node.test)
-
-    def leave_If(self, node: cst.If) -> None:
-        self.guards -= is_main_guard(node.test)
-
     def visit_For(self, node: cst.For) -> None:
-        if not self.active or self.guards or self.ctx.current_class is not None:
+        if not self.active or self.ctx.under_main_guard or self.ctx.current_class is not None:
             return
         functions = self.ctx.functions
         if functions and functions[0].name.value not in self.on_import:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.context import is_main_guard
 from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
@@ -84,32 +83,11 @@ def train_step(model, x):
     _SET = ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly")
     _CTX = ("torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly")
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._guards = 0  # enclosing `if`s other than `if __name__ == "__main__":`
-        self._line: cst.SimpleStatementLine | None = None
-        self._blocks: list = []
-
-    def visit_If(self, node: cst.If) -> None:
-        self._guards += not is_main_guard(node.test)
-
-    def leave_If(self, node: cst.If) -> None:
-        self._guards -= not is_main_guard(node.test)
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._line = node
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._blocks.append(node.body)
-
-    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._blocks.pop()
-
     def visit_Call(self, node: cst.Call) -> None:
         q = self.ctx.qualname(node.func)
         if q not in self._SET and q not in self._CTX:
             return
-        if self._guards or is_test_file(self.ctx.path):
+        if self.ctx.under_condition or is_test_file(self.ctx.path):
             return
         if q in self._SET:
             arg = node.args[0] if node.args else None
@@ -119,8 +97,8 @@ def train_step(model, x):
         if block_of is not None and not self._runs_backward(block_of.body):
             return  # anomaly mode instruments backward passes only: a forward-only block costs nothing
         edit = None
-        line = self._line
-        block = self._blocks[-1] if self._blocks else self.ctx.module.body
+        line = self.ctx.statement
+        block = self.ctx.block
         if (
             q in self._SET
             and line is not None

@@ -180,15 +180,6 @@ with torch.no_grad():
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.statement: cst.SimpleStatementLine | None = None
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.statement = node
-
-    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.statement = None
-
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         op = self.ctx.module.code_for_node(node.operator).strip()
         self._check(node, node.target, f"`{op}`")
@@ -257,7 +248,7 @@ with torch.no_grad():
         return any(f"{o}.requires_grad_(False)" in text or f"{o}.requires_grad = False" in text for o in owners if o)
 
     def _wrap(self, node: cst.CSTNode):
-        stmt = self.statement
+        stmt = self.ctx.statement
         if stmt is None:
             return None
         new = wrapped_in_no_grad(self.ctx, stmt)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,6 +56,9 @@ class FileContext:
         self.loops: list[Loop] = []
         self.withs: list[cst.With] = []
         self.top_statement: cst.CSTNode | None = None  # the module-level statement being traversed
+        self.statement: cst.SimpleStatementLine | None = None  # the statement line being traversed, if any
+        self.blocks: list[Sequence[cst.BaseStatement]] = []  # the indented blocks around it, innermost last
+        self.ifs: list[cst.If] = []  # the `if`/`elif` statements around it (branch guards), innermost last
 
     # -- shared analyses (lazy) ---------------------------------------------
     @cached_property
@@ -256,6 +260,21 @@ class FileContext:
     @property
     def current_function(self) -> cst.FunctionDef | None:
         return self.functions[-1] if self.functions else None
+
+    @property
+    def block(self) -> Sequence[cst.BaseStatement]:
+        """The statements of the innermost indented block being traversed (the module's at top level)."""
+        return self.blocks[-1] if self.blocks else self.module.body
+
+    @property
+    def under_main_guard(self) -> bool:
+        """Inside `if __name__ == "__main__":`."""
+        return any(is_main_guard(i.test) for i in self.ifs)
+
+    @property
+    def under_condition(self) -> bool:
+        """Inside an `if` other than the main guard: code that may not run."""
+        return any(not is_main_guard(i.test) for i in self.ifs)
 
     @property
     def in_module_class(self) -> bool:

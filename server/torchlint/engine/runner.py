@@ -10,7 +10,7 @@ import ast
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, cast
 
 import libcst as cst
 
@@ -70,8 +70,21 @@ def source_error_finding(path: str, exc: SourceError) -> Finding:
 
 _DispatchTable = dict[tuple[str, type[cst.CSTNode]], list[str]]  # ("visit"/"leave", node type) -> method names
 _DISPATCH: dict[type[Rule], _DispatchTable] = {}  # built once per rule class
-# Nodes that open a scope, a loop or a `with` block: the traversal state the context keeps.
-_TRACKED = frozenset({cst.Module, cst.ClassDef, cst.FunctionDef, cst.For, cst.While, cst.With})
+# Nodes that open a scope, a loop, a `with` block, an `if` or an indented block, and the statement line:
+# the traversal state the context keeps.
+_TRACKED = frozenset(
+    {
+        cst.Module,
+        cst.ClassDef,
+        cst.FunctionDef,
+        cst.For,
+        cst.While,
+        cst.With,
+        cst.If,
+        cst.IndentedBlock,
+        cst.SimpleStatementLine,
+    }
+)
 _Handlers = list[tuple[Rule, Callable[[cst.CSTNode], object]]]  # (rule, its bound visit_/leave_ method)
 
 
@@ -172,7 +185,14 @@ def lint_text(
     top_statements = {id(s) for s in module.body}  # ids: a node's own __hash__ is a Python call
 
     def push(node: cst.CSTNode) -> None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+        node_type = type(node)
+        if node_type is cst.SimpleStatementLine:
+            ctx.statement = cast(cst.SimpleStatementLine, node)
+        elif node_type is cst.IndentedBlock:
+            ctx.blocks.append(cast(cst.IndentedBlock, node).body)
+        elif node_type is cst.If:
+            ctx.ifs.append(cast(cst.If, node))
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
             ctx.scope = semantics.scope_for(node, ctx.scope)
             if isinstance(node, cst.FunctionDef):
                 ctx.functions.append(node)
@@ -184,7 +204,14 @@ def lint_text(
             ctx.withs.append(node)
 
     def pop(node: cst.CSTNode) -> None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+        node_type = type(node)
+        if node_type is cst.SimpleStatementLine:
+            ctx.statement = None
+        elif node_type is cst.IndentedBlock:
+            ctx.blocks.pop()
+        elif node_type is cst.If:
+            ctx.ifs.pop()
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
             assert ctx.scope is not None, "set when the node was entered"
             ctx.scope = ctx.scope.parent
             if isinstance(node, cst.FunctionDef):
