@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.graph_flow import NO_GRAD
-from torchlint.engine.kinds import TENSOR_FACTORIES
+from torchlint.engine.kinds import NO_GRAD, TENSOR_FACTORIES
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from torchlint.engine.graph_flow import NO_GRAD, Backward, Body, body_of, graph_nodes, model_calls
-from torchlint.engine.kinds import Kind
+from torchlint.engine.graph_flow import Backward, Body, body_of, graph_nodes, model_calls
+from torchlint.engine.kinds import NO_GRAD, Kind
 from torchlint.engine.loop_events import Event, EventKind
 from torchlint.engine.names import dotted
 from torchlint.engine.optimizer_params import optimized_models

@@ -5,8 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg
-from torchlint.engine.graph_flow import NO_GRAD
-from torchlint.engine.kinds import Kind
+from torchlint.engine.kinds import NO_GRAD, Kind
 from torchlint.engine.loop_events import EventKind, backward_call
 from torchlint.engine.model_mode import evaluation_parameters, in_training_mode, mode_dependent
 from torchlint.engine.names import dotted

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.graph_flow import GRAD_MODE, Body, body_for, body_of, graph_nodes, names_read
+from torchlint.engine.graph_flow import Body, body_for, body_of, graph_nodes, names_read
+from torchlint.engine.kinds import GRAD_MODE
 from torchlint.engine.loop_events import EventKind
 from torchlint.engine.names import dotted
 from torchlint.engine.no_grad_callers import runs_without_grad

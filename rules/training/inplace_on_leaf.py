@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, is_name
-from torchlint.engine.graph_flow import GRAD_MODE, Body, Grad, assignments, body_of
+from torchlint.engine.graph_flow import Body, Grad, assignments, body_of
+from torchlint.engine.kinds import GRAD_MODE
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.accumulators import backpropagated_this_iteration, outlives_iteration
-from torchlint.engine.graph_flow import NO_GRAD, TENSOR_OPS, body_of
-from torchlint.engine.kinds import Kind
+from torchlint.engine.graph_flow import TENSOR_OPS, body_of
+from torchlint.engine.kinds import NO_GRAD, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity

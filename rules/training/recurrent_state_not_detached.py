@@ -7,9 +7,9 @@ import ast
 import libcst as cst
 
 from torchlint.engine.blocks import Loop
-from torchlint.engine.graph_flow import NO_GRAD, Body, body_of
+from torchlint.engine.graph_flow import Body, body_of
 from torchlint.engine.iteration_values import CarriedState, backward_through, carried_state, state_argument
-from torchlint.engine.kinds import TENSOR_FACTORIES
+from torchlint.engine.kinds import NO_GRAD, TENSOR_FACTORIES
 from torchlint.engine.rule import UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.values import current_where, instantiated_class
 from torchlint.engine.walk import block_statements

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.accumulators import outlives_iteration
-from torchlint.engine.graph_flow import NO_GRAD, Body, Grad, body_of, model_calls
-from torchlint.engine.kinds import Kind
+from torchlint.engine.graph_flow import Body, Grad, body_of, model_calls
+from torchlint.engine.kinds import NO_GRAD, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.no_grad_callers import runs_without_grad
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix

@@ -21,7 +21,7 @@ import libcst as cst
 
 from torchlint.engine.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.callargs import get_arg, is_name, truthy
-from torchlint.engine.kinds import TENSOR_FACTORIES, Kind
+from torchlint.engine.kinds import NO_GRAD, TENSOR_FACTORIES, Kind
 from torchlint.engine.loop_events import autograd_backward, backward_call
 from torchlint.engine.names import dotted
 from torchlint.engine.walk import SCOPES, block_statements, children, iter_nodes
@@ -31,11 +31,6 @@ if TYPE_CHECKING:
     from torchlint.engine.semantics import Scope
 
 Loops = tuple[Loop, ...]  # the loops enclosing a statement within its body, outermost first
-
-NO_GRAD = frozenset(
-    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
-)
-GRAD_MODE = NO_GRAD | {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
 
 # Calls whose result never carries the graph of their receiver.
 _CUTS = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "data_ptr", "stride", "element_size"})

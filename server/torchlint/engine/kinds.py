@@ -171,6 +171,12 @@ def kind_from_annotation(q: str | None) -> Kind:
     return Kind.MODEL if is_module_base(q) else Kind.NONE
 
 
+# Context managers and decorators that turn autograd off, and every one that sets the grad mode.
+NO_GRAD = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
+)
+GRAD_MODE = NO_GRAD | {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
+
 # -- program-level facts ------------------------------------------------------------------
 # Libraries that set up distributed training and move batches themselves: a program built on
 # one of them has neither an `init_process_group` nor a `.to(device)` of its own to show.

@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine.graph_flow import NO_GRAD
-from torchlint.engine.kinds import Kind
+from torchlint.engine.kinds import NO_GRAD, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.project import ModuleSummary, Project, qualify
 from torchlint.engine.values import SAME_OBJECT_METHODS, Where

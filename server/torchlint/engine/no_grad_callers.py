@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.engine.call_sites import Key
-from torchlint.engine.graph_flow import NO_GRAD
+from torchlint.engine.kinds import NO_GRAD
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
