@@ -131,7 +131,12 @@ class Cache:
 
 
 def _content_hash(path: str) -> str:
-    """The sha256 of a file's bytes ("" when it is gone: a dependency deleted is a change too)."""
+    """The sha256 of a file's bytes ("" when it is gone: a dependency deleted is a change too); for a scan of
+    the project, a digest of which files contain its token."""
+    if path.startswith("torchlint-scan:"):  # engine.project.SCAN_DEPENDENCY (not imported: it loads libcst)
+        from torchlint.engine.project import scan_digest
+
+        return scan_digest(path)
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+from fixture_expectations import FIXTURES
 from torchlint.engine.project import Project, find_root
 from torchlint.engine.target_version import lowest_allowed, resolve
 
@@ -87,6 +89,26 @@ def test_editing_a_base_class_in_another_file_invalidates_the_cache(tmp_path, ru
     assert codes() == ["TL201"]  # from the cache
     (root / "base.py").write_text("class Base:\n    pass\n")  # no longer a module: no finding in net.py
     assert codes() == []
+
+
+def test_a_new_entry_point_that_sets_up_the_process_group_invalidates_the_cache(tmp_path, run_cli):
+    """TL402 on a library module rests on a scan of every project file: a file created later that sets up
+    the process group must change the cached verdict, though no file the lint read has changed."""
+    root = tmp_path / "p"
+    shutil.copytree(FIXTURES / "projects" / "ddp_no_init", root)
+    trainer = root / "trainkit" / "trainer.py"
+
+    def codes():  # the cache lives in the working directory: .torchlint_cache/
+        out = run_cli("check", "--output-format", "json", trainer, cwd=root)
+        return [f["code"] for f in json.loads(out.stdout)]
+
+    assert codes() == ["TL402"]
+    assert codes() == ["TL402"]  # from the cache
+    entry = (FIXTURES / "projects" / "ddp_entry" / "clean_main.py").read_text(encoding="utf-8")
+    (root / "launch.py").write_text(entry)  # imports the trainer after init_process_group
+    assert codes() == []
+    (root / "launch.py").unlink()
+    assert codes() == ["TL402"]
 
 
 def test_declared_dependencies_give_the_target_torch_version(tmp_path):

@@ -80,11 +80,13 @@ class FileContext:
         self.__dict__.clear()
 
     def dependencies(self) -> tuple[str, ...]:
-        """The other project files whose contents this file's findings depend on."""
+        """The other project files whose contents this file's findings depend on, and the token scans of the
+        whole project they came from (`Project.scan_dependency`)."""
         if "project" not in self.__dict__ or self.project is None:
             return ()
         here = Path(self.path).resolve()
-        return tuple(sorted(str(p) for p in self.project.consulted if p != here))
+        files = sorted(str(p) for p in self.project.consulted if p != here)
+        return (*files, self.project.scan_dependency) if self.project.scanned else tuple(files)
 
     @cached_property
     def torch_version(self) -> TorchVersion:

@@ -12,6 +12,7 @@ unchanged, so the language server and `-j` workers pay for a file once.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -124,13 +125,16 @@ class Project:
         self._resolving: set[tuple[Path, str]] = set()
         self._files: list[Path] | None = None
         self.consulted: set[Path] = set()  # files whose summaries answered questions since the last reset
+        self.scanned = False  # every project file was scanned for a token since the last reset
         # find_module answers during one file's lint (a file's imports are asked about many times);
         # reset with `consulted`, so a file created since the last lint is found
         self._found: dict[tuple[str, Path], Path | None] = {}
+        self._digest: str | None = None  # files_digest, until the files change
 
     def begin_file(self) -> None:
         """A new file's lint starts: forget what the last one consulted and found."""
         self.consulted.clear()
+        self.scanned = False
         self._found.clear()
 
     @cached_property
@@ -212,6 +216,7 @@ class Project:
         """Files were created, deleted or changed (the editor's watcher says so): list them again,
         and read the target torch version again (a config or requirements file may be among them)."""
         self._files = None
+        self._digest = None
         self._found.clear()
         self.__dict__.pop("torch_version", None)
 
@@ -233,7 +238,13 @@ class Project:
         return [s for s in self._containing(token) if token in s.called]
 
     def _containing(self, token: str) -> list[ModuleSummary]:
-        """Summaries of the project files whose text contains `token` (a cheap byte scan first)."""
+        """Summaries of the project files whose text contains `token`. Which files those are is a
+        dependency of the findings too (`scan_dependency`): a file that starts calling it changes them."""
+        self.scanned = True
+        return [s for s in map(self.summary, self._matching(token)) if s is not None]
+
+    def _matching(self, token: str) -> list[Path]:
+        """The project files whose text contains `token` (a byte scan; a notebook's code cells only)."""
         out = []
         for path in self.files():
             text = self._overlays.get(path)
@@ -251,10 +262,27 @@ class Project:
                     continue
             elif token not in text:
                 continue
-            summary = self.summary(path)
-            if summary is not None:
-                out.append(summary)
+            out.append(path)
         return out
+
+    @property
+    def scan_dependency(self) -> str:
+        """A findings cache dependency on every file of the project, for findings that came from a scan of
+        them all: a file created, deleted or changed anywhere may have started or stopped calling the token.
+        Checked by `files_digest`, file sizes and times, so a warm run reads no file to check it."""
+        return f"{SCAN_DEPENDENCY}{self.root}"
+
+    def files_digest(self) -> str:
+        if self._digest is None:
+            h = hashlib.sha256()
+            for path in self.files():
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            self._digest = h.hexdigest()
+        return self._digest
 
     def _notebook_code(self, path: Path) -> str | None:
         """A notebook's code cells as one program, read again only when the file changes (the token
@@ -456,6 +484,18 @@ def target_version(path: Path, configured: str | None = None) -> TorchVersion:
     """The torch a file's project targets (`configured`: the nearest config's `torch-version`)."""
     root = find_root(path.resolve() if path.is_file() else path.resolve() / "__init__.py")
     return resolve_version(root, configured)
+
+
+SCAN_DEPENDENCY = "torchlint-scan:"  # "torchlint-scan:<project root>", beside the paths of files
+
+
+def scan_digest(dependency: str) -> str:
+    """What a scan dependency stands for now: the project's files, their sizes and times."""
+    root = Path(dependency[len(SCAN_DEPENDENCY) :])
+    project = _PROJECTS.get(root)
+    if project is None:
+        project = _PROJECTS[root] = Project(root)
+    return project.files_digest()
 
 
 def forget_files(paths: list[str] | None = None) -> None:

@@ -55,6 +55,16 @@ class Published:
     dependencies: frozenset[str] = frozenset()  # other project files (paths) these findings depend on
 
 
+def derived_from(dependencies: frozenset[str], changed: str) -> bool:
+    """Findings depend on a changed file: it is one they were derived from, or it lies in a project they
+    scanned whole ("torchlint-scan:<root>", engine.project.SCAN_DEPENDENCY: any file there may have
+    started or stopped calling what they looked for)."""
+    if changed in dependencies:
+        return True
+    prefix = "torchlint-scan:"
+    return any(d.startswith(prefix) and Path(changed).is_relative_to(d[len(prefix) :]) for d in dependencies)
+
+
 def is_config(uri: str) -> bool:
     return Path(unquote(uri).split("?")[0]).name in CONFIG_NAMES
 
@@ -159,7 +169,7 @@ class Session:
         """Re-lint the open documents whose findings were derived from `path` (a base class, a factory)."""
         changed = str(Path(path).resolve())
         for key, published in list(self.results.items()):
-            if changed in published.dependencies:
+            if derived_from(published.dependencies, changed):
                 self.results.pop(key, None)
                 self.touch(key)
                 if not self.pull:
