@@ -6,6 +6,7 @@ and the language server must never start it unasked or when the client has turne
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -71,6 +72,31 @@ def test_output_flood_neither_hangs_nor_corrupts_the_report(tmp_path):
     assert r.returncode in (0, 1, 2) and "Traceback" not in r.stderr[-5000:], r.stderr[-2000:]
     if r.stdout.strip():  # JSON mode: the script's output must not land in the report
         json.loads(r.stdout)
+    _no_leftovers()
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc to find leftover processes")
+def test_sigint_stops_the_run_even_when_it_started_ignored(tmp_path):
+    """The language server cancels a run with SIGINT. A probe started with SIGINT ignored (a background
+    job of a non-interactive shell, some editors) went on to --max-seconds, and the cancel with it."""
+    cmd = [sys.executable, "-m", "torchlint", "probe", "--output-format", "json", "--max-seconds", "120"]
+    ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731 - run in the child before exec
+    proc = subprocess.Popen(
+        [*cmd, str(SCRIPTS / "forever_6d1f.py")],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=ignore,
+    )
+    deadline = time.monotonic() + 120
+    while len(_leftovers()) < 2 and time.monotonic() < deadline:  # the probe and the script both run
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
     _no_leftovers()
 
 

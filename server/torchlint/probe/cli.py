@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from torchlint.probe import launch, merge, render
@@ -137,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         nproc_per_node=args.nproc_per_node,
         every_step=args.every_step,
     )
+    # Ctrl-C, or the language server cancelling the run, stops the script's whole process tree. Python
+    # leaves SIGINT ignored when it started ignored (a background job of a non-interactive shell, some
+    # editors), and then a cancelled run went on to --max-seconds: take it back explicitly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # In JSON mode stdout carries only the report; the script's output goes to stderr.
     try:
         outcome = launch.run(request, stdout=sys.stderr.fileno() if args.output_format == "json" else None)
