@@ -132,7 +132,7 @@ class Cache:
 
 def _content_hash(path: str) -> str:
     """The sha256 of a file's bytes ("" when it is gone: a dependency deleted is a change too); for a scan of
-    the project, a digest of which files contain its token."""
+    the whole project, a digest of its file list with sizes and times."""
     if path.startswith("torchlint-scan:"):  # engine.project.SCAN_DEPENDENCY (not imported: it loads libcst)
         from torchlint.engine.project import scan_digest
 

@@ -241,10 +241,6 @@ class Project:
         """Summaries of the project files whose text contains `token`. Which files those are is a
         dependency of the findings too (`scan_dependency`): a file that starts calling it changes them."""
         self.scanned = True
-        return [s for s in map(self.summary, self._matching(token)) if s is not None]
-
-    def _matching(self, token: str) -> list[Path]:
-        """The project files whose text contains `token` (a byte scan; a notebook's code cells only)."""
         out = []
         for path in self.files():
             text = self._overlays.get(path)
@@ -262,7 +258,9 @@ class Project:
                     continue
             elif token not in text:
                 continue
-            out.append(path)
+            summary = self.summary(path)
+            if summary is not None:
+                out.append(summary)
         return out
 
     @property
@@ -491,11 +489,7 @@ SCAN_DEPENDENCY = "torchlint-scan:"  # "torchlint-scan:<project root>", beside t
 
 def scan_digest(dependency: str) -> str:
     """What a scan dependency stands for now: the project's files, their sizes and times."""
-    root = Path(dependency[len(SCAN_DEPENDENCY) :])
-    project = _PROJECTS.get(root)
-    if project is None:
-        project = _PROJECTS[root] = Project(root)
-    return project.files_digest()
+    return _project_at(Path(dependency[len(SCAN_DEPENDENCY) :])).files_digest()
 
 
 def forget_files(paths: list[str] | None = None) -> None:
@@ -518,7 +512,11 @@ def project_for(path: str) -> Project | None:
             return None
     except OSError:
         return None
-    root = find_root(p)
+    return _project_at(find_root(p))
+
+
+def _project_at(root: Path) -> Project:
+    """The one index of the project at `root`, made on first use."""
     project = _PROJECTS.get(root)
     if project is None:
         project = _PROJECTS[root] = Project(root)
