@@ -287,6 +287,7 @@ class _LoopCheck:
         self.rule = rule
         self.ctx = rule.ctx
         self.moves = rule.ctx.device_moves
+        self.at = rule.ctx.scope_node  # where the loop's names resolve
         self.loop = loop
         self.unmoved = unmoved  # name -> None (a batch) or the factory that made it (`randn`)
         self.model_move = None  # the move of the model called so far in this iteration
@@ -368,7 +369,7 @@ class _LoopCheck:
 
     # -- calls ------------------------------------------------------------
     def _moved_model(self, call: cst.Call):
-        moves = self.moves.of(dotted(call.func))
+        moves = self.moves.of(dotted(call.func), self.at)
         return moves[0] if moves else None
 
     def _is_model_call(self, call: cst.Call) -> bool:

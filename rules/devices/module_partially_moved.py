@@ -86,9 +86,10 @@ out = model(src)
         if not self.ctx.kind(cst.Name(root)) & Kind.MODEL:
             return
         moves = self.ctx.device_moves
-        if moves.of(root) or root not in moves.called:
+        at = self.ctx.scope_node
+        if moves.of(root, at) or root not in moves.called:
             return
-        partial = [m for name, ms in moves.by_target.items() if name.startswith(root + ".") for m in ms]
+        partial = moves.parts_of(root, at)
         if len({m.suffix for m in partial}) > 1:  # parts on different devices: model parallelism
             return
         suffix = partial[0].suffix if partial else ".to(device)"

@@ -135,7 +135,7 @@ model = nn.parallel.DistributedDataParallel(model).cuda()
         if chained:  # DDP(model).cuda()
             later, move = True, None
         else:
-            own = [m for n in names for m in moves.of(n) if id(m.stmt) in order]
+            own = [m for n in names for m in moves.of(n, self.ctx.scope_node) if id(m.stmt) in order]
             if any(order[id(m.stmt)] < index for m in own if m.target == wrapped):
                 return
             after = sorted((m for m in own if order[id(m.stmt)] > index), key=lambda m: order[id(m.stmt)])

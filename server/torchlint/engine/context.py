@@ -20,7 +20,8 @@ from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import LoopAnalysis
 from torchlint.engine.names import Imports
 from torchlint.engine.no_grad_callers import NoGradSites
-from torchlint.engine.project import ModuleSummary, Project, project_for, summarize
+from torchlint.engine.project import Dependencies, ModuleSummary, Project, project_for, summarize
+from torchlint.engine.scopes import Scopes
 from torchlint.engine.semantics import Scope, Semantics
 from torchlint.engine.target_version import TorchVersion
 from torchlint.engine.target_version import resolve as resolve_version
@@ -49,6 +50,7 @@ class FileContext:
         self.text = text
         self.module = module
         self.reports: list[Report] = []
+        self.read = Dependencies()  # what this lint read of its project (the runner records into it)
         # traversal state, maintained by the runner
         self.scope: Scope | None = None
         self.classes: list[cst.ClassDef] = []
@@ -64,10 +66,7 @@ class FileContext:
     @cached_property
     def project(self) -> Project | None:
         """The project this file belongs to (None for a snippet or an unsaved buffer)."""
-        project = project_for(self.path)
-        if project is not None:
-            project.begin_file()  # what this file's verdict depends on, for the cache
-        return project
+        return project_for(self.path)
 
     def release(self) -> None:
         """Drop everything the lint built. The analyses refer to one another and to this context
@@ -85,8 +84,8 @@ class FileContext:
         if "project" not in self.__dict__ or self.project is None:
             return ()
         here = Path(self.path).resolve()
-        files = sorted(str(p) for p in self.project.consulted if p != here)
-        return (*files, self.project.scan_dependency) if self.project.scanned else tuple(files)
+        files = sorted(str(p) for p in self.read.consulted if p != here)
+        return (*files, self.project.scan_dependency) if self.read.scanned else tuple(files)
 
     @cached_property
     def torch_version(self) -> TorchVersion:
@@ -177,7 +176,12 @@ class FileContext:
     @cached_property
     def device_moves(self) -> DeviceMoves:
         """Where models and tensors were moved (device_moves.py)."""
-        return DeviceMoves(self.module, self.imports)
+        return DeviceMoves(self.module, self.imports, self.scopes, self.semantics)
+
+    @cached_property
+    def scopes(self) -> Scopes:
+        """Which scope binds a name read in a given scope: Python's rules (scopes.py)."""
+        return Scopes(self.module)
 
     @cached_property
     def no_grad_sites(self) -> NoGradSites:
@@ -262,6 +266,11 @@ class FileContext:
     @property
     def current_function(self) -> cst.FunctionDef | None:
         return self.functions[-1] if self.functions else None
+
+    @property
+    def scope_node(self) -> cst.CSTNode:
+        """The function, class or module whose body is being traversed: where a name read here resolves."""
+        return self.scope.node if self.scope is not None else self.module
 
     @property
     def block(self) -> Sequence[cst.BaseStatement]:

@@ -21,7 +21,8 @@ from torchlint.engine.source import python_ast
 from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
 
 if TYPE_CHECKING:
-    pass
+    from torchlint.engine.scopes import Scopes
+    from torchlint.engine.semantics import Semantics
 
 _DTYPES = frozenset(
     "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 long short "
@@ -81,29 +82,93 @@ def _chain_move(
     return None
 
 
-class DeviceMoves:
-    """Every move in a file, by the dotted name of what was moved."""
+# A moved thing: (id of the scope that binds the name's head, dotted name). `self.x` is keyed by its
+# class, so a move in `__init__` answers for `forward`.
+_Key = tuple[int, str]
 
-    def __init__(self, module: cst.Module, imports: Imports) -> None:
+
+class DeviceMoves:
+    """Every move in a file, by what was moved: the binding of its name (scopes.py), not the name."""
+
+    def __init__(self, module: cst.Module, imports: Imports, scopes: Scopes, semantics: Semantics) -> None:
         self.module = module
         self.imports = imports
-        self.by_target: dict[str, list[Move]] = {}
+        self.scopes = scopes
+        self.semantics = semantics
+        self._by_key: dict[_Key, list[Move]] = {}
+        self._aliasing: set[int] = set()  # parameters being resolved through their callers
         self.called: set[str] = set()  # dotted names that are called somewhere: `model(x)`
-        self._scan(module.body, None)
+        self._scan(module.body, module, None)
 
-    def of(self, name: str | None) -> list[Move]:
-        return self.by_target.get(name, []) if name else []
+    def of(self, name: str | None, at: cst.CSTNode | None = None) -> list[Move]:
+        """The moves of what `name` denotes when read in scope `at` (the module by default). A parameter
+        no move inside its function reaches is moved when every caller in the file passes a moved value."""
+        if not name:
+            return []
+        scope = at if at is not None else self.module
+        found = self._by_key.get(self._key(name, scope), [])
+        if found or "." in name:
+            return found
+        binding = self.scopes.binding_scope(name, scope)
+        if isinstance(binding, cst.FunctionDef) and self.scopes.is_parameter(name, binding):
+            return self._through_callers(name, binding)
+        return []
 
-    def _scan(self, body: Sequence[cst.BaseStatement], function: cst.FunctionDef | None) -> None:
+    def parts_of(self, root: str, at: cst.CSTNode) -> list[Move]:
+        """Moves of attributes of `root` (`root.encoder.to(d)`) as read in scope `at`."""
+        key = self._key(root, at)
+        prefix = root + "."
+        return [
+            m for (scope, name), ms in self._by_key.items() if scope == key[0] and name.startswith(prefix) for m in ms
+        ]
+
+    def _through_callers(self, name: str, fn: cst.FunctionDef) -> list[Move]:
+        params = (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)
+        param = next((p for p in params if p.name.value == name), None)
+        if param is None or id(fn) in self._aliasing:
+            return []
+        self._aliasing.add(id(fn))  # recursion: `def f(m): f(m)` proves nothing
+        try:
+            moves: list[Move] = []
+            for arg, caller in self.semantics.arguments(fn, param):
+                found = self.of(dotted(arg), caller.node)
+                if not found:
+                    return []  # a caller passes something not proven moved
+                moves.extend(found)
+            return moves
+        finally:
+            self._aliasing.discard(id(fn))
+
+    def _key(self, name: str, at: cst.CSTNode) -> _Key:
+        head = name.partition(".")[0]
+        binding = self.scopes.binding_scope(head, at) or self.module  # unbound: a module global made elsewhere
+        info = self.scopes.info(binding)
+        if (
+            "." in name
+            and isinstance(binding, cst.FunctionDef)
+            and info is not None
+            and info.params[:1] == [head]
+            and info.parent is not None
+            and info.parent.is_class
+        ):
+            return id(info.parent.node), name  # `self.net`: the instance's attribute, in any method
+        return id(binding), name
+
+    def _scan(self, body: Sequence[cst.BaseStatement], scope: cst.CSTNode, function: cst.FunctionDef | None) -> None:
         for stmt in iter_statements(body):
-            if isinstance(stmt, cst.FunctionDef):
-                self._scan(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [], stmt)
-            elif isinstance(stmt, cst.ClassDef):
-                self._scan(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [], None)
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                inner = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else []
+                self._scan(inner, stmt, stmt if isinstance(stmt, cst.FunctionDef) else None)
             for small in small_statements(stmt):
-                self._small(small, stmt, function)
+                self._small(small, stmt, scope, function)
 
-    def _small(self, small: cst.BaseSmallStatement, stmt: cst.BaseStatement, function: cst.FunctionDef | None) -> None:
+    def _small(
+        self,
+        small: cst.BaseSmallStatement,
+        stmt: cst.BaseStatement,
+        scope: cst.CSTNode,
+        function: cst.FunctionDef | None,
+    ) -> None:
         for node in iter_nodes(small, into_functions=False):
             if isinstance(node, cst.Call):
                 name = dotted(node.func)
@@ -111,22 +176,24 @@ class DeviceMoves:
                     self.called.add(name)
                 found = move_call(node, self.imports)
                 if found is not None:
-                    self._add(dotted(found[0]), node, found[1], stmt, function)
+                    self._add(dotted(found[0]), node, found[1], stmt, scope, function)
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
             targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-            source = self._moved_value(small.value)
+            source = self._moved_value(small.value, scope)
             if source is not None:
                 for t in targets:
-                    self._add(dotted(t), source[0], source[1], stmt, function)
+                    self._add(dotted(t), source[0], source[1], stmt, scope, function)
 
-    def _moved_value(self, value: cst.BaseExpression) -> tuple[cst.Call, cst.BaseExpression | None] | None:
+    def _moved_value(
+        self, value: cst.BaseExpression, scope: cst.CSTNode
+    ) -> tuple[cst.Call, cst.BaseExpression | None] | None:
         """(move call, device) if `value` is already on a device: `Net().to(d)`, `DDP(moved_model)`."""
         chained = _chain_move(value, self.imports)
         if chained is not None:
             call, (_, device) = chained
             return call, device
         if isinstance(value, cst.Call) and self.imports.qualname(value.func) in WRAPPERS and value.args:
-            moves = self.of(dotted(value.args[0].value))
+            moves = self.of(dotted(value.args[0].value), scope)
             return (moves[0].call, moves[0].device) if moves else None
         return None
 
@@ -136,13 +203,15 @@ class DeviceMoves:
         call: cst.Call,
         device: cst.BaseExpression | None,
         stmt: cst.BaseStatement,
+        scope: cst.CSTNode,
         function: cst.FunctionDef | None,
     ) -> None:
         if not target:
             return
+        key = self._key(target, scope)
         method = cst.ensure_type(call.func, cst.Attribute).attr.value  # a move is a method call
         arg = "" if device is None else self.module.code_for_node(device)
-        self.by_target.setdefault(target, []).append(Move(call, target, f".{method}({arg})", device, stmt, function))
+        self._by_key.setdefault(key, []).append(Move(call, target, f".{method}({arg})", device, stmt, function))
 
 
 # Arguments that must stay on the CPU: `pack_padded_sequence(x, lengths)` wants its lengths there.

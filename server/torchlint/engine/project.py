@@ -15,6 +15,8 @@ import ast
 import hashlib
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -46,6 +48,38 @@ class ModuleSummary:
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     globals: dict[str, ast.expr] = field(default_factory=dict)  # module-level name -> last value
     called: set[str] = field(default_factory=set)  # the last name of every function or method called
+
+
+@dataclass
+class Dependencies:
+    """What one lint read of its project, kept on that lint (FileContext), not on the shared index: the
+    server lints on several threads at once, and each lint's cache entry must list its own reads."""
+
+    consulted: set[Path] = field(default_factory=set)  # files whose summaries answered a question
+    scanned: bool = False  # every project file was scanned for a token
+    # find_module answers (a file's imports are asked about many times); per lint, so a file created
+    # since the last lint is found
+    found: dict[tuple[str, Path], Path | None] = field(default_factory=dict)
+    resolving: set[tuple[Path, str]] = field(default_factory=set)  # call_kind's recursion guard
+
+
+_RECORDING: ContextVar[Dependencies | None] = ContextVar("torchlint_dependencies", default=None)
+
+
+@contextmanager
+def recording(deps: Dependencies) -> Iterator[Dependencies]:
+    """Record into `deps` what the project index reads while the block runs (in this thread only)."""
+    token = _RECORDING.set(deps)
+    try:
+        yield deps
+    finally:
+        _RECORDING.reset(token)
+
+
+def _current() -> Dependencies:
+    """The running lint's record; outside a lint (the server asking for a version) a throwaway one."""
+    deps = _RECORDING.get()
+    return deps if deps is not None else Dependencies()
 
 
 def find_root(path: Path) -> Path:
@@ -122,20 +156,8 @@ class Project:
         self._notebooks: dict[Path, tuple[object, str | None]] = {}  # path -> (stat key, code cells)
         self._overlays: dict[Path, str] = {}  # unsaved editor text, by path
         self._kinds: dict[tuple[Path, str], Kind] = {}
-        self._resolving: set[tuple[Path, str]] = set()
         self._files: list[Path] | None = None
-        self.consulted: set[Path] = set()  # files whose summaries answered questions since the last reset
-        self.scanned = False  # every project file was scanned for a token since the last reset
-        # find_module answers during one file's lint (a file's imports are asked about many times);
-        # reset with `consulted`, so a file created since the last lint is found
-        self._found: dict[tuple[str, Path], Path | None] = {}
         self._digest: str | None = None  # files_digest, until the files change
-
-    def begin_file(self) -> None:
-        """A new file's lint starts: forget what the last one consulted and found."""
-        self.consulted.clear()
-        self.scanned = False
-        self._found.clear()
 
     @cached_property
     def torch_version(self) -> TorchVersion:
@@ -149,7 +171,6 @@ class Project:
         else:
             self._overlays[path] = text
         self._kinds.clear()
-        self._found.clear()
 
     def module_name(self, path: Path) -> tuple[str, str]:
         """(dotted module name, package) of a file under the root; `src/` layouts included."""
@@ -178,8 +199,9 @@ class Project:
 
     def find_module(self, name: str, from_dir: Path) -> Path | None:
         key = (name, from_dir)
-        if key in self._found:
-            return self._found[key]
+        known = _current().found
+        if key in known:
+            return known[key]
         found = None
         rel = Path(*name.split("."))
         for base in (from_dir, self.root, self.root / "src"):
@@ -189,11 +211,11 @@ class Project:
                     break
             if found is not None:
                 break
-        self._found[key] = found
+        known[key] = found
         return found
 
     def summary(self, path: Path) -> ModuleSummary | None:
-        self.consulted.add(path)
+        _current().consulted.add(path)
         text = self._overlays.get(path)
         try:
             key: object = ("overlay", hash(text)) if text is not None else _stat_key(path)
@@ -217,7 +239,6 @@ class Project:
         and read the target torch version again (a config or requirements file may be among them)."""
         self._files = None
         self._digest = None
-        self._found.clear()
         self.__dict__.pop("torch_version", None)
 
     def files(self) -> list[Path]:
@@ -240,7 +261,7 @@ class Project:
     def _containing(self, token: str) -> list[ModuleSummary]:
         """Summaries of the project files whose text contains `token`. Which files those are is a
         dependency of the findings too (`scan_dependency`): a file that starts calling it changes them."""
-        self.scanned = True
+        _current().scanned = True
         out = []
         for path in self.files():
             text = self._overlays.get(path)
@@ -364,9 +385,10 @@ class Project:
         key = (summary.path, name)
         if key in self._kinds:
             return self._kinds[key]
-        if key in self._resolving:
+        resolving = _current().resolving
+        if key in resolving:
             return Kind.NONE
-        self._resolving.add(key)
+        resolving.add(key)
         try:
             if name in summary.classes:
                 kind = self._class_kind(summary, name)
@@ -375,7 +397,7 @@ class Project:
             else:
                 kind = Kind.NONE
         finally:
-            self._resolving.discard(key)
+            resolving.discard(key)
         self._kinds[key] = kind
         return kind
 

@@ -19,6 +19,7 @@ from torchlint.engine import call_sites
 from torchlint.engine.context import FileContext
 from torchlint.engine.node_positions import Range
 from torchlint.engine.node_positions import positions as node_positions
+from torchlint.engine.project import recording
 from torchlint.engine.rule import InsertBefore, NodeFix, RemoveStatement, Replace, Rule
 from torchlint.engine.source import Source, SourceError, decode, split_lines, syntax_error
 from torchlint.engine.walk import forget_children, traverse
@@ -181,7 +182,6 @@ def lint_text(
                 failed.add(instance)
                 errors.append(f"{instance.code}: {type(exc).__name__}: {exc}")
 
-    semantics = ctx.semantics
     top_statements = {id(s) for s in module.body}  # ids: a node's own __hash__ is a Python call
 
     def push(node: cst.CSTNode) -> None:
@@ -242,8 +242,10 @@ def lint_text(
             pop(node)
 
     try:
-        traverse(module, enter, leave)
-        kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
+        with recording(ctx.read):  # from the first analysis on: the semantics reads other files' classes
+            semantics = ctx.semantics
+            traverse(module, enter, leave)
+            kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
         dependencies = ctx.dependencies()
     finally:
         forget_children()

@@ -508,6 +508,14 @@ class Semantics:
         finally:
             self._resolving.discard(fn)
 
+    def arguments(self, fn: cst.FunctionDef, param: cst.Param) -> list[tuple[cst.BaseExpression, Scope]]:
+        """(argument expression, caller scope) for `param` at each call of `fn` in this file; an argument
+        nothing can be said of (`*args`, a missing argument without default) is a Name `__unknown__`."""
+        chain = next((c for f, c in self.functions().get(fn.name.value, ()) if f is fn), None)
+        if chain is None:
+            return []
+        return list(self._arguments(fn, self.scope_of_chain((*chain, fn)), param))
+
     def _arguments(
         self, fn: cst.FunctionDef, scope: Scope, param: cst.Param
     ) -> Iterator[tuple[cst.BaseExpression, Scope]]:

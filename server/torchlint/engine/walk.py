@@ -8,6 +8,7 @@ recursion limit.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
@@ -57,16 +58,24 @@ def _is_node(t: type) -> bool:
     return known
 
 
-# id(node) -> (node, its children): analyses walk the same subtrees again and again (the traversal,
-# scope building, call indexing, loop events), so each node's children are listed once. The node is
-# kept in the entry, so its id cannot be reused while the entry lives; the runner forgets them all
-# after each file.
-_CHILDREN: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
+class _Children(threading.local):
+    """id(node) -> (node, its children), per thread: analyses walk the same subtrees again and again (the
+    traversal, scope building, call indexing, loop events), so each node's children are listed once. The
+    node is kept in the entry, so its id cannot be reused while the entry lives; the runner forgets them
+    after each file. Per thread, because the server lints on several threads and one lint's end must not
+    drop another's entries."""
+
+    def __init__(self) -> None:
+        self.known: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
+
+
+_CHILDREN = _Children()
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Code-bearing children in source order (the list is shared: do not change it)."""
-    known = _CHILDREN.get(id(node))
+    cache = _CHILDREN.known
+    known = cache.get(id(node))
     if known is not None:
         return known[1]
     out: list[cst.CSTNode] = []
@@ -77,13 +86,13 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
             out.extend(v for v in value if _is_node(type(v)))
         elif _is_node(t):
             out.append(value)
-    _CHILDREN[id(node)] = (node, out)
+    cache[id(node)] = (node, out)
     return out
 
 
 def forget_children() -> None:
-    """Drop the children lists of the last file (they keep its tree alive)."""
-    _CHILDREN.clear()
+    """Drop this thread's children lists of the last file (they keep its tree alive)."""
+    _CHILDREN.known.clear()
 
 
 # On the stack above a node whose children are all visited: a node no tree contains (compared by identity).

@@ -43,7 +43,7 @@ def test_tl301_no_fix_when_device_expression_is_out_of_scope(findings):
 
 def test_tl301_fix_when_the_device_is_a_parameter_of_the_training_function(fixed):
     src = (
-        "import torch\ndef main(device):\n    model.to(device)\n"
+        "import torch\ndef main(device):\n    model.to(device)\n    train(model, loader, device)\n"
         "def train(model: torch.nn.Module, loader: torch.utils.data.DataLoader, device):\n"
         "    for x in loader:\n        out = model(x)\n"
     )
@@ -95,3 +95,26 @@ def test_tl301_follows_a_batch_through_arithmetic(findings):
     )
     (f,) = findings(src, "TL301")
     assert (f.line, "`x` comes from the DataLoader" in f.message) == (5, True)
+
+
+def test_tl301_another_functions_local_is_not_this_one(findings):
+    # `net` in evaluate() is its own local, built on the CPU: main's moved `net` says nothing of it
+    src = (
+        "import torch\nfrom torch import nn\n"
+        "def main(loader):\n    net = nn.Linear(4, 2).to('cuda')\n    for x in loader:\n        net(x.cuda())\n"
+        "def evaluate(loader: torch.utils.data.DataLoader):\n    net = nn.Linear(4, 2)\n"
+        "    for x in loader:\n        net(x)\n"
+    )
+    assert findings(src, "TL301") == []
+
+
+def test_tl301_a_parameter_is_moved_when_every_caller_passes_a_moved_model(findings):
+    body = (
+        "import torch\nfrom torch import nn\n"
+        "def fit(net, loader: torch.utils.data.DataLoader):\n    for x in loader:\n        net(x)\n"
+        "def main(loader):\n    model = nn.Linear(4, 2).to('cuda')\n    fit(model, loader)\n"
+    )
+    (f,) = findings(body, "TL301")
+    assert f.line == 5
+    # one caller passes a model left on the CPU: nothing proves `net` is on the GPU
+    assert findings(body + "    fit(nn.Linear(4, 2), loader)\n", "TL301") == []

@@ -1,0 +1,212 @@
+"""Python's scoping rules: which scope a name read in a given scope refers to.
+
+"The value of `net` here" must be the `net` Python would use: a local of this function (assigned,
+a parameter, a loop or `with` target, an import, a `def`), a `global`/`nonlocal` declaration's
+scope, an enclosing function's local (closures), else the module's. A class body's names are
+invisible to its methods, and a comprehension's targets are its own. Analyses that key facts by
+name (device moves: "was `net` moved?") key them by the scope that binds the name, so one
+function's `net` never answers for another's.
+
+One walk over the file on the first question (libcst's ScopeProvider costs several parses; this
+reads only binding sites).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.engine.walk import children
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@dataclass(eq=False)
+class ScopeInfo:
+    node: cst.CSTNode
+    parent: ScopeInfo | None
+    local: set[str] = field(default_factory=set)
+    declared_global: set[str] = field(default_factory=set)
+    declared_nonlocal: set[str] = field(default_factory=set)
+    params: list[str] = field(default_factory=list)  # a function's or lambda's parameters, in order
+
+    @property
+    def is_class(self) -> bool:
+        return type(self.node) is cst.ClassDef
+
+
+def _bound_by_target(target: cst.CSTNode) -> Iterator[str]:
+    """Names an assignment / loop / `with` / `del` target binds (`a`, `a, (b, *c)`); not `x.y` or `x[i]`."""
+    if type(target) is cst.Name:
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _bound_by_target(el.value)
+    elif type(target) is cst.StarredElement:
+        yield from _bound_by_target(target.value)
+
+
+def _params(params: cst.Parameters) -> list[str]:
+    names = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if isinstance(params.star_arg, cst.Param):
+        names.append(params.star_arg.name.value)
+    names.extend(p.name.value for p in params.kwonly_params)
+    if params.star_kwarg is not None:
+        names.append(params.star_kwarg.name.value)
+    return names
+
+
+class Scopes:
+    """Every scope of one module and the names each binds."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._info: dict[int, ScopeInfo] = {}  # id(scope node) -> info (the info keeps the node alive)
+        root = self._open(module, None)
+        self._visit_body(module, root)
+
+    def info(self, node: cst.CSTNode) -> ScopeInfo | None:
+        return self._info.get(id(node))
+
+    def binding_scope(self, name: str, at: cst.CSTNode) -> cst.CSTNode | None:
+        """The scope node whose binding of `name` a read in scope `at` sees; None: a builtin or unbound."""
+        scope = self.info(at)
+        if scope is None:
+            return None
+        if name in scope.declared_global:
+            return self.module
+        if name in scope.local and name not in scope.declared_nonlocal:
+            return scope.node
+        outer = scope.parent
+        while outer is not None:
+            if outer.is_class:  # a class body's names are not visible to the functions inside it
+                outer = outer.parent
+                continue
+            if outer.parent is None:  # the module
+                return outer.node if name in outer.local else None
+            if name in outer.declared_global:
+                return self.module
+            if name in outer.local and name not in outer.declared_nonlocal:
+                return outer.node
+            outer = outer.parent
+        return None
+
+    def is_parameter(self, name: str, scope_node: cst.CSTNode) -> bool:
+        info = self.info(scope_node)
+        return info is not None and name in info.params
+
+    # -- building -------------------------------------------------------------------
+    def _open(self, node: cst.CSTNode, parent: ScopeInfo | None) -> ScopeInfo:
+        info = ScopeInfo(node, parent)
+        self._info[id(node)] = info
+        return info
+
+    def _visit_body(self, node: cst.CSTNode, scope: ScopeInfo) -> None:
+        for child in children(node):
+            self._visit(child, scope)
+
+    def _visit(self, node: cst.CSTNode, scope: ScopeInfo) -> None:
+        if isinstance(node, cst.FunctionDef):
+            scope.local.add(node.name.value)
+            for decorator in node.decorators:  # the header is evaluated where the def runs
+                self._visit(decorator, scope)
+            self._visit_params(node.params, scope)
+            if node.returns is not None:
+                self._visit(node.returns, scope)
+            self._visit(node.body, self._open_function(node, node.params, scope))
+        elif isinstance(node, cst.Lambda):
+            self._visit_params(node.params, scope)
+            self._visit(node.body, self._open_function(node, node.params, scope))
+        elif isinstance(node, cst.ClassDef):
+            scope.local.add(node.name.value)
+            for header in (*node.decorators, *node.bases, *node.keywords):
+                self._visit(header, scope)
+            self._visit(node.body, self._open(node, scope))
+        elif isinstance(node, _COMPREHENSIONS):
+            self._visit_comprehension(node, scope)
+        else:
+            self._bind(node, scope)
+            self._visit_body(node, scope)
+
+    def _open_function(self, node: cst.CSTNode, params: cst.Parameters, parent: ScopeInfo) -> ScopeInfo:
+        inner = self._open(node, parent)
+        inner.params = _params(params)
+        inner.local.update(inner.params)
+        return inner
+
+    def _visit_params(self, params: cst.Parameters, scope: ScopeInfo) -> None:
+        """Defaults and annotations: read in the enclosing scope (the parameters bind in the function)."""
+        for param in (
+            *params.posonly_params,
+            *params.params,
+            *params.kwonly_params,
+            params.star_arg,
+            params.star_kwarg,
+        ):
+            if isinstance(param, cst.Param):
+                for part in (param.annotation, param.default):
+                    if part is not None:
+                        self._visit(part, scope)
+
+    def _visit_comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp, scope: ScopeInfo
+    ) -> None:
+        clause: cst.CompFor | None = node.for_in
+        assert clause is not None, "a comprehension has a for clause"
+        self._visit(clause.iter, scope)  # the first iterable is evaluated in the enclosing scope
+        inner = self._open(node, scope)
+        first = True
+        while clause is not None:
+            inner.local.update(_bound_by_target(clause.target))
+            if not first:
+                self._visit(clause.iter, inner)
+            for cond in clause.ifs:
+                self._visit(cond, inner)
+            first = False
+            clause = clause.inner_for_in
+        parts = (node.key, node.value) if isinstance(node, cst.DictComp) else (node.elt,)
+        for part in parts:
+            self._visit(part, inner)
+
+    def _bind(self, node: cst.CSTNode, scope: ScopeInfo) -> None:
+        """The names `node` itself binds in `scope`."""
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.Del)):
+            scope.local.update(_bound_by_target(node.target))
+        elif isinstance(node, cst.WithItem):
+            if node.asname is not None:
+                scope.local.update(_bound_by_target(node.asname.name))
+        elif isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler)):
+            if node.name is not None:
+                scope.local.update(_bound_by_target(node.name.name))
+        elif isinstance(node, cst.NamedExpr):
+            target = scope  # `:=` in a comprehension binds in the enclosing function
+            while isinstance(target.node, _COMPREHENSIONS) and target.parent is not None:
+                target = target.parent
+            target.local.update(_bound_by_target(node.target))
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            if not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    self._bind_alias(alias, scope)
+        elif isinstance(node, cst.Global):
+            names = {item.name.value for item in node.names}
+            scope.declared_global.update(names)
+            self._info[id(self.module)].local.update(names)  # `global x; x = ...` binds a module name
+        elif isinstance(node, cst.Nonlocal):
+            scope.declared_nonlocal.update(item.name.value for item in node.names)
+        elif isinstance(node, (cst.MatchAs, cst.MatchStar)):
+            if node.name is not None:
+                scope.local.add(node.name.value)
+        elif isinstance(node, cst.MatchMapping) and node.rest is not None:
+            scope.local.add(node.rest.value)
+
+    @staticmethod
+    def _bind_alias(alias: cst.ImportAlias, scope: ScopeInfo) -> None:
+        if alias.asname is not None:
+            scope.local.update(_bound_by_target(alias.asname.name))
+            return
+        head: cst.BaseExpression = alias.name  # `import a.b` binds `a`
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        scope.local.update(_bound_by_target(head))
