@@ -5,23 +5,60 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, int_value, string_value
+from torchlint.engine.kinds import ACCELERATOR_CHECKS, DEVICE_TYPES
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.walk import block_statements, iter_nodes, small_statements
 from torchlint.findings import Severity
 
 
-def _mentions_accelerator(expr: cst.CSTNode) -> bool:
-    """A test that looks at CUDA availability or a device choice: `torch.cuda.is_available()`, `args.cuda`, `device.type == "cuda"`."""
-    for n in (expr, *iter_nodes(expr)):
-        text = None
-        if isinstance(n, cst.Name):
-            text = n.value
-        elif isinstance(n, cst.SimpleString):
-            text = string_value(n)
-        if text and any(k in text.lower() for k in ("cuda", "gpu", "is_available", "device_count", "device")):
-            return True
-    return False
+class _GuardTest:
+    """Does a test look at the accelerator? Evidence only, never a name: a call of an availability API
+    (`torch.cuda.is_available()`), a comparison with a device string (`device.type == "cuda"`,
+    `args.device != "cpu"`), a command-line flag (an attribute of `parser.parse_args()`: the user chose),
+    or a name assigned one of these (`use_cuda = torch.cuda.is_available() and not args.no_cuda`)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self._assigned: dict[str, list[cst.BaseExpression]] | None = None
+
+    def __call__(self, expr: cst.CSTNode, depth: int = 0) -> bool:
+        for n in (expr, *iter_nodes(expr)):
+            if isinstance(n, cst.Call) and self.ctx.qualname(n.func) in ACCELERATOR_CHECKS:
+                return True
+            if isinstance(n, cst.Comparison) and any(
+                _device_string(e) for e in (n.left, *(c.comparator for c in n.comparisons))
+            ):
+                return True
+            if isinstance(n, cst.Attribute) and n.attr.value in ("is_cuda", "is_mps"):
+                return True  # where a tensor or module already is
+            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and self._is_flags(n.value.value):
+                return True
+            if isinstance(n, cst.Name) and depth < 3:
+                if any(self(value, depth + 1) for value in self.assigned().get(n.value, ())):
+                    return True
+        return False
+
+    def assigned(self) -> dict[str, list[cst.BaseExpression]]:
+        """Every value assigned to each plain name in the file."""
+        if self._assigned is None:
+            self._assigned = {}
+            for assign in self.ctx.call_sites.assigns:
+                for t in assign.targets:
+                    if isinstance(t.target, cst.Name):
+                        self._assigned.setdefault(t.target.value, []).append(assign.value)
+        return self._assigned
+
+    def _is_flags(self, name: str) -> bool:
+        return any(
+            isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "parse_args"
+            for v in self.assigned().get(name, ())
+        )
+
+
+def _device_string(expr: cst.BaseExpression) -> bool:
+    text = string_value(expr) if isinstance(expr, cst.SimpleString) else None
+    return text is not None and text.partition(":")[0] in DEVICE_TYPES
 
 
 def _exits(stmts) -> bool:
@@ -37,13 +74,13 @@ def _exits(stmts) -> bool:
     return False
 
 
-def _guarded_block(body) -> bool:
+def _guarded_block(body, tests: _GuardTest) -> bool:
     """`assert torch.cuda.is_available()` or `if not ...: raise` among these statements."""
     for s in body:
         for small in small_statements(s):
-            if isinstance(small, cst.Assert) and _mentions_accelerator(small.test):
+            if isinstance(small, cst.Assert) and tests(small.test):
                 return True
-        if isinstance(s, cst.If) and _mentions_accelerator(s.test) and _exits(block_statements(s.body)):
+        if isinstance(s, cst.If) and tests(s.test) and _exits(block_statements(s.body)):
             return True
     return False
 
@@ -62,7 +99,10 @@ class HardCodedCuda(Rule):
     what = (
         'Flags `.cuda()`, `.to("cuda")` and `device="cuda"` on tensors and modules that are not under an '
         "`if` (or conditional expression, or function/file-level guard) that checks CUDA availability or "
-        'a device choice. A device variable (`.to(device)`, even `device = torch.device("cuda")`) is not '
+        "a device choice: a call such as `torch.cuda.is_available()`, a comparison with a device string "
+        '(`device.type == "cuda"`), a command-line flag (`args.cuda` from `parser.parse_args()`), or a '
+        "variable assigned one of these. A variable's name is not evidence (`use_gpu = True` guards "
+        'nothing). A device variable (`.to(device)`, even `device = torch.device("cuda")`) is not '
         "flagged: the choice is made once, in one place. Methods that implement `.cuda()`/`.to()` for a "
         "container type are skipped (their caller chose the device)."
     )
@@ -80,7 +120,9 @@ class HardCodedCuda(Rule):
         "import torch\nif torch.cuda.is_available():\n    model = model.cuda()\n",
         'import torch\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nx = x.to(device)\n',
         'import torch\nwith torch.autocast(device_type="cuda"):\n    y = model(x)\n',
-        "import torch\nx = x.cuda() if args.cuda else x\n",
+        "import torch\nargs = parser.parse_args()\nx = x.cuda() if args.cuda else x\n",
+        "import torch\nuse_gpu = torch.cuda.device_count() > 0\nif use_gpu:\n    model.cuda()\n",
+        'import torch\nif device.type == "cuda":\n    model.cuda()\n',
         'import torch\nassert torch.cuda.is_available()\nx = torch.zeros(3, device="cuda")\n',
         "import torch\ndef run():\n    if not torch.cuda.is_available():\n        return\n    model.cuda()\n",
         "import torch\nx = x.to(torch.float16)\n",
@@ -94,7 +136,8 @@ class HardCodedCuda(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.guards: list = []
-        self.file_guarded = "cuda" not in self.ctx.text or _guarded_block(node.body)
+        self.tests = _GuardTest(self.ctx)
+        self.file_guarded = "cuda" not in self.ctx.text or _guarded_block(node.body, self.tests)
 
     def _enter(self, test) -> None:
         self.guards.append(test)  # judged only when a hard-coded device is found under it
@@ -114,14 +157,14 @@ class HardCodedCuda(Rule):
     leave_If = leave_IfExp = leave_While = _leave
 
     def _guarded(self) -> bool:
-        if self.file_guarded or any(_mentions_accelerator(test) for test in self.guards):
+        if self.file_guarded or any(self.tests(test) for test in self.guards):
             return True
         for fn in self.ctx.functions:
             if fn.name.value in ("cuda", "to", "_apply"):
                 return True  # implementing `.cuda()` for a container type: the caller chose CUDA
-            if any(_mentions_accelerator(d.decorator) for d in fn.decorators):
+            if any(self.tests(d.decorator) for d in fn.decorators):
                 return True
-            if isinstance(fn.body, cst.IndentedBlock) and _guarded_block(fn.body.body):
+            if isinstance(fn.body, cst.IndentedBlock) and _guarded_block(fn.body.body, self.tests):
                 return True
         return False
 

@@ -71,6 +71,9 @@ for x, y in loader:
         "(`p.data = ...`, `p.data.mul_(...)`) are reported without a fix: move them under `torch.no_grad()`."
     )
     VALID = [
+        # `stats` is nothing proven: a `.weight` attribute alone does not make a Parameter
+        "def train(stats, loader):\n    for x, y in loader:\n        loss = loss_fn(model(x), y)\n"
+        "        stats.weight.data.clamp_(-1, 1)\n        loss.backward()\n",
         """\
 import torch
 with torch.no_grad():
@@ -133,13 +136,14 @@ for x, y in loader:
         ),
         Invalid(
             """\
-def train(model, loader):
+from torch import nn
+def train(model: nn.Module, loader):
     for x, y in loader:
         loss = loss_fn(model(x), y)
         model.fc.weight.data.clamp_(-1, 1)
         loss.backward()
 """,
-            line=4,
+            line=5,
         ),
         Invalid(
             """\
@@ -321,8 +325,8 @@ class Gate(nn.Module):
     def _is_tensor(self, recv: cst.BaseExpression) -> bool:
         if isinstance(recv, cst.Attribute) and recv.attr.value == "grad":
             return False  # gradients are not tracked by autograd
-        if isinstance(recv, cst.Attribute) and recv.attr.value in ("weight", "bias"):
-            return True
+        if isinstance(recv, cst.Attribute) and recv.attr.value in ("weight", "bias") and self._in_module(recv.value):
+            return True  # a layer's parameter: `self.fc.weight`, `model.conv1.bias`
         if isinstance(recv, cst.Name) and recv.value in self.params | self.outputs:
             return True
         fn = self.ctx.current_function
@@ -330,6 +334,17 @@ class Gate(nn.Module):
             if recv.value in {p.name.value for p in fn.params.params[1:]}:
                 return True  # forward's inputs are tensors
         return bool(self.ctx.kind(recv) & (Kind.TENSOR | Kind.LOSS)) and not self.ctx.kind(recv) & Kind.BATCH
+
+    def _in_module(self, owner: cst.BaseExpression) -> bool:
+        """`owner` is a module or a part of one: its chain starts at a proven module (or `self` in a
+        module class). The name `weight` alone proves nothing: any object may have one."""
+        while isinstance(owner, cst.Attribute):
+            if self.ctx.kind(owner) & Kind.MODEL:
+                return True
+            owner = owner.value
+        if isinstance(owner, cst.Name) and owner.value == "self":
+            return self.ctx.in_module_class
+        return bool(self.ctx.kind(owner) & Kind.MODEL)
 
     def _under_no_grad(self) -> bool:
         return self.ctx.under_call("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad")

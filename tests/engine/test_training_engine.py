@@ -86,12 +86,24 @@ for epoch in range(3):
     ],
 )
 def test_backward_events(call, retain, target):
-    ctx = _context(f"import torch\nfor x in xs:\n    {call}\n")
+    ctx = _context(
+        "import torch\nfrom accelerate import Accelerator\naccelerator = Accelerator()\n"
+        f"loss = torch.ones(1, requires_grad=True).sum()\nfor x in xs:\n    {call}\n"
+    )
     (event,) = ctx.loop_analysis.events(_first_loop(ctx))
     assert event.kind is EventKind.BACKWARD
     assert ctx.module.code_for_node(event.target) == target
     tensor, retains = backward_call(event.node, lambda e: ctx.semantics.infer(e, ctx.scope))
     assert retains is retain and tensor is event.target
+
+
+@pytest.mark.parametrize("call", ["accelerator.backward(loss)", "engine.backward(loss)", "out.backward(grad)"])
+def test_a_backward_of_an_unknown_receiver_starts_from_an_unknown_tensor(call):
+    # no name decides: `accelerator` may be an engine (backward(loss)) or a tensor (backward(gradient))
+    ctx = _context(f"import torch\nfor x in xs:\n    {call}\n")
+    (event,) = ctx.loop_analysis.events(_first_loop(ctx))
+    assert event.kind is EventKind.BACKWARD
+    assert backward_call(event.node, lambda e: ctx.semantics.infer(e, ctx.scope)) == (None, False)
 
 
 def test_events_follow_local_helpers_in_their_own_scope():

@@ -177,6 +177,20 @@ NO_GRAD = frozenset(
 )
 GRAD_MODE = NO_GRAD | {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
 
+# Calls that tell whether an accelerator is there: a test reading one guards device-specific code.
+ACCELERATOR_CHECKS = frozenset(
+    {
+        "torch.cuda.is_available",
+        "torch.cuda.device_count",
+        "torch.cuda.is_initialized",
+        "torch.backends.mps.is_available",
+        "torch.backends.cudnn.is_available",
+        "torch.accelerator.is_available",
+        "torch.accelerator.device_count",
+    }
+)
+DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "hpu", "npu", "xla", "meta"})
+
 # -- program-level facts ------------------------------------------------------------------
 # Libraries that set up distributed training and move batches themselves: a program built on
 # one of them has neither an `init_process_group` nor a `.to(device)` of its own to show.

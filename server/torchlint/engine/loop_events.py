@@ -94,7 +94,6 @@ _CLIPS = frozenset(
     for m in ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad.clip_grad_norm_")
 ) | {"torch.nn.utils.clip_grad.clip_grad_value_"}
 _GRAD_CLEARING_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
-_BACKWARD_OWNERS = frozenset({"accelerator", "fabric", "engine", "model_engine", "trainer", "deepspeed_engine"})
 _TRUTHY_RETAIN = ("retain_graph", "create_graph")
 
 
@@ -118,15 +117,27 @@ def backward_call(
     if method == "manual_backward":
         return first, retain
     receiver = func.value
-    name = dotted(receiver)
-    owner = name is not None and name.rpartition(".")[2] in _BACKWARD_OWNERS
-    if name == "torch.autograd" or owner or kind_of(receiver) & (Kind.ACCELERATOR | Kind.MODEL):
-        if name == "torch.autograd":
-            return autograd_backward(call)
+    if dotted(receiver) == "torch.autograd":
+        return autograd_backward(call)
+    receiver_kind = kind_of(receiver)
+    if receiver_kind & (Kind.ACCELERATOR | Kind.MODEL):  # `accelerator.backward(loss)`, a DeepSpeed engine's
         return first, retain
+    if first is not None and not receiver_kind & (Kind.TENSOR | Kind.LOSS) and _one_loss_argument(call):
+        # `x.backward(y)` with `x` unknown: an engine's backward(loss) or a tensor's backward(gradient);
+        # a backward pass runs, but nothing proves which tensor it starts from
+        return None, retain
     if not retain:  # Tensor.backward(gradient, retain_graph, create_graph)
         retain = truthy(get_arg(call, "retain_graph", 1)) or truthy(get_arg(call, "create_graph", 2))
     return receiver, retain
+
+
+def _one_loss_argument(call: cst.Call) -> bool:
+    """The arguments could be an engine's `backward(loss)`: one positional argument, not None
+    (`Tensor.backward(None, True)` passes the gradient and retain_graph positionally)."""
+    positional = [a for a in call.args if a.keyword is None]
+    return len(positional) == 1 and not (
+        isinstance(positional[0].value, cst.Name) and positional[0].value.value == "None"
+    )
 
 
 def autograd_backward(call: cst.Call) -> tuple[cst.BaseExpression | None, bool]:

@@ -9,9 +9,9 @@ import pytest
     "src",
     [
         "import torch\ndef f(x):\n    if x.is_cuda:\n        return x.cuda()\n",
-        "import torch\nif args.gpu:\n    net.cuda()\n",
+        "import torch\nargs = parser.parse_args()\nif args.gpu:\n    net.cuda()\n",
         "import torch\nimport pytest\n@pytest.mark.skipif(not torch.cuda.is_available(), reason='gpu')\ndef test_gpu():\n    torch.ones(2).cuda()\n",
-        "import torch\nx = x.cuda(non_blocking=True) if use_cuda else x\n",
+        "import torch\nuse_cuda = torch.cuda.is_available()\nx = x.cuda(non_blocking=True) if use_cuda else x\n",
         "x = x.to(device)\n",
     ],
 )
@@ -22,3 +22,9 @@ def test_tl303_guarded_or_variable_device_is_silent(src, findings):
 def test_tl303_reports_each_hard_coded_spelling(findings):
     src = 'import torch\na = torch.zeros(2, device="cuda:1")\nb = a.to("cuda")\nc = b.cuda(0)\n'
     assert [f.line for f in findings(src, "TL303")] == [2, 3, 4]
+
+
+def test_tl303_a_name_is_not_a_guard(findings):
+    # `use_gpu` is set by hand: nothing checks that a GPU is there
+    assert [f.line for f in findings("import torch\nuse_gpu = True\nif use_gpu:\n    model.cuda()\n", "TL303")] == [4]
+    assert findings("import torch\nuse_gpu = torch.cuda.is_available()\nif use_gpu:\n    model.cuda()\n", "TL303") == []
