@@ -6,14 +6,12 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg, has_star, int_value
 from torchlint.engine.context import is_main_guard
+from torchlint.engine.kinds import LOADER_WRAPPERS
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.values import current_where
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.data._helpers import DATALOADER
-
-# Wrappers a loop puts around the loader it iterates: `enumerate(loader)`, `tqdm(loader)`.
-_PASS_THROUGH = frozenset({"enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "zip"})
 
 
 class WorkersWithoutMainGuard(Rule):
@@ -155,7 +153,7 @@ main()
 
     def _loader(self, expr: cst.BaseExpression) -> tuple[str, int] | None:
         """The loader a loop iterates and its literal worker count, when a DataLoader call with workers built it."""
-        while isinstance(expr, cst.Call) and _callee(expr) in _PASS_THROUGH and expr.args:
+        while isinstance(expr, cst.Call) and _callee(expr) in LOADER_WRAPPERS and expr.args:
             expr = expr.args[0].value
         call = expr if isinstance(expr, cst.Call) else None
         if call is None:

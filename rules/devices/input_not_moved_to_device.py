@@ -7,14 +7,13 @@ import libcst as cst
 from torchlint.engine.dataset_storage import cuda_in_getitem
 from torchlint.engine.default_device import default_device_factory
 from torchlint.engine.device_moves import contains_move, move_call
-from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
+from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOADER_WRAPPERS, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
 from torchlint.engine.names import dotted, target_names
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.values import current_where, instantiated_class
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 
-_ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "islice", "tqdm.tqdm", "tqdm.auto.tqdm"})
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU
 _SAME_DEVICE = SAME_DEVICE_METHODS | {"__getitem__", "get", "type"}
 _CREATED_MESSAGE = (
@@ -30,7 +29,7 @@ def _loader_iter(ctx, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, boo
         return expr, False
     if isinstance(expr, cst.Call) and expr.args and not expr.args[0].star:
         name = dotted(expr.func)
-        if name in _ITER_WRAPPERS or (ctx.qualname(expr.func) or "").endswith("tqdm"):
+        if name in LOADER_WRAPPERS or ctx.qualname(expr.func) in LOADER_WRAPPERS:
             inner = _loader_iter(ctx, expr.args[0].value)
             if inner is not None:
                 return inner[0], inner[1] or name == "enumerate"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, is_name
+from torchlint.engine.kinds import LOADER_WRAPPERS
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.walk import iter_nodes
@@ -13,7 +14,7 @@ from torchlint.rules.distributed._helpers import DIST_SAMPLER
 
 
 def _unwrap_iter(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(expr, cst.Call) and dotted(expr.func) in ("enumerate", "tqdm", "tqdm.tqdm", "iter") and expr.args:
+    while isinstance(expr, cst.Call) and dotted(expr.func) in LOADER_WRAPPERS and expr.args:
         expr = expr.args[0].value
     return expr
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.accumulators import backpropagated_this_iteration, outlives_iteration
 from torchlint.engine.graph_flow import TENSOR_OPS, body_of
-from torchlint.engine.kinds import NO_GRAD, Kind
+from torchlint.engine.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
@@ -404,9 +404,7 @@ class Trainer:
             return base is not value and depth < 3 and self._detached(base, body, depth + 1)
         v = d.value
         cut = (
-            isinstance(v, cst.Call)
-            and isinstance(v.func, cst.Attribute)
-            and v.func.attr.value in ("detach", "item", "tolist")
+            isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value in GRAPH_CUTTING_METHODS
         )
         if d.no_grad or cut:
             return True

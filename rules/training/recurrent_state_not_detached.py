@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.engine.blocks import Loop
 from torchlint.engine.graph_flow import Body, body_of
 from torchlint.engine.iteration_values import CarriedState, backward_through, carried_state, state_argument
-from torchlint.engine.kinds import NO_GRAD, TENSOR_FACTORIES
+from torchlint.engine.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, TENSOR_FACTORIES
 from torchlint.engine.rule import UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.values import current_where, instantiated_class
 from torchlint.engine.walk import block_statements
@@ -20,7 +20,7 @@ _TENSOR_STATE = frozenset(f"torch.nn.{c}" for c in ("RNN", "GRU", "RNNCell", "GR
 _PAIR_STATE = frozenset(f"torch.nn.{c}" for c in ("LSTM", "LSTMCell"))
 _FACTORIES = frozenset(("torch", f) for f in TENSOR_FACTORIES)
 _MOVES = frozenset({"to", "cuda"})
-_CUTS = frozenset({"detach", "detach_", "data", "no_grad", "inference_mode"})
+_CUTS = GRAPH_CUTTING_METHODS | {"detach_", "data", "no_grad", "inference_mode"}
 
 
 class RecurrentStateNotDetached(Rule):

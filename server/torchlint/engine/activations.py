@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, int_value
+from torchlint.engine.kinds import SAME_OBJECT_METHODS
 from torchlint.engine.names import dotted
 from torchlint.engine.project import ModuleSummary, Project, qualify
-from torchlint.engine.values import SAME_OBJECT_METHODS, Where, where_of
+from torchlint.engine.values import Where, where_of
 from torchlint.engine.walk import iter_nodes
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ import libcst as cst
 
 from torchlint.engine.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.callargs import get_arg, is_name, truthy
-from torchlint.engine.kinds import NO_GRAD, TENSOR_FACTORIES, Kind
+from torchlint.engine.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, TENSOR_FACTORIES, Kind
 from torchlint.engine.loop_events import autograd_backward, backward_call
 from torchlint.engine.names import dotted
 from torchlint.engine.walk import SCOPES, block_statements, children, iter_nodes
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 Loops = tuple[Loop, ...]  # the loops enclosing a statement within its body, outermost first
 
 # Calls whose result never carries the graph of their receiver.
-_CUTS = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "data_ptr", "stride", "element_size"})
 _CUT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "ndim", "requires_grad", "is_leaf"})
 _BUILTIN_CUTS = frozenset({"float", "int", "round", "str", "len", "print", "bool"})
 _MOVES = frozenset({"cuda", "to", "double", "half", "bfloat16"})
@@ -462,7 +461,7 @@ def _uncut(expr: cst.CSTNode, cut: bool = True) -> Iterator[cst.CSTNode]:
             continue
         if cut and type(n) is cst.Call:
             func = n.func
-            if type(func) is cst.Attribute and func.attr.value in _CUTS:
+            if type(func) is cst.Attribute and func.attr.value in GRAPH_CUTTING_METHODS:
                 continue
             if type(func) is cst.Name and func.value in _BUILTIN_CUTS:
                 continue

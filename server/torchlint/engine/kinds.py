@@ -43,6 +43,28 @@ SAME_DEVICE_METHODS = frozenset(
     "float half double long int bool view reshape contiguous squeeze unsqueeze permute transpose clone "
     "detach flatten".split()
 )
+# Methods that return their receiver: a module or tensor moved, cast or switched to train/eval.
+SAME_OBJECT_METHODS = frozenset(
+    {"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_"}
+)
+# Methods whose result carries no autograd graph (a detached tensor, a Python number, a shape).
+GRAPH_CUTTING_METHODS = frozenset(
+    {"detach", "item", "tolist", "numpy", "size", "dim", "numel", "data_ptr", "stride", "element_size"}
+)
+# Calls a loop wraps around the iterable it draws batches from: `enumerate(loader)`, `tqdm(loader)`.
+LOADER_WRAPPERS = frozenset(
+    {
+        "enumerate",
+        "iter",
+        "zip",
+        "islice",
+        "itertools.islice",
+        "tqdm",
+        "tqdm.tqdm",
+        "tqdm.auto.tqdm",
+        "tqdm.notebook.tqdm",
+    }
+)
 # ...and those that also keep it a tensor (possibly elsewhere): moves, reductions, elementwise maths.
 TENSOR_METHODS = SAME_DEVICE_METHODS | frozenset(
     "to cuda cpu mean sum abs pow sqrt exp log softmax log_softmax".split()

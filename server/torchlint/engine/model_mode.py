@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine.kinds import NO_GRAD, Kind
+from torchlint.engine.kinds import NO_GRAD, SAME_OBJECT_METHODS, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.project import ModuleSummary, Project, qualify
-from torchlint.engine.values import SAME_OBJECT_METHODS, Where
+from torchlint.engine.values import Where
 from torchlint.engine.walk import iter_nodes
 
 if TYPE_CHECKING:

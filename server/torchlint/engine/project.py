@@ -22,7 +22,7 @@ from functools import cached_property
 from pathlib import Path
 
 from torchlint import notebook
-from torchlint.engine.kinds import PASS_THROUGH, Kind, is_module_base, kind_from_qualname
+from torchlint.engine.kinds import PASS_THROUGH, SAME_OBJECT_METHODS, Kind, is_module_base, kind_from_qualname
 from torchlint.engine.names import CANONICAL, relative_module
 from torchlint.engine.source import python_ast
 from torchlint.engine.target_version import TorchVersion
@@ -31,7 +31,6 @@ from torchlint.engine.target_version import resolve as resolve_version
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", "build", "dist", ".tox", ".ipynb_checkpoints"})
 _MAX_FILES = 5000  # a scan for callers stops here: a monorepo is not one project
-_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16"})
 
 
 @dataclass
@@ -457,7 +456,7 @@ class Project:
         if not isinstance(expr, ast.Call):
             return Kind.NONE
         func = expr.func
-        if isinstance(func, ast.Attribute) and func.attr in _RETURNS_SELF:
+        if isinstance(func, ast.Attribute) and func.attr in SAME_OBJECT_METHODS:
             inner = self.expr_kind(summary, func.value, local, depth + 1)
             if inner & Kind.MODEL:
                 return inner

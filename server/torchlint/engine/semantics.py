@@ -24,6 +24,7 @@ from torchlint.engine.call_sites import CallSites
 from torchlint.engine.kinds import (
     PASS_THROUGH,
     RETURNS,
+    SAME_OBJECT_METHODS,
     TENSOR_METHODS,
     Kind,
     is_module_base,
@@ -36,9 +37,6 @@ from torchlint.engine.walk import block_statements, iter_nodes, iter_statements,
 if TYPE_CHECKING:
     from torchlint.engine.project import Project
 
-_RETURNS_SELF = frozenset(
-    {"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16", "requires_grad_"}
-)
 _NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
 
 
@@ -414,7 +412,7 @@ class Semantics:
                 return Kind.NUMBER
             if method in ("detach",):
                 return Kind.TENSOR
-            if receiver & Kind.MODEL and method in _RETURNS_SELF:
+            if receiver & Kind.MODEL and method in SAME_OBJECT_METHODS:
                 return receiver
             if receiver & (Kind.TENSOR | Kind.LOSS) and method in TENSOR_METHODS:
                 return receiver & (Kind.TENSOR | Kind.LOSS)

@@ -24,7 +24,7 @@ import libcst as cst
 from torchlint.engine import call_sites
 from torchlint.engine.call_sites import CallSite, CallSites
 from torchlint.engine.callargs import get_arg
-from torchlint.engine.kinds import PASS_THROUGH
+from torchlint.engine.kinds import PASS_THROUGH, SAME_OBJECT_METHODS
 from torchlint.engine.names import Imports, dotted
 from torchlint.engine.project import ModuleSummary
 from torchlint.engine.walk import children, iter_nodes
@@ -32,8 +32,6 @@ from torchlint.engine.walk import children, iter_nodes
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
-# Methods that return their receiver (a module or tensor moved, or switched to train/eval).
-SAME_OBJECT_METHODS = frozenset({"to", "cuda", "cpu", "train", "eval", "half", "float", "double", "bfloat16"})
 _WRAPPERS = PASS_THROUGH | {"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel"}
 _CONDITIONAL = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
 
