@@ -12,6 +12,7 @@ from torchlint.findings import Severity
 class TorchLoadWithoutWeightsOnly(Rule):
     code = "TL601"
     requires = ("load",)
+    version_sensitive = True
     name = "torch-load-without-weights-only"
     message = (
         "`torch.load` without `weights_only=True` unpickles the file on torch {version} (the default before "

@@ -12,6 +12,7 @@ from torchlint.findings import Severity
 class CheckpointReentrantUnspecified(Rule):
     code = "TL705"
     requires = ("checkpoint",)
+    version_sensitive = True
     name = "checkpoint-reentrant-unspecified"
     message = (
         "`{fn}` without `use_reentrant=`: PyTorch warns and will change the default; pass "
@@ -39,6 +40,10 @@ class CheckpointReentrantUnspecified(Rule):
         "from torch.utils.checkpoint import checkpoint\nh = checkpoint(block, x, use_reentrant=False)\n",
         "from torch.utils.checkpoint import checkpoint\nh = checkpoint(block, x, **ckpt_kwargs)\n",
         "from deepspeed import checkpointing\nh = checkpointing.checkpoint(block, x)\n",
+        # a branch for releases without `use_reentrant=` (before 1.11): it never runs on the target torch
+        "import torch\nfrom packaging import version\nfrom torch.utils.checkpoint import checkpoint\n"
+        'if version.parse(torch.__version__) < version.parse("1.11"):\n    h = checkpoint(block, x)\n'
+        "else:\n    h = checkpoint(block, x, use_reentrant=False)\n",
     ]
     INVALID = [
         Invalid(

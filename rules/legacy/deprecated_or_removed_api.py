@@ -242,6 +242,7 @@ class DeprecatedOrRemovedApi(Rule):
     table: ClassVar[dict[str, Replacement]] = _TABLE
     status = "deprecated"
     requires = tuple({q.rpartition(".")[2] for q in _TABLE} | {"functorch", "launch", "storage"})
+    version_sensitive = True
     name = "deprecated-or-removed-api"
     message = "`{old}` is {status}; use `{new}`"
     severity = Severity.WARNING

@@ -16,6 +16,7 @@ _LOADER_ALIAS_REMOVED = (1, 13)
 class IteratorNextMethod(Rule):
     code = "TL707"
     requires = (".next()",)
+    version_sensitive = True
     name = "iterator-next-method"
     message = "`{expr}.next()`: {what} has no `.next()` method in Python 3 (AttributeError); use `next({expr})`"
     severity = Severity.ERROR

@@ -25,6 +25,7 @@ class RemovedApi(DeprecatedOrRemovedApi):
     table: ClassVar[dict[str, Replacement]] = _REMOVED
     status = "removed (it raises at run time)"
     requires = tuple({q.rpartition(".")[2] for q in _REMOVED})
+    version_sensitive = True
     name = "removed-api"
     severity = Severity.ERROR
     category = "correctness"

@@ -26,6 +26,7 @@ from torchlint.engine.semantics import Scope, Semantics
 from torchlint.engine.target_version import TorchVersion
 from torchlint.engine.target_version import resolve as resolve_version
 from torchlint.engine.values import Values
+from torchlint.engine.version_guards import VersionGuards, branch_taken, module_assignments
 from torchlint.engine.walk import iter_nodes, iter_statements
 
 # What a script builds at top level (a library module builds none of these on import).
@@ -93,6 +94,19 @@ class FileContext:
         if self._torch_version is not None or self.project is None:
             return resolve_version(None, self._torch_version)
         return self.project.torch_version
+
+    @cached_property
+    def version_guards(self) -> VersionGuards:
+        """`if` tests on torch.__version__, evaluated at the target torch (version_guards.py)."""
+        return VersionGuards(self.torch_version.pair, self.qualname, module_assignments(self.module))
+
+    def runs_on_target(self) -> bool:
+        """False inside a branch that a version guard never takes on the target torch (traversal state)."""
+        for guard in self.ifs:
+            taken = branch_taken(guard, self.blocks)
+            if taken is not None and self.version_guards.holds(guard.test) not in (None, taken):
+                return False
+        return True
 
     @cached_property
     def is_program(self) -> bool:

@@ -123,6 +123,9 @@ class Rule:
     # none of them skips the rule, and a file no rule applies to is not even parsed.
     # Empty: always run. tests/engine/test_prefilter.py checks no finding is ever lost.
     requires: ClassVar[tuple[str, ...]] = ()
+    # The verdict depends on the torch version (a deprecation, a removal, a changed default): findings
+    # in a branch that a version guard never takes on the target torch are dropped (version_guards.py).
+    version_sensitive: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -153,6 +156,8 @@ class Rule:
         severity: Severity | None = None,
     ) -> None:
         """`severity` overrides the rule's for this finding (a user's `severity` setting still wins)."""
+        if self.version_sensitive and not self.ctx.runs_on_target():
+            return
         self.ctx.reports.append(
             Report(self, node, message or self.message, fix, tuple(alternatives), self.ctx.top_statement, severity)
         )
