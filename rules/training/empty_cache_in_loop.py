@@ -17,8 +17,9 @@ class EmptyCacheInLoop(LoopRule):
     category = "performance"
     summary = "torch.cuda.empty_cache() called inside a training loop"
     what = (
-        "Flags `torch.cuda.empty_cache()` called at the level of a training loop's steps (not inside "
-        "an `except` handler that recovers from an out-of-memory error)."
+        "Flags `torch.cuda.empty_cache()` called at the level of a training loop's steps, every step: not "
+        "behind a condition (`if step % 100 == 0:`, a flag), also when it runs in a helper the loop calls, "
+        "and not inside an `except` handler that recovers from an out-of-memory error."
     )
     why = (
         "The caching allocator keeps freed blocks to reuse them in the next step. `empty_cache()` "
@@ -65,6 +66,19 @@ for x, y in loader:
     except torch.cuda.OutOfMemoryError:
         torch.cuda.empty_cache()
 """,
+        # a validation helper run every 100 steps
+        """\
+import torch
+def validate(model):
+    model(val_x)
+    torch.cuda.empty_cache()
+for step, (x, y) in enumerate(loader):
+    optimizer.zero_grad()
+    criterion(model(x), y).backward()
+    optimizer.step()
+    if step % 100 == 0:
+        validate(model)
+""",
         # evaluation loop, no training
         """\
 for x in loader:
@@ -97,7 +111,7 @@ for x, y in loader:
         if not any(e.kind in (EventKind.BACKWARD, EventKind.STEP) and e.depth == 0 for e in events):
             return
         for e in events:
-            if e.kind is EventKind.EMPTY_CACHE and e.depth == 0 and not e.in_handler:
+            if e.kind is EventKind.EMPTY_CACHE and e.depth == 0 and e.every_iteration:
                 edit = (
                     fix("Remove the call", RemoveStatement(e.stmt), applicability=SAFE)
                     if e.movable and not e.alone

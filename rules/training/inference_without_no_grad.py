@@ -86,6 +86,25 @@ def evaluate(model: torch.nn.Module, loader):
         "`torch.autograd.grad` and are not flagged when they do so in the loop."
     )
     VALID = [
+        # every caller runs the helper with autograd off
+        """\
+import torch
+def accuracy(net, loader):
+    net.eval()
+    return sum((net(x).argmax(1) == y).sum().item() for x, y in loader)
+def evaluate(net, loader):
+    net.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (net(x).argmax(1) == y).sum().item()
+    return correct
+for x, y in train_loader:
+    opt.zero_grad()
+    loss_fn(model(x), y).backward()
+    opt.step()
+with torch.set_grad_enabled(False):
+    print(evaluate(model, val_loader))
+""",
         """\
 import torch
 
@@ -277,6 +296,8 @@ for epoch in range(10):
             return
         if ".eval(" not in ctx.text and "train(False)" not in ctx.text:
             return  # cheap exit: no evaluation context anywhere in the file
+        if any(runs_without_grad(ctx, fn) for fn in ctx.functions):
+            return  # a helper every caller runs with autograd off
         body = body_of(ctx)
         if body.index(loop) is None or not self._evaluates(loop, body):
             return

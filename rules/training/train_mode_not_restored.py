@@ -92,6 +92,20 @@ for epoch in range(epochs):
         optimizer.step()
     validate(model, val_loader)
 """,
+        # the helper switches its parameter, the caller's `model`, which the epoch loop sets back
+        """\
+def accuracy(net, loader):
+    net.eval()
+    return sum((net(x).argmax(1) == y).sum().item() for x, y in loader)
+
+for epoch in range(epochs):
+    model.train()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    print(accuracy(model, val_loader))
+""",
         # a frozen teacher stays in eval mode on purpose
         """\
 for x, y in train_loader:

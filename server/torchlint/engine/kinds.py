@@ -197,7 +197,8 @@ def kind_from_annotation(q: str | None) -> Kind:
 NO_GRAD = frozenset(
     {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"}
 )
-GRAD_MODE = NO_GRAD | {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
+SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"})
+GRAD_MODE = NO_GRAD | SET_GRAD_ENABLED | {"torch.enable_grad"}
 
 # Calls that tell whether an accelerator is there: a test reading one guards device-specific code.
 ACCELERATOR_CHECKS = frozenset(

@@ -67,6 +67,12 @@ class Event:
         )
 
     @property
+    def every_iteration(self) -> bool:
+        """Not behind an `if`/`else`, a `match` case or an `except` on its way from the loop body (through the
+        call of a helper too): `if step % N == 0: validate()` runs the helper's events every N steps only."""
+        return all(arm == "body" for _, arm in self.path)
+
+    @property
     def in_handler(self) -> bool:
         return any(arm == "except" for _, arm in self.path)
 
@@ -146,6 +152,24 @@ def autograd_backward(call: cst.Call) -> tuple[cst.BaseExpression | None, bool]:
     return first, truthy(get_arg(call, "retain_graph", 2)) or truthy(get_arg(call, "create_graph", 3))
 
 
+def parameter_arguments(
+    fn: cst.FunctionDef, call: cst.Call, method: bool
+) -> tuple[tuple[str, cst.BaseExpression], ...]:
+    """(parameter, argument) pairs of `call` to `fn`, where binding is certain (none after a `*arg`)."""
+    positional = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)][1 if method else 0 :]
+    named = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    pairs: list[tuple[str, cst.BaseExpression]] = []
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            break
+        if arg.keyword is not None:
+            if arg.keyword.value in named:
+                pairs.append((arg.keyword.value, arg.value))
+        elif i < len(positional):
+            pairs.append((positional[i], arg.value))
+    return tuple(pairs)
+
+
 def _single_call(stmt: cst.BaseStatement, call: cst.CSTNode) -> bool:
     return (
         isinstance(stmt, cst.SimpleStatementLine)
@@ -165,6 +189,9 @@ class _Walk:
     path: BranchPath
     top: cst.BaseStatement | None
     scope: Scope | None
+    # in a helper reached through a call: its parameters -> the arguments of that call, so
+    # `evaluate(model)` switching its `net` to eval mode switches `model`
+    aliases: tuple[tuple[str, cst.BaseExpression], ...] = ()
 
 
 class LoopAnalysis:
@@ -245,6 +272,8 @@ class LoopAnalysis:
         stmt: cst.SimpleStatementLine | None,
         alone: bool,
     ) -> None:
+        if type(target) is cst.Name:
+            target = next((arg for param, arg in w.aliases if param == target.value), target)
         w.out.append(Event(kind, node, target, w.depth, w.via, w.path, stmt, w.top, alone))
 
     def _kind(self, expr: cst.BaseExpression, w: _Walk) -> Kind:
@@ -309,7 +338,10 @@ class LoopAnalysis:
         # one level into functions defined in this file
         function = self._local_function(func)
         if function is not None and w.via is None:  # each call: `reset_grad()` may run twice an iteration
-            inner = replace(w, via=function, scope=self._scope_of(function))
+            bound = isinstance(func, cst.Attribute)  # `self.helper(...)`: `self` takes the first parameter
+            inner = replace(
+                w, via=function, scope=self._scope_of(function), aliases=parameter_arguments(function, call, bound)
+            )
             self._walk_block(block_statements(function.body), inner, alone=False)
 
     def _local_function(self, func: cst.BaseExpression) -> cst.FunctionDef | None:

@@ -1,7 +1,7 @@
 """Functions that only ever run with autograd off.
 
 A function is called with autograd off when it is decorated with `torch.no_grad()` /
-`inference_mode()`, or when it has call sites in the file and every one of them sits in such a
+`inference_mode()` (or `set_grad_enabled(False)`), or when it has call sites in the file and every one of them sits in such a
 `with` block, in such a decorated function, or in a function that is itself only called that way
 (`evaluate()` called from `with torch.no_grad():` in `main`). A function referred to without being
 called (handed to an engine, stored as a callback) may run anywhere, so it does not count. Rules
@@ -10,13 +10,15 @@ that flag graph-keeping code (TL117) stay silent in such a function: no graph is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from torchlint.engine.call_sites import Key
-from torchlint.engine.kinds import NO_GRAD
+from torchlint.engine.callargs import get_arg, is_name
+from torchlint.engine.kinds import NO_GRAD, SET_GRAD_ENABLED
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -29,6 +31,15 @@ class NoGradSites:
     referenced: set[Key] = field(default_factory=set)  # named without being called
     decorated: set[cst.FunctionDef] = field(default_factory=set)
     methods: set[cst.FunctionDef] = field(default_factory=set)
+
+
+def turns_grad_off(expr: cst.BaseExpression, qualname: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """A context manager or decorator that turns autograd off: `torch.no_grad()`, `inference_mode()`,
+    `set_grad_enabled(False)` (a literal False: a variable may be True in training)."""
+    if isinstance(expr, cst.Call) and qualname(expr.func) in SET_GRAD_ENABLED:
+        arg = get_arg(expr, "mode", 0)
+        return arg is not None and is_name(arg.value, "False")
+    return qualname(expr.func if isinstance(expr, cst.Call) else expr) in NO_GRAD
 
 
 def runs_without_grad(ctx: FileContext, fn: cst.FunctionDef) -> bool:
@@ -56,7 +67,7 @@ def index(ctx: FileContext) -> NoGradSites:
     sites = NoGradSites(referenced=index.referenced)
 
     def is_no_grad(expr: cst.BaseExpression) -> bool:
-        return ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) in NO_GRAD
+        return turns_grad_off(expr, ctx.qualname)
 
     for defs in index.functions.values():
         for fn, chain in defs:
