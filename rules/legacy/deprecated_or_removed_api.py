@@ -231,10 +231,7 @@ def _is_launch(module: str | None) -> bool:
 
 def torch_alias(ctx) -> str | None:
     """The local name bound to the `torch` module (`import torch`, `import torch as T`), if any."""
-    for local, q in ctx.imports.table.items():
-        if q == "torch":
-            return local
-    return None
+    return ctx.imports.local_name("torch")
 
 
 class DeprecatedOrRemovedApi(Rule):
