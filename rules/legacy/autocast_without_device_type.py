@@ -35,7 +35,7 @@ class AutocastWithoutDeviceType(Rule):
         "`TypeError: autocast.__init__() missing 1 required positional argument: 'device_type'` (checked on "
         "torch 2.13) every time the line runs, in the `with` that wraps the forward pass."
     )
-    example = 'import torch\n\nwith torch.autocast(enabled=True):\n    out = model(x)\n'
+    example = "import torch\n\nwith torch.autocast(enabled=True):\n    out = model(x)\n"
     fix_example = 'import torch\n\nwith torch.autocast(enabled=True, device_type="cuda"):\n    out = model(x)\n'
     fix_safety = (
         'Safe when every device the file moves models and tensors to is a literal CUDA device (`"cuda"`, '

@@ -78,7 +78,9 @@ log_p = F.log_softmax(logits, dim=-1)
             line=2,
             fixed="import torch\ny = torch.nn.functional.logsigmoid((a + b))\n",
         ),
-        Invalid("import torch\ny = logits.softmax(-1).log()\n", line=2, fixed="import torch\ny = logits.log_softmax(-1)\n"),
+        Invalid(
+            "import torch\ny = logits.softmax(-1).log()\n", line=2, fixed="import torch\ny = logits.log_softmax(-1)\n"
+        ),
         Invalid("from torch import log, sigmoid\ny = log(sigmoid(z))\n", line=2),
     ]
 
@@ -106,7 +108,7 @@ log_p = F.log_softmax(logits, dim=-1)
         return inner if isinstance(inner, cst.Call) else None
 
     def _activation(self, call: cst.Call) -> str | None:
-        """"sigmoid" / "softmax" when a torch function or the tensor method proves `call` applies it."""
+        """ "sigmoid" / "softmax" when a torch function or the tensor method proves `call` applies it."""
         found = FUNCTIONS.get(self.ctx.qualname(call.func) or "")
         if found in _FUSED:
             return found

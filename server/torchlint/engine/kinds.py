@@ -48,6 +48,11 @@ TENSOR_METHODS = SAME_DEVICE_METHODS | frozenset(
     "to cuda cpu mean sum abs pow sqrt exp log softmax log_softmax".split()
 )
 
+# Tensor methods that return a new tensor object (never their receiver, never a Python number), and
+# those that return a tuple of new tensors (`values, indices = x.topk(k)`; `max`/`min` only with a dim).
+NEW_TENSOR_METHODS = frozenset("argmax argmin argsort sum mean abs exp log softmax log_softmax clone detach".split())
+TENSOR_TUPLE_METHODS = frozenset("topk sort kthvalue max min median mode".split())
+
 LOSS_FUNCTIONS = frozenset(
     "cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
     "binary_cross_entropy_with_logits kl_div cosine_embedding_loss ctc_loss hinge_embedding_loss "

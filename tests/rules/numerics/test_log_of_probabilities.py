@@ -15,7 +15,9 @@ def test_tl808_a_module_call_is_not_a_proven_activation(findings):
 
 
 def test_tl808_other_logs_are_silent(findings):
-    src = "import torch\ny = torch.log(torch.exp(x))\nz = torch.log(torch.sigmoid(x), out=buf)\nw = x.sigmoid().log2()\n"
+    src = (
+        "import torch\ny = torch.log(torch.exp(x))\nz = torch.log(torch.sigmoid(x), out=buf)\nw = x.sigmoid().log2()\n"
+    )
     assert findings(src, "TL808") == []
 
 
