@@ -6,7 +6,10 @@ HEAD = "import torch\nfrom torch import nn\nEOS_token = 1\ndecoder = nn.Linear(8
 
 
 def test_tl711_topk_index_of_a_model_output_against_a_named_constant(findings, fixed):
-    src = HEAD + "def step(x):\n    out = decoder(x)\n    v, i = out.topk(1)\n    if i is EOS_token:\n        return True\n"
+    src = (
+        HEAD
+        + "def step(x):\n    out = decoder(x)\n    v, i = out.topk(1)\n    if i is EOS_token:\n        return True\n"
+    )
     assert [f.line for f in findings(src, "TL711")] == [8]
     assert "if i.item() == EOS_token:" in fixed(src, "TL711")
 
