@@ -210,6 +210,13 @@ torch.save({"optimizer": best_opt}, "best.pt")
         if not loops:
             later = (s for s, p in ordered[at + 1 :] if isinstance(s, (cst.For, cst.While)) and _outside(p, place))
             loops = [loop for loop in later if _step(analysis.events(loop))][:1]
+            if loops and any(
+                loop in p.loops and _binds(s, name)
+                for loop in loops
+                for s, p in ordered
+                if isinstance(s, cst.SimpleStatementLine)
+            ):
+                return None  # the loop takes its own snapshots: the one read after it is reported there
         if not loops:
             return None
         loop = loops[0]

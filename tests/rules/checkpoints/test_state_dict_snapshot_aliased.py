@@ -72,3 +72,15 @@ def test_tl605_a_loop_in_another_arm_than_the_snapshot_is_not_after_it(findings)
         + "init = model.state_dict()\nif not resume:\n    for e in range(3):\n        optimizer.step()\nmodel.load_state_dict(init)\n"
     )
     assert [f.line for f in findings(src, "TL605")] == [5]
+
+
+def test_tl605_an_initial_snapshot_the_loop_replaces_is_reported_once_in_the_loop(findings):
+    src = HEAD + (
+        "best = model.state_dict()\n"
+        "for epoch in range(10):\n"
+        "    optimizer.step()\n"
+        "    if improved():\n"
+        "        best = model.state_dict()\n"
+        "model.load_state_dict(best)\n"
+    )
+    assert [f.line for f in findings(src, "TL605")] == [9]
