@@ -43,7 +43,7 @@ def integer_dtype(ctx: FileContext, expr: cst.BaseExpression, where: Where, dept
         return None
     q = ctx.qualname(expr.func)
     if q is not None:
-        return _factory(ctx, q, expr)
+        return _factory(ctx, q, expr, where)
     func = expr.func
     if not isinstance(func, cst.Attribute):
         return None
@@ -65,7 +65,7 @@ def integer_dtype(ctx: FileContext, expr: cst.BaseExpression, where: Where, dept
     return None
 
 
-def _factory(ctx: FileContext, q: str, call: cst.Call) -> str | None:
+def _factory(ctx: FileContext, q: str, call: cst.Call, where: Where) -> str | None:
     """The integer dtype a torch factory call gives its result."""
     if q in INTEGER_TENSOR_CLASSES:
         return INTEGER_TENSOR_CLASSES[q]
@@ -79,7 +79,14 @@ def _factory(ctx: FileContext, q: str, call: cst.Call) -> str | None:
         return "torch.int64"
     if last == "full":
         fill = get_arg(call, "fill_value", 1)
-        return _literal_dtype(fill.value) if fill is not None else None
+        value = fill.value if fill is not None else None
+        if isinstance(value, cst.Name) and value.value not in (
+            "True",
+            "False",
+        ):  # `real_label = 1` ... `torch.full((b,), real_label)`
+            found = ctx.values.value_of(value, where)
+            value = found[0] if found is not None else None
+        return _literal_dtype(value) if value is not None else None
     if last in ("tensor", "as_tensor", "arange"):
         data = [a.value for a in call.args if a.keyword is None]
         kinds = {_literal_dtype(d) for d in data[: 1 if last != "arange" else 3]}

@@ -54,3 +54,12 @@ def test_tl806_float_and_unknown_targets_are_silent(findings):
 def test_tl806_only_binary_cross_entropy(findings):
     src = HEAD + "t = torch.randint(0, 2, (8,))\nloss = nn.CrossEntropyLoss()(z, t) + nn.MSELoss()(z, t)\n"
     assert findings(src, "TL806") == []
+
+
+def test_tl806_a_named_integer_fill_value(findings):
+    src = (
+        HEAD
+        + "real_label = 1\nfake_label = 0.0\ndef step(b, out):\n    a = F.binary_cross_entropy(out, torch.full((b,), real_label))\n"
+    )
+    src += "    return a + F.binary_cross_entropy(out, torch.full((b,), fake_label))\n"
+    assert [f.line for f in findings(src, "TL806")] == [7]
