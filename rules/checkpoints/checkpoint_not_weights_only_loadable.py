@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 import libcst as cst
@@ -9,6 +10,7 @@ import libcst as cst
 from torchlint.engine.call_sites import CallSite
 from torchlint.engine.callargs import get_arg, has_star, string_value, with_keyword
 from torchlint.engine.kinds import Kind
+from torchlint.engine.project import ModuleSummary, qualify
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantics import Scope
 from torchlint.engine.values import Where, current_where, where_of
@@ -48,9 +50,11 @@ class CheckpointNotWeightsOnlyLoadable(Rule):
         "default is `weights_only=True`) and this file writes the same path (the same expression, or names "
         "bound to it) with `torch.save` of something the weights-only unpickler refuses: a whole module, an "
         "optimizer or scheduler object, an `argparse.Namespace` (`parser.parse_args()`), or a numpy array or "
-        "scalar — saved directly, as a value of a saved dict literal, or through a helper of this file called "
-        "once (`save_checkpoint({'args': args, ...}, path)`). Loads inside `torch.serialization.safe_globals` "
-        "and programs that call `add_safe_globals` are not flagged. Saves in other files are not followed."
+        "scalar — saved directly, as a value of a saved dict literal (or a name bound to one), or through a "
+        "save helper of this file or another project file that hands its parameters to `torch.save` "
+        "(`utils.save_on_master({'args': args, ...}, path)`, the DeiT/DETR shape). Loads inside "
+        "`torch.serialization.safe_globals` and programs that call `add_safe_globals` are not flagged. A "
+        "`torch.save` written in another file (a train script saving, an eval script loading) is not paired."
     )
     why = (
         "Since torch 2.6 `torch.load` unpickles only tensors, primitive types and allow-listed classes by "
@@ -149,9 +153,12 @@ state = torch.load("ckpt.pt", weights_only=False)
 
     def _save(self, site: CallSite) -> _Save | None:
         call = site.call
-        if self.ctx.qualname(call.func) != "torch.save" or has_star(call):
+        if has_star(call):
             return None
-        obj, path = get_arg(call, "obj", 0), get_arg(call, "f", 1)
+        if self.ctx.qualname(call.func) == "torch.save":
+            obj, path = get_arg(call, "obj", 0), get_arg(call, "f", 1)
+        else:
+            obj, path = self._through_helper(call)
         if obj is None or path is None:
             return None
         where = where_of(site)
@@ -164,6 +171,51 @@ state = torch.load("ckpt.pt", weights_only=False)
             if what is not None:
                 return _Save(call, key, what)
         return None
+
+    def _through_helper(self, call: cst.Call) -> tuple[cst.Arg | None, cst.Arg | None]:
+        """The object and path arguments of a call to a function (of this file or another project file)
+        that hands two of its parameters, or all of them, to `torch.save`: `save_on_master(state, path)`."""
+        helper = self._helper(call.func)
+        if helper is None:
+            return None, None
+        summary, fn = helper
+        saves = [
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Call)
+            and qualify(summary, n.func) == "torch.save"
+            and (len(n.args) >= 2 or (n.args and isinstance(n.args[0], ast.Starred)))
+        ]
+        if len(saves) != 1:
+            return None, None
+        (save,) = saves
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        if isinstance(save.args[0], ast.Starred) and fn.args.vararg is not None:  # torch.save(*args, **kwargs)
+            forwarded = isinstance(save.args[0].value, ast.Name) and save.args[0].value.id == fn.args.vararg.arg
+            return (get_arg(call, "obj", 0), get_arg(call, "f", 1)) if forwarded and not params else (None, None)
+        found = []
+        for arg in save.args[:2]:
+            if not isinstance(arg, ast.Name) or arg.id not in params:
+                return None, None
+            found.append(get_arg(call, arg.id, params.index(arg.id)))
+        return found[0], found[1]
+
+    def _helper(self, func: cst.BaseExpression) -> tuple[ModuleSummary, ast.FunctionDef] | None:
+        """The `ast` definition of the plain function `func` calls, in this file or another project file."""
+        q = self.ctx.qualname(func)
+        if q is None:
+            own = self.ctx.own_summary
+            if own is None or not isinstance(func, cst.Name) or func.value not in own.functions:
+                return None
+            summary, name = own, func.value
+        else:
+            project, folder = self.ctx.project, self.ctx.semantics.folder
+            found = project.resolve(q, folder) if project is not None and folder is not None else None
+            if found is None:
+                return None
+            summary, name = found
+        fn = summary.functions.get(name)
+        return (summary, fn) if isinstance(fn, ast.FunctionDef) else None
 
     def _values(self, expr: cst.BaseExpression, where: Where, depth: int) -> list[tuple[cst.BaseExpression, Where]]:
         """What a saved object is made of: the values of a dict literal, through names and one helper call."""

@@ -54,3 +54,27 @@ def test_tl604_namespace_through_parse_args(findings):
     )
     (f,) = findings(src, "TL604")
     assert f.line == 7 and "argparse.Namespace" in f.message
+
+
+def test_tl604_a_save_helper_in_another_project_file(tmp_path):
+    """The DeiT/DETR shape: `utils.save_on_master({... 'args': args}, path)`, resumed with `torch.load(path)`."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\ndependencies = ['torch>=2.6']\n")
+    (tmp_path / "utils.py").write_text(
+        "import torch\ndef is_main():\n    return True\n"
+        "def save_on_master(*args, **kwargs):\n    if is_main():\n        torch.save(*args, **kwargs)\n"
+        "def save_pair(path, obj):\n    torch.save(obj, path)\n"
+    )
+    src = (
+        "import argparse\nimport torch\nimport utils\nfrom utils import save_pair\n"
+        "def main():\n"
+        "    args = argparse.ArgumentParser().parse_args()\n"
+        "    if args.resume:\n"
+        "        ckpt = torch.load(args.resume, map_location='cpu')\n"
+        "    utils.save_on_master({'model': 1, 'args': args}, args.resume)\n"
+        "    save_pair('opt.pt', torch.optim.SGD([torch.zeros(1)], lr=0.1))\n"
+        "    opt = torch.load('opt.pt')\n"
+    )
+    path = tmp_path / "main.py"
+    path.write_text(src)
+    found = lint_text(str(path), src, [rules()["TL604"]]).findings
+    assert [(f.line, "line 9" in f.message or "line 10" in f.message) for f in found] == [(8, True), (11, True)]
