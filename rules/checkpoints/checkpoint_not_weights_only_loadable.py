@@ -10,8 +10,9 @@ import libcst as cst
 from torchlint.engine.call_sites import CallSite
 from torchlint.engine.callargs import get_arg, has_star, string_value, with_keyword
 from torchlint.engine.kinds import Kind
+from torchlint.engine.names import dotted
 from torchlint.engine.project import ModuleSummary, qualify
-from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantics import Scope
 from torchlint.engine.values import Where, current_where, where_of
 from torchlint.findings import Severity
@@ -22,6 +23,7 @@ _PICKLED_KINDS = {
     Kind.OPTIMIZER: "an optimizer object",
     Kind.SCHEDULER: "a scheduler object",
 }
+_NUMPY, _NAMESPACE = "a numpy object", "an `argparse.Namespace`"
 _SAFE_GLOBALS = ("torch.serialization.safe_globals",)
 _DEPTH = 6
 
@@ -31,6 +33,7 @@ class _Save:
     call: cst.Call
     path: str  # the path expression's key (see `_key`)
     what: str  # what the file holds that the weights-only unpickler refuses
+    value: cst.BaseExpression  # the expression that holds it, in the saved object
 
 
 class CheckpointNotWeightsOnlyLoadable(Rule):
@@ -82,9 +85,10 @@ state = torch.load("ckpt.pt", weights_only=False)
 """
     fix_safety = (
         "Unsafe: `weights_only=False` makes the load run the file's pickle, which can execute code (TL601 then "
-        "says so) — right only for files you wrote yourself. The better change is at the save (`vars(args)`, "
-        "`model.state_dict()`, `array.tolist()`), which is not applied automatically: files already written "
-        "keep the old objects."
+        "says so) — right only for files you wrote yourself. Display only, as an alternative: the better change "
+        "at the save (`vars(args)` for a Namespace, `.state_dict()` for a module, optimizer or scheduler named "
+        "in the saved object), not applied automatically: files already written keep the old objects, and code "
+        "that reads the checkpoint must then rebuild the object from the state dict."
     )
     VALID = [
         # state dicts and plain data load under the default
@@ -104,6 +108,10 @@ state = torch.load("ckpt.pt", weights_only=False)
             line=5,
             fixed='import torch\nnet = torch.nn.Linear(2, 2)\npath = "net.pt"\ntorch.save(net, path)\n'
             "net = torch.load(path, weights_only=False)\n",
+            alternatives=(
+                'import torch\nnet = torch.nn.Linear(2, 2)\npath = "net.pt"\ntorch.save(net.state_dict(), path)\n'
+                "net = torch.load(path)\n",
+            ),
         ),
         Invalid(
             "import numpy as np\nimport torch\n"
@@ -138,7 +146,8 @@ state = torch.load("ckpt.pt", weights_only=False)
             Replace(node, with_keyword(node, "weights_only", "False")),
             applicability=UNSAFE,
         )
-        self.report(node, self.message.format(line=line_of(self.ctx.module, save.call), what=save.what), fix=edit)
+        message = self.message.format(line=line_of(self.ctx.module, save.call), what=save.what)
+        self.report(node, message, fix=edit, alternatives=_plain_data(save))
 
     def _allow_lists(self) -> bool:
         """The file, or the program it belongs to, allow-lists classes for the weights-only unpickler."""
@@ -169,7 +178,7 @@ state = torch.load("ckpt.pt", weights_only=False)
         for value, at in self._values(obj.value, where, 0):
             what = self._refused(value, at, scope if at is where or at == where else None)
             if what is not None:
-                return _Save(call, key, what)
+                return _Save(call, key, what, value)
         return None
 
     def _through_helper(self, call: cst.Call) -> tuple[cst.Arg | None, cst.Arg | None]:
@@ -243,12 +252,12 @@ state = torch.load("ckpt.pt", weights_only=False)
         call, at = built
         q = self.ctx.qualname(call.func) or ""
         if q.startswith("numpy."):
-            return "a numpy object"
+            return _NUMPY
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "parse_args":
             parser = self.ctx.values.builder(func.value, at)
             if parser is not None and self.ctx.qualname(parser[0].func) == "argparse.ArgumentParser":
-                return "an `argparse.Namespace`"
+                return _NAMESPACE
         return None
 
     def _key(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> str | None:
@@ -265,3 +274,13 @@ state = torch.load("ckpt.pt", weights_only=False)
         if isinstance(expr, (cst.Attribute, cst.Call, cst.BinaryOperation, cst.FormattedString)):
             return self.ctx.module.code_for_node(expr)
         return None
+
+
+def _plain_data(save: _Save) -> tuple[NodeFix, ...]:
+    """The save-side change (display only: files already written keep the old object): `vars(args)` for a
+    Namespace, `.state_dict()` for a module, optimizer or scheduler named in the saved object."""
+    name = dotted(save.value)
+    if name is None or save.what == _NUMPY:
+        return ()
+    plain = f"vars({name})" if save.what == _NAMESPACE else f"{name}.state_dict()"
+    return (fix(f"Save `{plain}` instead", Replace(save.value, plain), applicability=DISPLAY),)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from torchlint.engine import lint_text
+from torchlint.findings import Applicability
 from torchlint.registry import rules
 
 SRC = (
@@ -54,6 +55,8 @@ def test_tl604_namespace_through_parse_args(findings):
     )
     (f,) = findings(src, "TL604")
     assert f.line == 7 and "argparse.Namespace" in f.message
+    (plain,) = f.alternatives
+    assert plain.applicability is Applicability.DISPLAY and plain.message == "Save `vars(args)` instead"
 
 
 def test_tl604_a_save_helper_in_another_project_file(tmp_path):
