@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from pathlib import Path
 
 import libcst as cst
 
@@ -16,14 +17,9 @@ from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, Ru
 from torchlint.engine.semantics import Scope
 from torchlint.engine.values import Where, current_where, where_of
 from torchlint.findings import Severity
+from torchlint.rules.checkpoints._helpers import NAMESPACE, NUMPY, PICKLED_KINDS, SavedElsewhere, saved_elsewhere
 from torchlint.rules.numerics._helpers import line_of
 
-_PICKLED_KINDS = {
-    Kind.MODEL: "a whole module",
-    Kind.OPTIMIZER: "an optimizer object",
-    Kind.SCHEDULER: "a scheduler object",
-}
-_NUMPY, _NAMESPACE = "a numpy object", "an `argparse.Namespace`"
 _SAFE_GLOBALS = ("torch.serialization.safe_globals",)
 _DEPTH = 6
 
@@ -42,7 +38,7 @@ class CheckpointNotWeightsOnlyLoadable(Rule):
     name = "checkpoint-not-weights-only-loadable"
     message = (
         "`torch.load` uses `weights_only=True` (the default since torch 2.6) but the file `torch.save` writes on "
-        "line {line} holds {what}: UnpicklingError on every load — save plain data instead (`state_dict()`, "
+        "{place} holds {what}: UnpicklingError on every load — save plain data instead (`state_dict()`, "
         "`vars(args)`, `.tolist()`), or pass `weights_only=False` if the file is trusted"
     )
     severity = Severity.ERROR
@@ -56,8 +52,9 @@ class CheckpointNotWeightsOnlyLoadable(Rule):
         "scalar — saved directly, as a value of a saved dict literal (or a name bound to one), or through a "
         "save helper of this file or another project file that hands its parameters to `torch.save` "
         "(`utils.save_on_master({'args': args, ...}, path)`, the DeiT/DETR shape). Loads inside "
-        "`torch.serialization.safe_globals` and programs that call `add_safe_globals` are not flagged. A "
-        "`torch.save` written in another file (a train script saving, an eval script loading) is not paired."
+        "`torch.serialization.safe_globals` and programs that call `add_safe_globals` are not flagged. Another "
+        "project file's `torch.save` (a train script saving, a demo script loading) is paired through the same "
+        'literal path (`torch.save(model, "model.pth")` there, `torch.load("model.pth")` here).'
     )
     why = (
         "Since torch 2.6 `torch.load` unpickles only tensors, primitive types and allow-listed classes by "
@@ -139,15 +136,29 @@ state = torch.load("ckpt.pt", weights_only=False)
         if key is None:
             return
         save = next((s for s in self._saves() if s.path == key), None)
-        if save is None or self._allow_lists():
+        elsewhere = self._elsewhere(path.value) if save is None and path is not None else None
+        if (save is None and elsewhere is None) or self._allow_lists():
             return
         edit = fix(
             "Pass `weights_only=False`",
             Replace(node, with_keyword(node, "weights_only", "False")),
             applicability=UNSAFE,
         )
-        message = self.message.format(line=line_of(self.ctx.module, save.call), what=save.what)
-        self.report(node, message, fix=edit, alternatives=_plain_data(save))
+        if save is not None:
+            message = self.message.format(place=f"on line {line_of(self.ctx.module, save.call)}", what=save.what)
+            self.report(node, message, fix=edit, alternatives=_plain_data(save))
+        elif elsewhere is not None:
+            self.report(node, self.message.format(place=f"at {elsewhere.place}", what=elsewhere.what), fix=edit)
+
+    def _elsewhere(self, path: cst.BaseExpression) -> SavedElsewhere | None:
+        """A save of the same literal path in another project file (a train script saving, a demo loading)."""
+        literal = string_value(path)
+        if isinstance(path, cst.Name):
+            found = self.ctx.values.value_of(path, current_where(self.ctx))
+            literal = string_value(found[0]) if found is not None else None
+        if literal is None or self.ctx.project is None:
+            return None
+        return saved_elsewhere(self.ctx.project, Path(self.ctx.path).resolve(), literal)
 
     def _allow_lists(self) -> bool:
         """The file, or the program it belongs to, allow-lists classes for the weights-only unpickler."""
@@ -243,7 +254,7 @@ state = torch.load("ckpt.pt", weights_only=False)
         """What the weights-only unpickler refuses in `expr` (None: allowed, or not proven)."""
         if scope is not None:
             kind = self.ctx.semantics.infer(expr, scope)
-            for flag, what in _PICKLED_KINDS.items():
+            for flag, what in PICKLED_KINDS.items():
                 if kind & flag and not kind & (Kind.TENSOR | Kind.CONTAINER | Kind.NUMBER):
                     return what
         built = self.ctx.values.builder(expr, where) if isinstance(expr, (cst.Name, cst.Attribute, cst.Call)) else None
@@ -252,12 +263,12 @@ state = torch.load("ckpt.pt", weights_only=False)
         call, at = built
         q = self.ctx.qualname(call.func) or ""
         if q.startswith("numpy."):
-            return _NUMPY
+            return NUMPY
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "parse_args":
             parser = self.ctx.values.builder(func.value, at)
             if parser is not None and self.ctx.qualname(parser[0].func) == "argparse.ArgumentParser":
-                return _NAMESPACE
+                return NAMESPACE
         return None
 
     def _key(self, expr: cst.BaseExpression, where: Where, depth: int = 0) -> str | None:
@@ -280,7 +291,7 @@ def _plain_data(save: _Save) -> tuple[NodeFix, ...]:
     """The save-side change (display only: files already written keep the old object): `vars(args)` for a
     Namespace, `.state_dict()` for a module, optimizer or scheduler named in the saved object."""
     name = dotted(save.value)
-    if name is None or save.what == _NUMPY:
+    if name is None or save.what == NUMPY:
         return ()
-    plain = f"vars({name})" if save.what == _NAMESPACE else f"{name}.state_dict()"
+    plain = f"vars({name})" if save.what == NAMESPACE else f"{name}.state_dict()"
     return (fix(f"Save `{plain}` instead", Replace(save.value, plain), applicability=DISPLAY),)

@@ -81,3 +81,20 @@ def test_tl604_a_save_helper_in_another_project_file(tmp_path):
     path.write_text(src)
     found = lint_text(str(path), src, [rules()["TL604"]]).findings
     assert [(f.line, "line 9" in f.message or "line 10" in f.message) for f in found] == [(8, True), (11, True)]
+
+
+def test_tl604_a_literal_path_saved_by_another_project_file(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\ndependencies = ['torch>=2.6']\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom torch import nn\n"
+        "def main():\n    net = nn.Sequential(nn.Linear(2, 2))\n    torch.save(net, 'net.pth')\n"
+        "    torch.save(net.state_dict(), 'weights.pth')\n"
+    )
+    src = (
+        "import torch\nMODEL = 'net.pth'\n"
+        "net = torch.load(MODEL)\nsd = torch.load('weights.pth')\nother = torch.load('elsewhere.pth')\n"
+    )
+    path = tmp_path / "demo.py"
+    path.write_text(src)
+    found = lint_text(str(path), src, [rules()["TL604"]]).findings
+    assert [(f.line, "train.py:5" in f.message) for f in found] == [(3, True)]
