@@ -37,7 +37,7 @@ class CheckpointNotWeightsOnlyLoadable(Rule):
     requires = ("load",)
     name = "checkpoint-not-weights-only-loadable"
     message = (
-        "`torch.load` uses `weights_only=True` (the default since torch 2.6) but the file `torch.save` writes on "
+        "`torch.load` uses `weights_only=True` (the default since torch 2.6) but the file `torch.save` writes "
         "{place} holds {what}: UnpicklingError on every load — save plain data instead (`state_dict()`, "
         "`vars(args)`, `.tolist()`), or pass `weights_only=False` if the file is trusted"
     )
