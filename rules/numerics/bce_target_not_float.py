@@ -27,8 +27,8 @@ class BceTargetNotFloat(Rule):
     requires = ("binary_cross_entropy", "BCE")
     name = "bce-target-not-float"
     message = (
-        "the binary cross-entropy target `{target}` is an integer tensor ({dtype}); the loss raises RuntimeError "
-        '("Found dtype Long but expected Float") — pass `.float()` targets'
+        "the binary cross-entropy target `{target}` is an integer tensor ({dtype}): binary cross-entropy takes "
+        "targets of its input's float dtype and raises RuntimeError on this one — pass `.float()` targets"
     )
     severity = Severity.ERROR
     category = "correctness"
