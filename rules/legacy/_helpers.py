@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, is_name, string_value
+from torchlint.engine.callargs import get_arg, has_star, is_name, string_value, with_keyword, without_arg
 from torchlint.engine.context import FileContext
 from torchlint.engine.graph_flow import Body, assignments, body_of
 from torchlint.engine.kinds import LOSS_FUNCTIONS, Kind, kind_from_qualname
@@ -158,3 +158,42 @@ def _scalar_reduction(call: cst.Call) -> bool:
         return False
     reduction = get_arg(call, "reduction")
     return reduction is None or string_value(reduction.value) in ("mean", "sum", "batchmean")
+
+
+# -- TL701: the loss arguments `size_average=` / `reduce=` that `reduction=` replaced (deprecated since 0.4.1)
+_LEGACY_REDUCTION = ("size_average", "reduce")
+
+
+@dataclass(frozen=True)
+class LegacyReduction:
+    """A loss call with `size_average=` / `reduce=`: the `reduction` they mean, and the call rewritten to it."""
+
+    reduction: str | None  # None: not a literal combination
+    rewritten: cst.Call | None
+
+
+def legacy_reduction(ctx: FileContext, call: cst.Call) -> LegacyReduction | None:
+    """`call` builds a torch loss module or calls a functional loss with the legacy reduction keywords."""
+    legacy = [a for a in call.args if a.keyword is not None and a.keyword.value in _LEGACY_REDUCTION]
+    q = ctx.qualname(call.func)
+    if not legacy or q is None:
+        return None
+    head, _, last = q.rpartition(".")
+    if not (kind_from_qualname(q) & Kind.CRITERION or (head == "torch.nn.functional" and last in LOSS_FUNCTIONS)):
+        return None
+    flags = {}
+    for arg in legacy:
+        value = arg.value
+        if not (is_name(value, "True") or is_name(value, "False") or is_name(value, "None")):
+            return LegacyReduction(None, None)
+        flags[cst.ensure_type(arg.keyword, cst.Name).value] = not is_name(value, "False")
+    size_average, reduce = flags.get("size_average", True), flags.get("reduce", True)
+    reduction = "none" if not reduce else "mean" if size_average else "sum"
+    if get_arg(call, "reduction") is not None or has_star(call):
+        return LegacyReduction(reduction, None)
+    kept = call
+    for arg in legacy:
+        kept = without_arg(
+            kept, next(a for a in kept.args if a.keyword is not None and a.keyword.value == arg.keyword.value)
+        )
+    return LegacyReduction(reduction, with_keyword(kept, "reduction", f'"{reduction}"'))

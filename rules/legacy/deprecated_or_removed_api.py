@@ -14,6 +14,7 @@ from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_statements, small_statements
 from torchlint.findings import Severity
+from torchlint.rules.legacy._helpers import legacy_reduction
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -231,17 +232,16 @@ def _is_launch(module: str | None) -> bool:
 
 def torch_alias(ctx) -> str | None:
     """The local name bound to the `torch` module (`import torch`, `import torch as T`), if any."""
-    for local, q in ctx.imports.table.items():
-        if q == "torch":
-            return local
-    return None
+    return ctx.imports.local_name("torch")
 
 
 class DeprecatedOrRemovedApi(Rule):
     code = "TL701"
     table: ClassVar[dict[str, Replacement]] = _TABLE
     status = "deprecated"
-    requires = tuple({q.rpartition(".")[2] for q in _TABLE} | {"functorch", "launch", "storage"})
+    requires = tuple(
+        {q.rpartition(".")[2] for q in _TABLE} | {"functorch", "launch", "storage", "size_average", "reduce"}
+    )
     version_sensitive = True
     name = "deprecated-or-removed-api"
     message = "`{old}` is {status}; use `{new}`"
@@ -258,7 +258,8 @@ class DeprecatedOrRemovedApi(Rule):
         "`torch.jit.script` / `trace` / `freeze` (2.5, TorchScript; use `torch.compile` / `torch.export`), "
         "`Tensor.storage()` on a value proven to be a tensor (2.0, TypedStorage; use `untyped_storage()`), and "
         "imports of `torch.distributed.launch` (use `torchrun`; a `python -m torch.distributed.launch` command "
-        "line is not Python and not checked). Functions already removed (they raise) are TL710. A "
+        "line is not Python and not checked), and the `size_average=` / `reduce=` arguments of torch losses "
+        "(deprecated since 0.4.1; use `reduction=`). Functions already removed (they raise) are TL710. A "
         'modernisation rule: off by default, on with `extend-select = ["TL7"]` or `["TL701"]`.'
     )
     why = (
@@ -274,6 +275,8 @@ class DeprecatedOrRemovedApi(Rule):
         "integer bounds (keeping its floating dtype), vector cases of `norm`, `lu_solve` argument order. "
         '`torch.cuda.amp.autocast(...)` / `GradScaler(...)` -> `torch.amp.autocast("cuda", ...)` / '
         '`torch.amp.GradScaler("cuda", ...)`. '
+        '`size_average=` / `reduce=` given as literals -> the `reduction=` torch derives from them ("mean", '
+        '"sum" or "none"), when no `reduction=` is given too. '
         "Others (`solve`, `svd`, `triangular_solve`, TorchScript, ...) change return values and are left to you. "
         "Unsafe: `t.storage()` -> `t.untyped_storage()`, which counts and indexes bytes, not elements "
         "(`.size()`, `[i]` and `.tolist()` of the result change; `.data_ptr()` does not)."
@@ -289,6 +292,8 @@ class DeprecatedOrRemovedApi(Rule):
         "from torch.distributed.launcher.api import elastic_launch\n",  # the elastic API, not the old launcher
         "s = dataset.storage()\n",  # not proven to be a tensor
         "import torch\nx = torch.zeros(4)\ns = x.untyped_storage()\n",
+        "from torch import nn\ncriterion = nn.MSELoss(reduction='sum')\n",
+        "import pandas as pd\ndf = pd.DataFrame(x).mean(reduce=False)\n",
     ]
     INVALID = [
         Invalid(
@@ -330,6 +335,11 @@ class DeprecatedOrRemovedApi(Rule):
             "import torch\nx = torch.zeros(4)\nptr = x.storage().data_ptr()\n",
             line=3,
             fixed="import torch\nx = torch.zeros(4)\nptr = x.untyped_storage().data_ptr()\n",
+        ),
+        Invalid(
+            "from torch import nn\ncriterion = nn.MSELoss(size_average=False)\n",
+            line=2,
+            fixed='from torch import nn\ncriterion = nn.MSELoss(reduction="sum")\n',
         ),
         Invalid(
             "import torch\nfrom torch.cuda.amp import autocast\nwith autocast(dtype=torch.float16):\n    y = model(x)\n",
@@ -394,9 +404,21 @@ class DeprecatedOrRemovedApi(Rule):
             fix=fix("Use `untyped_storage()`", Replace(func.attr, "untyped_storage"), applicability=UNSAFE),
         )
 
+    def _legacy_reduction(self, node: cst.Call) -> None:
+        """`nn.MSELoss(size_average=False)` / `F.l1_loss(x, y, reduce=False)`: the 0.4.1 `reduction=` keyword."""
+        found = legacy_reduction(self.ctx, node)
+        if found is None:
+            return
+        new = f'reduction="{found.reduction}"' if found.reduction is not None else "reduction="
+        edit = None
+        if found.rewritten is not None:
+            edit = fix(f"Use `{new}`", Replace(node, found.rewritten), applicability=SAFE)
+        self.report(node, self.message.format(old="size_average= / reduce=", status=self.status, new=new), fix=edit)
+
     def visit_Call(self, node: cst.Call) -> None:
         if self._deprecations_beyond_the_table():
             self._typed_storage(node)
+            self._legacy_reduction(node)
         found = self._entry(node.func)
         if found is None:
             return

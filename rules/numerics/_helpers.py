@@ -68,7 +68,7 @@ def activation_input(node: cst.CSTNode) -> cst.BaseExpression | None:
     if not isinstance(node, cst.Call):
         return None
     func = node.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("softmax", "sigmoid") and _dim_only(node):
+    if isinstance(func, cst.Attribute) and func.attr.value in ("softmax", "sigmoid") and dim_only(node):
         inner = func.value  # the tensor method
     else:
         arg = get_arg(node, "input", 0)
@@ -80,7 +80,8 @@ def activation_input(node: cst.CSTNode) -> cst.BaseExpression | None:
     return inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def _dim_only(call: cst.Call) -> bool:
+def dim_only(call: cst.Call) -> bool:
+    """`x.softmax(1)`, `x.sigmoid()`: a tensor method's arguments (a dim at most), not a module's input."""
     if not call.args:
         return True
     first = call.args[0]

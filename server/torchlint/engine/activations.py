@@ -260,7 +260,7 @@ class ProjectActivations:
         if not isinstance(expr, ast.Call):
             return None
         q = qualify(summary, expr.func)
-        where = f"{_relative(summary.path, self.project.root)}:{expr.lineno}"
+        where = f"{relative_path(summary.path, self.project.root)}:{expr.lineno}"
         if q in FUNCTIONS:
             return Origin(FUNCTIONS[q], None, where)
         func = expr.func
@@ -282,7 +282,7 @@ class ProjectActivations:
             return None
         q = qualify(summary, built.func)
         if q in MODULES:
-            return Origin(MODULES[q], None, f"{_relative(summary.path, self.project.root)}:{built.lineno}")
+            return Origin(MODULES[q], None, f"{relative_path(summary.path, self.project.root)}:{built.lineno}")
         if q == "torch.nn.Sequential":
             if not built.args or built.keywords or any(isinstance(a, ast.Starred) for a in built.args):
                 return None
@@ -358,7 +358,8 @@ def _last_assignment(fn: ast.FunctionDef, name: str, at: ast.stmt) -> tuple[ast.
     return None
 
 
-def _relative(path: Path, root: Path) -> str:
+def relative_path(path: Path, root: Path) -> str:
+    """`path` as messages name it: relative to the project root, else its file name."""
     try:
         return str(path.relative_to(root))
     except ValueError:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg
+from torchlint.engine.callargs import get_arg, string_value
 from torchlint.engine.names import Imports, dotted
 from torchlint.engine.source import python_ast
 from torchlint.engine.walk import iter_nodes, iter_statements, small_statements
@@ -61,6 +61,17 @@ def move_call(call: cst.CSTNode, imports: Imports) -> tuple[cst.BaseExpression, 
             return None
         return call.func.value, arg.value
     return None
+
+
+def device_type(expr: cst.BaseExpression | None, imports: Imports) -> str | None:
+    """The device type a literal device expression names: "cuda" for `"cuda:0"`, `torch.device("cuda", 1)`
+    and a bare `.cuda()` (None); None when the expression is not a literal device."""
+    if expr is None:
+        return "cuda"
+    if isinstance(expr, cst.Call) and imports.qualname(expr.func) == "torch.device" and expr.args:
+        expr = expr.args[0].value
+    text = string_value(expr)
+    return text.partition(":")[0] if text else None
 
 
 def contains_move(expr: cst.BaseExpression, imports: Imports) -> bool:
@@ -113,6 +124,10 @@ class DeviceMoves:
         if isinstance(binding, cst.FunctionDef) and self.scopes.is_parameter(name, binding):
             return self._through_callers(name, binding)
         return []
+
+    def every(self) -> list[Move]:
+        """Every move of the file, whatever it moved."""
+        return [m for ms in self._by_key.values() for m in ms]
 
     def parts_of(self, root: str, at: cst.CSTNode) -> list[Move]:
         """Moves of attributes of `root` (`root.encoder.to(d)`) as read in scope `at`."""

@@ -70,6 +70,30 @@ TENSOR_METHODS = SAME_DEVICE_METHODS | frozenset(
     "to cuda cpu mean sum abs pow sqrt exp log softmax log_softmax".split()
 )
 
+# Tensor methods that return a new tensor object (never their receiver, never a Python number), and
+# those that return a tuple of new tensors (`values, indices = x.topk(k)`; `max`/`min` only with a dim).
+NEW_TENSOR_METHODS = frozenset("argmax argmin argsort sum mean abs exp log softmax log_softmax clone detach".split())
+TENSOR_TUPLE_METHODS = frozenset("topk sort kthvalue max min median mode".split())
+
+# Integer and bool dtypes by every spelling, and the casts and factories that make them.
+INTEGER_DTYPES = {
+    **{f"torch.{n}": "torch.int64" for n in ("long", "int64")},
+    **{f"torch.{n}": "torch.int32" for n in ("int", "int32")},
+    **{f"torch.{n}": "torch.int16" for n in ("short", "int16")},
+    "torch.int8": "torch.int8",
+    "torch.uint8": "torch.uint8",
+    "torch.bool": "torch.bool",
+}
+INTEGER_CASTS = {"long": "torch.int64", "int": "torch.int32", "short": "torch.int16", "byte": "torch.uint8"}
+INTEGER_CASTS |= {"char": "torch.int8", "bool": "torch.bool"}
+FLOAT_CASTS = frozenset({"float", "double", "half", "bfloat16"})
+INTEGER_TENSOR_CLASSES = {
+    "torch.LongTensor": "torch.int64",
+    "torch.IntTensor": "torch.int32",
+    "torch.ByteTensor": "torch.uint8",
+    "torch.BoolTensor": "torch.bool",
+}
+
 LOSS_FUNCTIONS = frozenset(
     "cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
     "binary_cross_entropy_with_logits kl_div cosine_embedding_loss ctc_loss hinge_embedding_loss "

@@ -142,5 +142,10 @@ class Imports:
         full = f"{base}.{rest}" if rest else base
         return CANONICAL.get(full, full)
 
+    def local_name(self, qualname: str) -> str | None:
+        """The local name an import binds to `qualname` (`T` for `import torch as T`), if any: what a fix
+        that writes a new call through that module spells."""
+        return next((local for local, q in self.table.items() if q == qualname), None)
+
     def imports_module(self, prefix: str) -> bool:
         return any(q == prefix or q.startswith(prefix + ".") for q in self.table.values())

@@ -86,3 +86,28 @@ def test_tl701_distributed_launch_imports_once(src, findings):
 def test_tl701_storage_and_launch_are_not_removed_api(findings):
     src = "import torch.distributed.launch\nimport torch\nx = torch.ones(2)\np = x.storage()\n"
     assert findings(src, "TL710") == []
+
+
+def test_tl701_legacy_reduction_arguments_map_as_torch_does(fixed):
+    head = "import torch.nn.functional as F\nfrom torch import nn\n"
+    cases = {
+        "nn.L1Loss(size_average=True)": 'nn.L1Loss(reduction="mean")',
+        "nn.NLLLoss(weight=w, size_average=False)": 'nn.NLLLoss(weight=w, reduction="sum")',
+        "nn.MSELoss(size_average=False, reduce=False)": 'nn.MSELoss(reduction="none")',
+        "nn.BCELoss(reduce=True, size_average=None)": 'nn.BCELoss(reduction="mean")',
+        "F.mse_loss(a, b, size_average=False)": 'F.mse_loss(a, b, reduction="sum")',
+    }
+    for old, new in cases.items():
+        assert fixed(head + f"x = {old}\n", "TL701") == head + f"x = {new}\n", old
+
+
+def test_tl701_legacy_reduction_without_a_literal_is_reported_unfixed(findings):
+    src = "from torch import nn\nc = nn.MSELoss(size_average=avg)\nd = nn.MSELoss(reduce=False, reduction='sum')\n"
+    got = findings(src, "TL701")
+    assert [(f.line, f.fix) for f in got] == [(2, None), (3, None)]
+    assert 'reduction="none"' in got[1].message
+
+
+def test_tl701_legacy_reduction_only_on_torch_losses(findings):
+    src = "from torch import nn\nimport numpy as np\nm = nn.Linear(2, 2)\ny = np.add.reduce(x)\nz = my_loss(a, size_average=False)\n"
+    assert findings(src, "TL701") == []
