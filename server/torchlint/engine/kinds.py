@@ -177,6 +177,19 @@ NO_GRAD = frozenset(
 )
 GRAD_MODE = NO_GRAD | {"torch.enable_grad", "torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
 
+# Gradient clipping: each iterates the parameters it is given.
+CLIP_GRAD = frozenset(
+    f"torch.nn.utils.{m}"
+    for m in ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad.clip_grad_norm_")
+) | {"torch.nn.utils.clip_grad.clip_grad_value_"}
+
+# Module methods that return a one-shot generator (`model.parameters()`): a second pass over it sees nothing.
+MODULE_GENERATORS = frozenset(
+    "parameters named_parameters buffers named_buffers children named_children modules named_modules".split()
+)
+# Builtins that run through the iterable they are given.
+ITERATING_BUILTINS = frozenset("list tuple set frozenset sorted sum any all max min dict enumerate zip map filter".split())
+
 # -- program-level facts ------------------------------------------------------------------
 # Libraries that set up distributed training and move batches themselves: a program built on
 # one of them has neither an `init_process_group` nor a `.to(device)` of its own to show.
