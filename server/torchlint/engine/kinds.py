@@ -48,6 +48,12 @@ TENSOR_METHODS = SAME_DEVICE_METHODS | frozenset(
     "to cuda cpu mean sum abs pow sqrt exp log softmax log_softmax".split()
 )
 
+# torch functions whose result is a boolean tensor (or a bool computed from tensor values on the device).
+TENSOR_PREDICATES = frozenset(
+    "all any isfinite isnan isinf isneginf isposinf isclose allclose equal eq ne gt lt ge le logical_and "
+    "logical_or logical_not".split()
+)
+
 LOSS_FUNCTIONS = frozenset(
     "cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
     "binary_cross_entropy_with_logits kl_div cosine_embedding_loss ctc_loss hinge_embedding_loss "
