@@ -6,28 +6,14 @@ import libcst as cst
 
 from torchlint.engine.callargs import get_arg, string_value
 from torchlint.engine.graph_flow import body_of
+from torchlint.engine.ranks import env_key
 from torchlint.engine.rule import UNSAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 
 INIT = "torch.distributed.init_process_group"
-_ENV_READS = frozenset({"os.environ.get", "os.getenv"})
 # world sizes that count this node's processes only: the run is single-node by construction
 _NODE_LOCAL = frozenset({"torch.cuda.device_count", "torch.accelerator.device_count"})
-
-
-def env_key(ctx, expr: cst.BaseExpression) -> cst.SimpleString | None:
-    """The key literal of `os.environ["X"]`, `os.environ.get("X")` or `os.getenv("X")` in `expr`."""
-    for n in (expr, *iter_nodes(expr, into_functions=False)):
-        key = None
-        if isinstance(n, cst.Subscript) and ctx.qualname(n.value) == "os.environ" and len(n.slice) == 1:
-            index = n.slice[0].slice
-            key = index.value if isinstance(index, cst.Index) else None
-        elif isinstance(n, cst.Call) and ctx.qualname(n.func) in _ENV_READS and n.args:
-            key = n.args[0].value
-        if isinstance(key, cst.SimpleString):
-            return key
-    return None
 
 
 class LocalRankAsGlobalRank(Rule):
