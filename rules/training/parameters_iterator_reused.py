@@ -35,6 +35,10 @@ class ParametersIteratorReused(Rule):
         "`{name}` is the generator `{value}`: {first} runs through it, so {second} sees no parameters; "
         "bind `list({value})`"
     )
+    helper_message = (
+        "`{function}` runs through its argument `{name}` twice, and `{value}` is a generator: the second pass "
+        "sees no parameters; pass `list({value})`"
+    )
     severity = Severity.WARNING
     category = "correctness"
     summary = "A model.parameters() generator bound once and iterated twice: the second pass sees nothing"
@@ -197,12 +201,7 @@ grad_clipping(model.parameters(), 1)
                 param = positional[i]
             if param is not None and self._passes_in(fn, param.name.value) >= 2:
                 code = self.ctx.module.code_for_node
-                message = self.message.format(
-                    name=param.name.value,
-                    value=code(arg.value),
-                    first=f"`{fn.name.value}`",
-                    second="its second pass",
-                )
+                message = self.helper_message.format(function=fn.name.value, name=param.name.value, value=code(arg.value))
                 self.report(node, message)
 
     def visit_Assign(self, node: cst.Assign) -> None:
