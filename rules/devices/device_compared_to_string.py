@@ -32,16 +32,16 @@ class DeviceComparedToString(Rule):
     )
     severity = Severity.WARNING
     category = "correctness"
-    summary = "A torch.device compared with a string (`device == \"cuda\"`): always False"
+    summary = 'A torch.device compared with a string (`device == "cuda"`): always False'
     what = (
-        "Flags `device == \"cuda\"`, `device != \"cpu\"` and `device in (\"cuda\", \"mps\")` where `device` "
+        'Flags `device == "cuda"`, `device != "cpu"` and `device in ("cuda", "mps")` where `device` '
         "holds a `torch.device` — built by `torch.device(...)` at the assignment that reaches the comparison, "
         "or a tensor's `.device`. A name that may hold a string (a parameter, `args.device`, a value "
         "assigned under a branch) is left alone."
     )
     why = (
-        "`torch.device` does not compare equal to a string: `torch.device(\"cuda\") == \"cuda\"` is `False` "
-        "and `!= \"cpu\"` is `True` on every machine. The branch it guards — `pin_memory`, extra data-loader "
+        '`torch.device` does not compare equal to a string: `torch.device("cuda") == "cuda"` is `False` '
+        'and `!= "cpu"` is `True` on every machine. The branch it guards — `pin_memory`, extra data-loader '
         "workers, mixed precision, `cudnn.benchmark` — never runs (or always runs), silently."
     )
     example = """\
@@ -58,7 +58,7 @@ use_amp = device.type == "cuda"
 """
     fix_safety = (
         "Safe: `.type` is the device's type as a string, which is what the comparison meant; offered only "
-        "when every string is a bare type (`\"cuda\"`, not `\"cuda:0\"`)."
+        'when every string is a bare type (`"cuda"`, not `"cuda:0"`).'
     )
     VALID = [
         # the type is compared

@@ -38,7 +38,7 @@ class PackedLengthsOnDevice(Rule):
     )
     why = (
         "Since PyTorch 1.7 `pack_padded_sequence` refuses lengths on the GPU: \"'lengths' argument should be a "
-        "1D CPU int64 tensor\". A training script that moves the whole batch to the device, lengths "
+        '1D CPU int64 tensor". A training script that moves the whole batch to the device, lengths '
         "included, crashes at the first step on a GPU machine (and runs on a laptop's CPU)."
     )
     example = """\
@@ -59,7 +59,9 @@ for tokens, lengths in loader:
     tokens, lengths = tokens.to(device), lengths.to(device)
     packed = pack_padded_sequence(embed(tokens), lengths.cpu(), batch_first=True)
 """
-    fix_safety = "Safe: `.cpu()` copies the lengths to where `pack_padded_sequence` requires them; the values are the same."
+    fix_safety = (
+        "Safe: `.cpu()` copies the lengths to where `pack_padded_sequence` requires them; the values are the same."
+    )
     VALID = [
         # copied back to the CPU
         """\

@@ -154,7 +154,9 @@ for i, batch in enumerate(loader):
         if not steps or any(test is None for test in periodic):
             return
         backwards = [
-            e for e in events if e.kind is EventKind.BACKWARD and e.depth == 0 and e.via is None and _periodic_test(e) is None
+            e
+            for e in events
+            if e.kind is EventKind.BACKWARD and e.depth == 0 and e.via is None and _periodic_test(e) is None
         ]
         if not backwards or self._controls_sync(loop):
             return

@@ -132,4 +132,6 @@ def setup():
 
     def _fix(self, key: cst.SimpleString) -> NodeFix:
         quote = key.value[-1]
-        return fix("Read the global `RANK`", Replace(key, cst.SimpleString(f"{quote}RANK{quote}")), applicability=UNSAFE)
+        return fix(
+            "Read the global `RANK`", Replace(key, cst.SimpleString(f"{quote}RANK{quote}")), applicability=UNSAFE
+        )

@@ -39,8 +39,8 @@ class Dropout2dOnFlatInput(Rule):
     )
     why = (
         "Channel dropout zeroes entire feature maps and needs spatial dimensions. On a 2-D input torch "
-        "warns \"Received a 2-D input to dropout2d, which is deprecated and will result in an error in a "
-        "future release\" and falls back to element-wise dropout: the layer is `nn.Dropout` under a "
+        'warns "Received a 2-D input to dropout2d, which is deprecated and will result in an error in a '
+        'future release" and falls back to element-wise dropout: the layer is `nn.Dropout` under a '
         "misleading name, and code written this way breaks when the deprecation completes."
     )
     example = """\
@@ -127,7 +127,11 @@ class Net(nn.Module):
             func = node.func
             built = self.ctx.values.builder(func, current_where(self.ctx)) if isinstance(func, cst.Attribute) else None
             constructor = built[0] if built is not None else None
-            if constructor is None or constructor is node or self.ctx.qualname(constructor.func) not in _CHANNEL_DROPOUT:
+            if (
+                constructor is None
+                or constructor is node
+                or self.ctx.qualname(constructor.func) not in _CHANNEL_DROPOUT
+            ):
                 return
         if not node.args or node.args[0].keyword is not None or node.args[0].star:
             return
@@ -156,7 +160,9 @@ class Net(nn.Module):
         replacement = _CHANNEL_DROPOUT[q]
         what = code(constructor.func)
         fixed = what.rpartition(".")[0] + "." + replacement if "." in what else replacement
-        self.report(node, self.message.format(what=what, flat=flat, fixed=fixed), fix=self._fix(constructor, replacement))
+        self.report(
+            node, self.message.format(what=what, flat=flat, fixed=fixed), fix=self._fix(constructor, replacement)
+        )
 
     def _fix(self, constructor: cst.Call, replacement: str) -> NodeFix | None:
         func = constructor.func

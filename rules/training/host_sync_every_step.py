@@ -1,4 +1,4 @@
-"""TL118 host-sync-every-step: Device value copied to the host every step but read only every N steps"""
+"""TL118 host-sync-every-step: a device sync every step for a value read only every N steps or on one process"""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from torchlint.engine.blocks import Loop
 from torchlint.engine.graph_flow import Body, body_of
 from torchlint.engine.iteration_values import is_periodic, on_device, periodic_readers, read_outside
 from torchlint.engine.kinds import Kind
-from torchlint.engine.ranks import rank_zero_test
 from torchlint.engine.loop_events import Event, EventKind
+from torchlint.engine.ranks import rank_zero_test
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, NodeFix, RemoveStatement, fix
 from torchlint.engine.walk import block_statements, iter_nodes
 from torchlint.findings import Severity
@@ -38,7 +38,9 @@ class HostSyncEveryStep(LoopRule):
     )
     severity = Severity.WARNING
     category = "performance"
-    summary = "Device value copied to the host every step but read only every N steps"
+    summary = (
+        "A device sync every step (host copy, synchronize, all_reduce) for a value read only every N steps or on rank 0"
+    )
     what = (
         "Flags `value = <tensor>.item()` (or `.cpu()`, `.tolist()`, `.numpy()`, `float(<tensor>)`) computed in "
         "every iteration of a training loop, on a tensor built from a model's output or a loss, when "
@@ -52,7 +54,10 @@ class HostSyncEveryStep(LoopRule):
         "Copying a device tensor to the host waits for every kernel queued so far: the CPU stops feeding "
         "the GPU until the step finishes. Once a step that is the price of logging; every step, for a "
         "number read one step in a hundred, it stalls the pipeline for nothing. Moving the copy under "
-        "the condition pays it only when the value is used."
+        "the condition pays it only when the value is used. The same holds for `torch.cuda.synchronize()` "
+        "taken only to time a step that is logged now and then, for a value read on rank 0 only (every other "
+        "rank waits for nothing), and for `dist.all_reduce` of a logged loss, which also makes every process "
+        "wait for the slowest one."
     )
     example = """\
 import torch

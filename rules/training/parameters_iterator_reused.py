@@ -201,7 +201,9 @@ grad_clipping(model.parameters(), 1)
                 param = positional[i]
             if param is not None and self._passes_in(fn, param.name.value) >= 2:
                 code = self.ctx.module.code_for_node
-                message = self.helper_message.format(function=fn.name.value, name=param.name.value, value=code(arg.value))
+                message = self.helper_message.format(
+                    function=fn.name.value, name=param.name.value, value=code(arg.value)
+                )
                 self.report(node, message)
 
     def visit_Assign(self, node: cst.Assign) -> None:

@@ -194,7 +194,9 @@ MODULE_GENERATORS = frozenset(
     "parameters named_parameters buffers named_buffers children named_children modules named_modules".split()
 )
 # Builtins that run through the iterable they are given.
-ITERATING_BUILTINS = frozenset("list tuple set frozenset sorted sum any all max min dict enumerate zip map filter".split())
+ITERATING_BUILTINS = frozenset(
+    "list tuple set frozenset sorted sum any all max min dict enumerate zip map filter".split()
+)
 
 # -- program-level facts ------------------------------------------------------------------
 # Libraries that set up distributed training and move batches themselves: a program built on
