@@ -8,6 +8,7 @@ from torchlint.engine.kinds import TENSOR_PREDICATES, Kind
 from torchlint.engine.loop_events import EventKind
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.findings import Severity
+from torchlint.rules.training._helpers import is_test_file
 
 # What reads a tensor's metadata (kept on the host) rather than its values.
 _METADATA_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout"})
@@ -28,8 +29,8 @@ class AssertOnTensorInForward(Rule):
     summary = "assert on a tensor value in forward() or a training step: a device sync every call"
     what = (
         "Flags an `assert` whose condition is a tensor's values — `(a == b).all()`, `torch.isfinite(x).all()`, "
-        "`x.max() <= 1`, `torch.allclose(a, b)` — in a module's `forward`, a function that runs `backward` (a "
-        "training step) or a training loop. Checks of metadata (`x.shape == ...`, `x.dim()`, `x.dtype`) read "
+        "`x.max() <= 1`, `torch.allclose(a, b)` — in a module's `forward`, a function that runs `backward` once "
+        "per call (a training step; not in test files) or a training loop. Checks of metadata (`x.shape == ...`, `x.dim()`, `x.dtype`) read "
         "no device memory and are left alone, as is a program that never names an accelerator."
     )
     why = (
@@ -135,8 +136,10 @@ def train_step(model, x, y, optimizer):
             return None
         if fn.name.value == "forward" and self.ctx.in_module_class:
             return "forward pass"
-        if any(e.kind is EventKind.BACKWARD for e in analysis.body_events(fn)):
-            return "step"
+        if not is_test_file(self.ctx.path) and any(
+            e.kind is EventKind.BACKWARD and e.depth == 0 for e in analysis.body_events(fn)
+        ):
+            return "step"  # one backward per call: a step function an outer loop calls
         return None
 
     def _tensor_valued(self, expr: cst.BaseExpression) -> bool:

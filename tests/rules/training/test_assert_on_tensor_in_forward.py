@@ -38,3 +38,12 @@ def test_tl122_training_loop_body(findings):
 def test_tl122_a_helper_that_never_runs_backward_is_not_a_step(findings):
     src = "import torch\ndef check(model, x):\n    out = model(x)\n    assert torch.isfinite(out).all()\n"
     assert findings(src, "TL122") == []
+
+
+def test_tl122_a_test_function_is_not_a_training_step(findings):
+    src = (
+        "import torch\ndef test_step(model, x):\n    loss = model(x).sum()\n    loss.backward()\n"
+        "    assert torch.isfinite(loss)\n"
+    )
+    assert findings(src, "TL122", path="tests/test_model.py") == []
+    assert len(findings(src, "TL122")) == 1
