@@ -47,3 +47,12 @@ def test_tl122_a_test_function_is_not_a_training_step(findings):
     )
     assert findings(src, "TL122", path="tests/test_model.py") == []
     assert len(findings(src, "TL122")) == 1
+
+
+def test_tl122_a_training_loop_in_a_test_file_checks_on_purpose(findings):
+    src = (
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2).cuda()\nfor x in loader:\n"
+        "    loss = model(x).sum()\n    loss.backward()\n    assert torch.isfinite(loss)\n"
+    )
+    assert findings(src, "TL122", path="scripts/test_sync.py") == []
+    assert len(findings(src, "TL122")) == 1
