@@ -50,9 +50,9 @@ class ParametersIteratorReused(Rule):
     )
     why = (
         "`parameters()` returns a generator: the first pass exhausts it and every later one iterates "
-        "nothing, without an error. `clip_grad_norm_` then clips no gradient (and returns a norm of 0), an "
-        "optimizer built after a loop over it gets an empty parameter list, and a hand-written clip computes "
-        "the norm but never scales."
+        "nothing. `clip_grad_norm_` then clips no gradient (torch only warns that the generator is empty and "
+        'returns a norm of 0), an optimizer built from the spent generator raises "optimizer got an empty '
+        'parameter list", and a hand-written clip computes the norm but never scales.'
     )
     example = """\
 import torch
