@@ -190,8 +190,11 @@ for epoch in range(3):
             owner = owner[: -len(".sampler")]
         if owner is None or (owner not in self.samplers and owner not in self.loaders):
             return
+        sampler = self.loaders.get(owner) or owner
+        if sampler in self.samplers and self.samplers[sampler] is not self.ctx.current_function:
+            return  # a name of another function: not the sampler built there
         guard = self.ctx.ifs[-1] if self.ctx.under_condition else None
-        self.set_epochs.setdefault(self.loaders.get(owner) or owner, []).append((node, guard))
+        self.set_epochs.setdefault(sampler, []).append((node, guard))
 
     def _shuffling_sampler(self, expr: cst.BaseExpression) -> bool:
         if not isinstance(expr, cst.Call) or self.ctx.qualname(expr.func) != DIST_SAMPLER:

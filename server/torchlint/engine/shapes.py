@@ -73,7 +73,7 @@ def dim_name(expr: cst.BaseExpression, tensor: str, dims: list[str]) -> str | No
 RANK_KEEPING_MODULES = frozenset(
     f"torch.nn.{m}"
     for m in "Linear ReLU ReLU6 GELU SiLU Tanh Sigmoid LeakyReLU ELU SELU Mish Softplus Hardswish PReLU Identity "
-    "Dropout AlphaDropout BatchNorm1d LayerNorm".split()
+    "Dropout AlphaDropout Dropout1d Dropout2d Dropout3d BatchNorm1d LayerNorm".split()
 )
 _RANK_KEEPING_FUNCTIONS = frozenset(
     "relu relu6 gelu silu tanh sigmoid leaky_relu elu selu mish softplus hardswish dropout".split()

@@ -41,3 +41,13 @@ def test_tl403_one_unconditional_set_epoch_is_enough(findings):
         "    for b in loader:\n        step(b)\n"
     )
     assert findings(src, "TL403") == []
+
+
+def test_tl403_same_name_in_another_function_is_another_sampler(findings):
+    src = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "def build(ds):\n    sampler = DistributedSampler(ds)\n    return DataLoader(ds, sampler=sampler)\n"
+        "def train(sampler, loader, distributed):\n    for epoch in range(3):\n"
+        "        if distributed:\n            sampler.set_epoch(epoch)\n        for b in loader:\n            step(b)\n"
+    )
+    assert findings(src, "TL403") == []

@@ -23,3 +23,13 @@ def test_tl206_imported_class_has_no_fix(findings):
     src = "from torch.nn import Dropout2d, Flatten, Sequential\nhead = Sequential(Flatten(), Dropout2d())\n"
     (f,) = findings(src, "TL206")
     assert f.fix is None
+
+
+def test_tl206_flat_stays_flat_through_dropout_and_linear(findings):
+    src = (
+        "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(8, 8)\n        self.d1 = nn.Dropout2d()\n"
+        "        self.d2 = nn.Dropout2d()\n    def forward(self, x):\n        h = self.d1(x.flatten(1))\n"
+        "        return self.d2(self.fc(h))\n"
+    )
+    assert [f.line for f in findings(src, "TL206")] == [10, 11]
