@@ -123,6 +123,9 @@ class Rule:
     # none of them skips the rule, and a file no rule applies to is not even parsed.
     # Empty: always run. tests/engine/test_prefilter.py checks no finding is ever lost.
     requires: ClassVar[tuple[str, ...]] = ()
+    # Why a rule of a default category is opt-in all the same: its precision on code nobody tuned it on
+    # missed the bar (error 90%, warning 80% right). Empty: the category decides.
+    opt_in: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -143,6 +146,11 @@ class Rule:
     @classmethod
     def fixable(cls) -> bool:
         return bool(cls.fix_safety)
+
+    @classmethod
+    def by_default(cls) -> bool:
+        """In the default selection: a default category, unless the rule is opt-in for its precision."""
+        return cls.category in DEFAULT_CATEGORIES and not cls.opt_in
 
     def report(
         self,
