@@ -43,6 +43,12 @@ class DdpAccumulationWithoutNoSync(Rule):
         "communication is paid k times per step, and on a multi-node job it often dominates the step time. "
         "`no_sync()` accumulates locally and synchronises once, at the micro-step that steps."
     )
+    opt_in = (
+        "Measured on ten public training repositories it was not tuned on, it reported 8 loops, all copies of "
+        "Accelerate's example loop, where the accumulation factor is computed and is 1 with the shipped "
+        "batch size: the optimizer steps every micro-batch as configured, so nothing is wasted (8 debatable, "
+        "0 right). The statement is true whenever accumulation is on; select it where it is."
+    )
     example = """\
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
