@@ -19,6 +19,10 @@ def _unwrap_iter(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+def _mentions(expr: cst.BaseExpression, names: set[str]) -> bool:
+    return any(dotted(n) in names for n in (expr, *iter_nodes(expr)) if isinstance(n, (cst.Name, cst.Attribute)))
+
+
 class SamplerWithoutSetEpoch(Rule):
     code = "TL403"
     requires = ("DistributedSampler",)
@@ -27,12 +31,18 @@ class SamplerWithoutSetEpoch(Rule):
         "the DistributedSampler of `{loader}` is never told the epoch: every epoch iterates the same "
         "shuffled order; call `{sampler}.set_epoch({epoch})` at the start of the epoch loop"
     )
+    conditional_message = (
+        "`{call}` runs only under `if {test}`, but the DistributedSampler is built in every run: when the "
+        "condition is false every epoch iterates the same shuffled order; call `set_epoch` unconditionally"
+    )
     severity = Severity.WARNING
     category = "correctness"
     summary = "DistributedSampler(shuffle=True) without set_epoch() in the epoch loop"
     what = (
         "Flags an epoch loop over a DataLoader whose sampler is a shuffling `DistributedSampler` when the "
-        "program never calls `set_epoch`."
+        "program never calls `set_epoch`; and a `set_epoch` call made only under a condition "
+        "(`if args.distributed:`) when the sampler itself is built unconditionally (the condition does not "
+        "mention the sampler or its loader: `if sampler is not None` is a guard, not a gap)."
     )
     why = (
         "`DistributedSampler` seeds its shuffle with `seed + epoch`. Without `set_epoch(epoch)` the epoch "
@@ -58,7 +68,10 @@ for epoch in range(10):
     for x, y in loader:
         train_step(x, y)
 """
-    fix_safety = "Safe: `set_epoch` only changes the shuffling seed of the following iteration."
+    fix_safety = (
+        "Safe: `set_epoch` only changes the shuffling seed of the following iteration. The conditional "
+        "`set_epoch` has no fix (the condition may guard more than the call)."
+    )
     VALID = [
         """\
 from torch.utils.data import DataLoader, DistributedSampler
@@ -73,6 +86,30 @@ for epoch in range(10):
 from torch.utils.data import DataLoader, DistributedSampler
 loader = DataLoader(dataset, sampler=DistributedSampler(dataset, shuffle=False))
 for epoch in range(10):
+    for x, y in loader:
+        step(x, y)
+""",
+        # built and told the epoch under the same condition
+        """\
+from torch.utils.data import DataLoader, DistributedSampler
+sampler = None
+if distributed:
+    sampler = DistributedSampler(dataset)
+loader = DataLoader(dataset, sampler=sampler)
+for epoch in range(10):
+    if distributed:
+        sampler.set_epoch(epoch)
+    for x, y in loader:
+        step(x, y)
+""",
+        # a guard on the sampler itself
+        """\
+from torch.utils.data import DataLoader, DistributedSampler
+sampler = DistributedSampler(dataset)
+loader = DataLoader(dataset, sampler=sampler)
+for epoch in range(10):
+    if hasattr(loader.sampler, "set_epoch"):
+        loader.sampler.set_epoch(epoch)
     for x, y in loader:
         step(x, y)
 """,
@@ -118,14 +155,47 @@ for epoch in range(3):
 """,
             line=7,
         ),
+        # always built, told the epoch only when distributed
+        Invalid(
+            """\
+from torch.utils.data import DataLoader, DistributedSampler
+sampler = DistributedSampler(ds, num_replicas=world_size, rank=rank)
+loader = DataLoader(ds, sampler=sampler)
+for epoch in range(3):
+    if args.distributed:
+        sampler.set_epoch(epoch)
+    for batch in loader:
+        step(batch)
+""",
+            line=5,
+        ),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.active = "DistributedSampler" in self.ctx.text and "set_epoch" not in self.ctx.text
+        self.active = "DistributedSampler" in self.ctx.text
+        self.told = "set_epoch" in self.ctx.text  # the program calls set_epoch somewhere
         self.samplers: dict[str, cst.FunctionDef | None] = {}  # sampler name -> function it is made in
         self.loaders: dict[str, str | None] = {}  # loader name -> sampler name (None: inline)
+        self.always_built: set[str] = set()  # samplers and loaders built outside any condition
+        # sampler name (a loader's, for an inline one) -> its set_epoch calls: (call, the innermost `if`, or None: unconditional)
+        self.set_epochs: dict[str, list[tuple[cst.Call, cst.If | None]]] = {}
         self.epoch_loops: list[cst.For] = []
         self.reported = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not self.active or not isinstance(func, cst.Attribute) or func.attr.value != "set_epoch":
+            return
+        owner = dotted(func.value)
+        if owner is not None and owner.endswith(".sampler"):
+            owner = owner[: -len(".sampler")]
+        if owner is None or (owner not in self.samplers and owner not in self.loaders):
+            return
+        sampler = self.loaders.get(owner) or owner
+        if sampler in self.samplers and self.samplers[sampler] is not self.ctx.current_function:
+            return  # a name of another function: not the sampler built there
+        guard = self.ctx.ifs[-1] if self.ctx.under_condition else None
+        self.set_epochs.setdefault(sampler, []).append((node, guard))
 
     def _shuffling_sampler(self, expr: cst.BaseExpression) -> bool:
         if not isinstance(expr, cst.Call) or self.ctx.qualname(expr.func) != DIST_SAMPLER:
@@ -150,9 +220,17 @@ for epoch in range(3):
                 self.loaders[name] = None
             elif dotted(arg.value) in self.samplers:
                 self.loaders[name] = dotted(arg.value)
+            else:
+                return
+        else:
+            return
+        if self.ctx.under_condition:
+            self.always_built.discard(name)
+        else:
+            self.always_built.add(name)
 
     def visit_For(self, node: cst.For) -> None:
-        if not self.active or self.reported:
+        if not self.active or self.told or self.reported:
             return
         if not self.ctx.loops[:-1]:  # an outermost loop: it may be the epoch loop around a helper
             self.epoch_loops.append(node)
@@ -162,8 +240,10 @@ for epoch in range(3):
         self._report(self.ctx.loops[-2], loader)
 
     def leave_Module(self, node: cst.Module) -> None:
+        if self.active:
+            self._conditional_set_epoch()
         # the loader loop lives in a helper called from the epoch loop
-        if not self.active or self.reported or not self.loaders:
+        if not self.active or self.told or self.reported or not self.loaders:
             return
         helpers = {
             name
@@ -180,6 +260,19 @@ for epoch in range(3):
             ):
                 self._report(loop, next(iter(self.loaders)))
                 return
+
+    def _conditional_set_epoch(self) -> None:
+        """Every `set_epoch` of an always-built sampler sits under an `if` that does not test the sampler."""
+        for owner, calls in self.set_epochs.items():  # a named sampler, or a loader with an inline one
+            if owner not in self.always_built:
+                continue
+            names = {owner, *(loader for loader, s in self.loaders.items() if s == owner)}
+            if any(guard is None or _mentions(guard.test, names) for _, guard in calls):
+                continue
+            call, guard = calls[0]
+            assert guard is not None, "every call is guarded"
+            code = self.ctx.module.code_for_node
+            self.report(guard, self.conditional_message.format(call=code(call), test=code(guard.test)))
 
     def _report(self, loop, loader: str) -> None:
         self.reported = True

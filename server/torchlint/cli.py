@@ -98,12 +98,11 @@ def _clean() -> int:
 
 
 def _rules() -> int:
-    from torchlint.engine.rule import DEFAULT_CATEGORIES
     from torchlint.registry import rules
 
     for code, cls in rules().items():
         fixable = "fix" if cls.fixable() else "   "
-        default = "default" if cls.category in DEFAULT_CATEGORIES else "opt-in "
+        default = "default" if cls.by_default() else "opt-in "
         print(
             f"{code}  {cls.category.value:<13}  {default}  {cls.severity.value:<7}  {fixable}  {cls.name:<40}  "
             f"{cls.summary}"

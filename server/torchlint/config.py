@@ -82,7 +82,7 @@ class Selection:
 
 @dataclass
 class Settings:
-    # None: the default selection, every rule whose category is in engine.rule.DEFAULT_CATEGORIES
+    # None: the default selection (Rule.by_default: a category in engine.rule.DEFAULT_CATEGORIES)
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     extend_select: list[str] = field(default_factory=list)
@@ -99,7 +99,8 @@ class Settings:
         """The rules that run on `path` and their severities: these settings, their per-file
         ignores, then `overrides` on top. The CLI, the language server and the flake8 plugin
         all select through here, so they cannot disagree. Without a `select`, the rules whose
-        category is in engine.rule.DEFAULT_CATEGORIES run; `extend-select` and codes add to them."""
+        category is in engine.rule.DEFAULT_CATEGORIES run (unless opt-in for their precision:
+        Rule.by_default); `extend-select` and codes add to them."""
         extra = overrides or Overrides()
         ignore = [*self.ignore, *extra.ignore]
         rel = self.relative(path)
@@ -131,11 +132,11 @@ class Settings:
 
 
 def _default_codes() -> frozenset[str]:
-    """The codes of the rules whose category is selected by default (loads the rule catalogue)."""
-    from torchlint.engine.rule import DEFAULT_CATEGORIES
+    """The codes of the rules selected by default (loads the rule catalogue): a default category, and not
+    opt-in for its measured precision."""
     from torchlint.registry import rules
 
-    return frozenset(code for code, cls in rules().items() if cls.category in DEFAULT_CATEGORIES)
+    return frozenset(code for code, cls in rules().items() if cls.by_default())
 
 
 def _specificity(code: str, patterns: Iterable[str], default: bool = False) -> int:

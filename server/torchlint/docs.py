@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from torchlint.engine.rule import DEFAULT_CATEGORIES, Rule
+from torchlint.engine.rule import Rule
 from torchlint.registry import rules
 
 TABLE_START = "<!-- rules:start -->"
@@ -24,6 +24,7 @@ def rule_markdown(cls: type[Rule]) -> str:
         f"Fix: **{'yes' if cls.fixable() else 'no'}**\n",
         f"## What it does\n\n{cls.what}\n",
         f"## Why is this bad?\n\n{cls.why}\n",
+        *([f"## Why opt-in\n\n{cls.opt_in}\n"] if cls.opt_in else []),
         f"## Example\n\n```python\n{cls.example.rstrip()}\n```\n",
     ]
     if cls.fix_example:
@@ -38,7 +39,7 @@ def rule_markdown(cls: type[Rule]) -> str:
 
 
 def _selection(cls: type[Rule]) -> str:
-    if cls.category in DEFAULT_CATEGORIES:
+    if cls.by_default():
         return "on by default"
     return f'opt-in: `extend-select = ["{cls.code}"]`'
 
@@ -46,7 +47,7 @@ def _selection(cls: type[Rule]) -> str:
 def rule_table() -> str:
     rows = ["| Code | Name | Category | Severity | Fix | What it catches |", "|---|---|---|---|---|---|"]
     for code, cls in rules().items():
-        category = cls.category.value if cls.category in DEFAULT_CATEGORIES else f"{cls.category.value} (opt-in)"
+        category = cls.category.value if cls.by_default() else f"{cls.category.value} (opt-in)"
         rows.append(
             f"| [{code}](docs/rules/{code}.md) | {cls.name} | {category} | {cls.severity.value} | "
             f"{'yes' if cls.fixable() else ''} | {cls.summary} |"

@@ -230,7 +230,7 @@ class DeviceMoves:
 
 
 # Arguments that must stay on the CPU: `pack_padded_sequence(x, lengths)` wants its lengths there.
-_CPU_ONLY = {"pack_padded_sequence": (1, "lengths")}
+CPU_ONLY = {"pack_padded_sequence": (1, "lengths")}
 
 
 def cpu_only_forward_arguments(texts: list[str]) -> tuple[set[int], set[str]]:
@@ -242,29 +242,43 @@ def cpu_only_forward_arguments(texts: list[str]) -> tuple[set[int], set[str]]:
     positions: set[int] = set()
     keywords: set[str] = set()
     for text in texts:
-        if not any(name in text for name in _CPU_ONLY):
+        if not any(name in text for name in CPU_ONLY):
             continue
         try:
             tree = python_ast(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             continue
         for fn in ast.walk(tree):
-            if not isinstance(fn, ast.FunctionDef) or fn.name != "forward":
-                continue
-            params = [a.arg for a in fn.args.args][1:]
-            for call in ast.walk(fn):
-                if not isinstance(call, ast.Call):
-                    continue
-                func = call.func
-                callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-                if callee not in _CPU_ONLY:
-                    continue
-                index, keyword = _CPU_ONLY[callee]
-                value = call.args[index] if len(call.args) > index else None
-                value = next((k.value for k in call.keywords if k.arg == keyword), value)
-                used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
-                for i, p in enumerate(params):
-                    if p in used:
-                        positions.add(i)
-                        keywords.add(p)
+            if isinstance(fn, ast.FunctionDef) and fn.name == "forward":
+                found = cpu_only_parameters(fn)
+                positions.update(found[0])
+                keywords.update(found[1])
+    return positions, keywords
+
+
+def cpu_only_parameters(forward: ast.FunctionDef, as_is: bool = False) -> tuple[set[int], set[str]]:
+    """(positions after `self`, names) of the parameters of one `forward` that it hands to an argument that
+    must stay on the CPU (`pack_padded_sequence(x, lengths)`); with `as_is`, only those handed on unchanged
+    (not `lengths.cpu()`), so the caller's value must already be on the CPU."""
+    positions: set[int] = set()
+    keywords: set[str] = set()
+    params = [a.arg for a in forward.args.args][1:]
+    for call in ast.walk(forward):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if callee not in CPU_ONLY:
+            continue
+        index, keyword = CPU_ONLY[callee]
+        value = call.args[index] if len(call.args) > index else None
+        value = next((k.value for k in call.keywords if k.arg == keyword), value)
+        if as_is:
+            used = {value.id} if isinstance(value, ast.Name) else set()
+        else:
+            used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
+        for i, p in enumerate(params):
+            if p in used:
+                positions.add(i)
+                keywords.add(p)
     return positions, keywords

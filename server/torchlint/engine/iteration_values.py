@@ -11,7 +11,7 @@ every step", which keeps the rules asking them silent.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -159,12 +159,15 @@ def is_periodic(test: cst.BaseExpression) -> bool:
     )
 
 
-def periodic_readers(loop: Loop, name: str, skip: cst.CSTNode) -> list[cst.If] | None:
-    """The periodic `if`s (outermost) whose body holds every read of `name` in `loop`, `skip` (the binding
-    target) aside; None when some read runs every iteration (or there is none)."""
+def periodic_readers(
+    loop: Loop, name: str, skip: Collection[cst.CSTNode], rare: Callable[[cst.BaseExpression], bool] = is_periodic
+) -> list[cst.If] | None:
+    """The periodic `if`s (outermost) whose body holds every read of `name` in `loop`, the nodes of `skip`
+    (the binding target) aside; None when some read runs every iteration (or there is none). `rare` says
+    which `if` tests hold only now and then (default: `step % N == 0`)."""
     found: list[tuple[cst.Name, cst.If | None]] = []
-    _reads_in_block(block_statements(loop.body), name, None, found)
-    reads = [(n, arm) for n, arm in found if n is not skip]
+    _reads_in_block(block_statements(loop.body), name, None, found, rare)
+    reads = [(n, arm) for n, arm in found if n not in skip]
     if not reads or any(arm is None for _, arm in reads):
         return None
     arms: list[cst.If] = []
@@ -190,21 +193,25 @@ def read_outside(owner: cst.CSTNode, loop: Loop, name: str) -> bool:
 
 
 def _reads_in_block(
-    stmts: Sequence[cst.BaseStatement], name: str, arm: cst.If | None, out: list[tuple[cst.Name, cst.If | None]]
+    stmts: Sequence[cst.BaseStatement],
+    name: str,
+    arm: cst.If | None,
+    out: list[tuple[cst.Name, cst.If | None]],
+    rare: Callable[[cst.BaseExpression], bool],
 ) -> None:
     for stmt in stmts:
         if isinstance(stmt, cst.If):
             out.extend((n, arm) for n in _reads(stmt.test, name))
-            inner = stmt if arm is None and is_periodic(stmt.test) else arm
-            _reads_in_block(block_statements(stmt.body), name, inner, out)
+            inner = stmt if arm is None and rare(stmt.test) else arm
+            _reads_in_block(block_statements(stmt.body), name, inner, out, rare)
             if isinstance(stmt.orelse, cst.If):
-                _reads_in_block([stmt.orelse], name, arm, out)
+                _reads_in_block([stmt.orelse], name, arm, out, rare)
             elif stmt.orelse is not None:
-                _reads_in_block(block_statements(stmt.orelse.body), name, arm, out)
+                _reads_in_block(block_statements(stmt.orelse.body), name, arm, out, rare)
         elif isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             for child in children(stmt):
                 if isinstance(child, _BLOCKS):
-                    _reads_in_block(_statements_of(child), name, arm, out)
+                    _reads_in_block(_statements_of(child), name, arm, out, rare)
                 else:
                     out.extend((n, arm) for n in _reads(child, name))
         else:

@@ -94,6 +94,12 @@ INTEGER_TENSOR_CLASSES = {
     "torch.BoolTensor": "torch.bool",
 }
 
+# torch functions whose result is a boolean tensor (or a bool computed from tensor values on the device).
+TENSOR_PREDICATES = frozenset(
+    "all any isfinite isnan isinf isneginf isposinf isclose allclose equal eq ne gt lt ge le logical_and "
+    "logical_or logical_not".split()
+)
+
 LOSS_FUNCTIONS = frozenset(
     "cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
     "binary_cross_entropy_with_logits kl_div cosine_embedding_loss ctc_loss hinge_embedding_loss "
@@ -237,6 +243,21 @@ ACCELERATOR_CHECKS = frozenset(
     }
 )
 DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "hpu", "npu", "xla", "meta"})
+
+# Gradient clipping: each iterates the parameters it is given.
+CLIP_GRAD = frozenset(
+    f"torch.nn.utils.{m}"
+    for m in ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad.clip_grad_norm_")
+) | {"torch.nn.utils.clip_grad.clip_grad_value_"}
+
+# Module methods that return a one-shot generator (`model.parameters()`): a second pass over it sees nothing.
+MODULE_GENERATORS = frozenset(
+    "parameters named_parameters buffers named_buffers children named_children modules named_modules".split()
+)
+# Builtins that run through the iterable they are given.
+ITERATING_BUILTINS = frozenset(
+    "list tuple set frozenset sorted sum any all max min dict enumerate zip map filter".split()
+)
 
 # -- program-level facts ------------------------------------------------------------------
 # Libraries that set up distributed training and move batches themselves: a program built on

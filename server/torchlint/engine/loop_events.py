@@ -20,7 +20,7 @@ import libcst as cst
 
 from torchlint.engine.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.callargs import get_arg, is_name, truthy
-from torchlint.engine.kinds import Kind
+from torchlint.engine.kinds import CLIP_GRAD, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.walk import SCOPES, block_statements, children, iter_statements, sub_blocks
 
@@ -95,10 +95,6 @@ def exclusive(a: OnBranch, b: OnBranch) -> bool:
     return any(node in arms and arms[node] != arm for node, arm in b.path)
 
 
-_CLIPS = frozenset(
-    f"torch.nn.utils.{m}"
-    for m in ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_grad.clip_grad_norm_")
-) | {"torch.nn.utils.clip_grad.clip_grad_value_"}
 _GRAD_CLEARING_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
 _TRUTHY_RETAIN = ("retain_graph", "create_graph")
 
@@ -289,7 +285,7 @@ class LoopAnalysis:
         if qualname == "torch.cuda.empty_cache":
             self._add(w, EventKind.EMPTY_CACHE, call, None, stmt, alone)
             return
-        if qualname in _CLIPS:
+        if qualname in CLIP_GRAD:
             self._add(w, EventKind.CLIP, call, call.args[0].value if call.args else None, stmt, alone)
             return
         if isinstance(func, cst.Attribute):

@@ -126,6 +126,9 @@ class Rule:
     # The verdict depends on the torch version (a deprecation, a removal, a changed default): findings
     # in a branch that a version guard never takes on the target torch are dropped (version_guards.py).
     version_sensitive: ClassVar[bool] = False
+    # Why a rule of a default category is opt-in all the same: its precision on code nobody tuned it on
+    # missed the bar (error 90%, warning 80% right). Empty: the category decides.
+    opt_in: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -146,6 +149,11 @@ class Rule:
     @classmethod
     def fixable(cls) -> bool:
         return bool(cls.fix_safety)
+
+    @classmethod
+    def by_default(cls) -> bool:
+        """In the default selection: a default category, unless the rule is opt-in for its precision."""
+        return cls.category in DEFAULT_CATEGORIES and not cls.opt_in
 
     def report(
         self,

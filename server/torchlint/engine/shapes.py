@@ -1,4 +1,4 @@
-"""The dimensions of a tensor's shape, when the code names them.
+"""The dimensions of a tensor's shape, when the code names them; which values are flat (N, C) batches.
 
 `b, t, d = x.shape` (or `x.size()`) names every dimension of `x`: a later
 `x.size(1)` or `x.shape[1]` is `t`, and `x.transpose(1, 2)` has the shape
@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine.callargs import int_value
+from torchlint.engine.callargs import get_arg, int_value
+from torchlint.engine.graph_flow import body_of
 from torchlint.engine.names import dotted
+from torchlint.engine.values import current_where
 from torchlint.engine.walk import iter_nodes
 
 if TYPE_CHECKING:
@@ -65,6 +67,63 @@ def dim_name(expr: cst.BaseExpression, tensor: str, dims: list[str]) -> str | No
     if index is None or not -len(dims) <= index < len(dims):
         return None
     return dims[index]
+
+
+# Modules and functions whose output has the rank of their input (per-feature or element-wise).
+RANK_KEEPING_MODULES = frozenset(
+    f"torch.nn.{m}"
+    for m in "Linear ReLU ReLU6 GELU SiLU Tanh Sigmoid LeakyReLU ELU SELU Mish Softplus Hardswish PReLU Identity "
+    "Dropout AlphaDropout Dropout1d Dropout2d Dropout3d BatchNorm1d LayerNorm".split()
+)
+_RANK_KEEPING_FUNCTIONS = frozenset(
+    "relu relu6 gelu silu tanh sigmoid leaky_relu elu selu mish softplus hardswish dropout".split()
+)
+
+
+def flattens(call: cst.Call) -> bool:
+    """`nn.Flatten()` (start_dim 1, end_dim -1): its output is (N, C) whatever the input."""
+    start = get_arg(call, "start_dim")
+    if any(a.keyword is None or a.keyword.value == "end_dim" for a in call.args):
+        return False
+    return start is None or int_value(start.value) == 1
+
+
+def is_flat(ctx: FileContext, expr: cst.BaseExpression, use: cst.CSTNode, depth: int = 0) -> bool:
+    """`expr` is a 2-D (N, C) tensor, proven by the code that built it: `x.flatten(1)`, `torch.flatten(x, 1)`,
+    `x.view(n, -1)`, an `nn.Flatten()`, then anything that keeps the rank (`nn.Linear`, activations)."""
+    if depth > 12:
+        return False
+    if isinstance(expr, cst.Name):
+        body = body_of(ctx)
+        at = body.index(use)
+        d = body.reaching(expr.value, at) if at is not None else None
+        return d is not None and d.value is not None and is_flat(ctx, d.value, d.stmt, depth + 1)
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    q = ctx.qualname(func) or ""
+    positional = [a.value for a in expr.args if a.keyword is None and not a.star]
+    if isinstance(func, cst.Attribute) and q == "":
+        method = func.attr.value
+        if method == "flatten":
+            return len(expr.args) == 1 and len(positional) == 1 and int_value(positional[0]) == 1
+        if method in ("view", "reshape"):
+            return len(expr.args) == 2 and len(positional) == 2
+        if method in _RANK_KEEPING_FUNCTIONS and not expr.args:
+            return is_flat(ctx, func.value, use, depth + 1)
+    if q == "torch.flatten":
+        return len(expr.args) == 2 and len(positional) == 2 and int_value(positional[1]) == 1
+    if q.rpartition(".")[2] in _RANK_KEEPING_FUNCTIONS and q.rpartition(".")[0] in ("torch", "torch.nn.functional"):
+        return bool(positional) and is_flat(ctx, positional[0], use, depth + 1)
+    built = ctx.values.builder(func, current_where(ctx)) if isinstance(func, (cst.Name, cst.Attribute)) else None
+    if built is None:
+        return False
+    module = ctx.qualname(built[0].func)
+    if module == "torch.nn.Flatten":
+        return flattens(built[0])
+    if module in RANK_KEEPING_MODULES and positional:
+        return is_flat(ctx, positional[0], use, depth + 1)
+    return False
 
 
 def _shape_of(expr: cst.BaseExpression) -> str | None:

@@ -224,3 +224,32 @@ def test_fix_moves_the_statement_with_its_comment(fixed):
                 print(value)
         """
     )
+
+
+def test_tl118_all_reduce_read_on_rank_zero_only_is_left_alone(findings):
+    """A collective must run on every rank: moving it under `if rank == 0` would hang the others."""
+    src = (
+        "import torch.distributed as dist\nfrom torch import nn\nmodel = nn.Linear(4, 2).cuda()\n"
+        "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        "    logged = loss.detach()\n    dist.all_reduce(logged)\n    if dist.get_rank() == 0:\n        print(logged)\n"
+    )
+    assert findings(src, "TL118") == []
+
+
+def test_tl118_rank_from_the_environment(findings):
+    src = (
+        "import os\nfrom torch import nn\nrank = int(os.environ['RANK'])\nmodel = nn.Linear(4, 2).cuda()\n"
+        "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        "    value = loss.item()\n    if rank == 0:\n        print(value)\n"
+    )
+    (f,) = findings(src, "TL118")
+    assert f.line == 9 and "rank == 0" in f.message
+
+
+def test_tl118_a_variable_called_rank_is_no_evidence(findings):
+    src = (
+        "from torch import nn\nmodel = nn.Linear(4, 2).cuda()\n"
+        "for x, y in loader:\n    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        "    value = loss.item()\n    if rank == 0:\n        print(value)\n"
+    )
+    assert findings(src, "TL118") == []
