@@ -20,6 +20,11 @@ class DdpFindUnusedParameters(Rule):
     )
     severity = Severity.INFO
     category = "performance"
+    opt_in = (
+        "Measured on nine public repositories it was not tuned on, 29 of its 30 findings were debatable: the "
+        "projects set `find_unused_parameters=True` on purpose, for models with optional branches that DDP "
+        "would otherwise reject with an error. True, but rarely worth changing; select it when tuning a job."
+    )
     summary = "DDP find_unused_parameters=True costs a graph traversal per step"
     what = (
         "Flags `find_unused_parameters=True` given to `DistributedDataParallel`, Accelerate's "

@@ -151,6 +151,8 @@ def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
         f"severity: { {k: v.value for k, v in selection.severity.items()} }",
         f"enabled rules ({len(enabled)} of {len(catalogue)}): {', '.join(enabled)}",
         f"left out by the default selection: {', '.join(left_out) or '(none)'}",
+        "opt-in by measured precision (why: `torchlint rule CODE`): "
+        + (", ".join(code for code, cls in catalogue.items() if cls.opt_in) or "(none)"),
         f"target torch: {version} ({version.source})",
     ]
     print("\n".join(lines))
