@@ -96,13 +96,13 @@ if top_i.item() == EOS_token:
         self, node: cst.Comparison, op: cst.Is | cst.IsNot, left: cst.BaseExpression, right: cst.BaseExpression
     ) -> None:
         for tensor, other in ((left, right), (right, left)):
-            if not self._tensor(tensor, 0):
-                continue
+            # the cheap side first: `x is None`, the common case, ends here
             what = self._other(other)
-            if what is None and self._new(tensor, 0) and self._new(other, 0) and not isinstance(other, cst.Name):
-                what = "a tensor created by the comparison"
-            if what is None:
+            if what is None and (isinstance(other, cst.Name) or not self._new(other, 0)):
                 continue
+            if not self._tensor(tensor, 0) or (what is None and not self._new(tensor, 0)):
+                continue
+            what = what or "a tensor created by the comparison"
             is_not = isinstance(op, cst.IsNot)
             message = self.message.format(
                 op="is not" if is_not else "is",

@@ -278,13 +278,13 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
         func = node.func
         if not node.args or not isinstance(func, (cst.Name, cst.Attribute)):
             return
-        if not any(dotted(a.value) is not None and self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
-            return  # no model handed over by name: not a validation helper's call we can follow
-        helpers = self.ctx.evaluation_helpers
+        helpers = self.ctx.evaluation_helpers  # the cheap test first: most calls are of no such helper
         if (func.value if isinstance(func, cst.Name) else None) not in helpers and self.ctx.qualname(
             func
         ) not in helpers:
             return
+        if not any(dotted(a.value) is not None and self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
+            return  # no model handed over by name: not a validation helper's call we can follow
         for index, param in evaluation_parameters(self.ctx, node.func):
             arg = get_arg(node, param, index)
             name = dotted(arg.value) if arg is not None else None
