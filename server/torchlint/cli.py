@@ -124,8 +124,8 @@ def _rule(code: str) -> int:
 
 
 def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
-    """The settings `check` would use for the first PATH, after the command line's own choices."""
-    from torchlint.engine.project import target_version
+    """The settings `check` uses for the first PATH, after the command line's own choices: both
+    ask the one resolver (ConfigResolver.resolve)."""
     from torchlint.engine.rule import DEFAULT_CATEGORIES, Category
     from torchlint.registry import rules
 
@@ -133,11 +133,10 @@ def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     if not path.exists():
         print(f"torchlint: error: {path}: no such file or directory", file=sys.stderr)
         return EXIT_ERROR
-    settings = resolver.for_path(path)
     overrides = _overrides(args)
-    version = target_version(path, settings.torch_version)
+    resolved = resolver.resolve(path, overrides)
+    settings, selection, version = resolved.settings, resolved.selection, resolved.torch
     catalogue = rules()
-    selection = settings.selection(path, catalogue, overrides)
     enabled = selection.codes
     left_out = [c for c in settings.widened().selection(path, catalogue, overrides).codes if c not in enabled]
     default = ", ".join(c.value for c in Category if c in DEFAULT_CATEGORIES)

@@ -272,15 +272,18 @@ class NotebookResult:
     data: bytes | None = None  # the fixed notebook, when fixes changed it
 
 
-def _lint(program: Program, path: str, rules) -> list[Finding]:
+def _lint(program: Program, path: str, rules, torch_version: str | None) -> list[Finding]:
     from torchlint.engine import lint_text
 
-    return to_cells(program, path, program.syntax_errors(path) + lint_text(path, program.text, rules).findings)
+    findings = lint_text(path, program.text, rules, torch_version=torch_version).findings
+    return to_cells(program, path, program.syntax_errors(path) + findings)
 
 
-def check(path: str, data: bytes, rules, fix: bool = False, unsafe: bool = False) -> NotebookResult:
+def check(
+    path: str, data: bytes, rules, fix: bool = False, unsafe: bool = False, torch_version: str | None = None
+) -> NotebookResult:
     """Lint (and with `fix`, fix; with `unsafe`, unsafe fixes too) a notebook file as one
-    program; findings name their cell."""
+    program, for the target `torch_version` (None: its project's); findings name their cell."""
     from torchlint.engine import fix_text
     from torchlint.engine.runner import error_finding
 
@@ -290,8 +293,8 @@ def check(path: str, data: bytes, rules, fix: bool = False, unsafe: bool = False
         return NotebookResult([error_finding(path, str(exc))])
     program = build(cells)
     if not fix:
-        return NotebookResult(_lint(program, path, rules))
-    fixed = fix_text(path, program.text, rules, unsafe=unsafe)
+        return NotebookResult(_lint(program, path, rules, torch_version))
+    fixed = fix_text(path, program.text, rules, unsafe=unsafe, torch_version=torch_version)
     out = NotebookResult(to_cells(program, path, program.syntax_errors(path) + fixed.remaining), fixed.applied)
     if fixed.applied == 0 or fixed.text == program.text:
         out.applied = 0
@@ -303,6 +306,8 @@ def check(path: str, data: bytes, rules, fix: bool = False, unsafe: bool = False
         return out
     changed = {i: s for i, s in sources.items() if s != cells[i].source}
     new_cells = [Cell(c.index, changed.get(c.index, c.source), c.kind) for c in cells]
-    out.findings = _lint(build(new_cells), path, rules)  # line numbers moved: report against the fixed cells
+    out.findings = _lint(
+        build(new_cells), path, rules, torch_version
+    )  # line numbers moved: report against the fixed cells
     out.data = write_ipynb(data, nb, changed)
     return out

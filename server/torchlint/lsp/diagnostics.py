@@ -61,7 +61,7 @@ def lint(
         return out
     from torchlint.engine import lint_text  # imported on first use: the server starts without libcst
 
-    result = lint_text(snap.path, snap.text, list(setup.rules), parser=parser)
+    result = lint_text(snap.path, snap.text, list(setup.rules), parser=parser, torch_version=setup.torch_version)
     findings = result.findings
     if dependencies is not None:
         dependencies.update(result.dependencies)
