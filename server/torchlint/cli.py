@@ -214,7 +214,16 @@ def _check(args: argparse.Namespace) -> int:
     colour = out.isatty() and "NO_COLOR" not in os.environ
     unsafe = result.unsafe_paths
     if args.output_format == "text":
-        out.write(text.render(findings, colour=colour, fixed=result.fixed, summary=not args.quiet, unsafe_paths=unsafe))
+        out.write(
+            text.render(
+                findings,
+                colour=colour,
+                fixed=result.fixed,
+                summary=not args.quiet,
+                unsafe_paths=unsafe,
+                dry_run=args.diff,
+            )
+        )
     else:
         out.write(FORMATS[args.output_format](findings))
     if args.statistics:
