@@ -79,11 +79,12 @@ def _encode(path: str, f: Finding) -> list:
         [_fix_to(a) for a in f.alternatives],
         f.statement_line,
         f.node_end_line,
+        list(f.cites),
     ]
 
 
 def _decode(path: str, raw: list) -> Finding:
-    suffix, line, col, eline, ecol, code, name, message, sev, fix, alts, stmt, node_end = raw
+    suffix, line, col, eline, ecol, code, name, message, sev, fix, alts, stmt, node_end, cites = raw
     return Finding(
         path + suffix,
         line,
@@ -98,6 +99,7 @@ def _decode(path: str, raw: list) -> Finding:
         tuple(_fix_from(a) for a in alts),
         stmt,
         node_end,
+        tuple(cites),
     )
 
 

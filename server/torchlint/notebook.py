@@ -226,8 +226,19 @@ def file_and_cell(path: str) -> tuple[str, int | None]:
     return (m["file"], int(m["cell"])) if m else (path, None)
 
 
+def cite_cells(program: Program, f: Finding) -> str:
+    """`f`'s message with each program line it cites (`on line 16`) named as Jupyter shows it (`on cell 3,
+    line 5`): the CLI and the editor both say where the other line is."""
+    message = f.message
+    for line in f.cites:
+        at = program.locate(line, 1)
+        if at is not None:
+            message = re.sub(rf"\bline {line}\b", f"cell {at[0] + 1}, line {at[1]}", message)
+    return message
+
+
 def to_cells(program: Program, path: str, findings: list[Finding]) -> list[Finding]:
-    """Findings with the cell in the path and lines and columns relative to the cell."""
+    """Findings with the cell in the path, lines and columns relative to the cell, cited lines by cell."""
     out = []
     for f in findings:
         start = program.locate(f.line, f.column)
@@ -246,7 +257,7 @@ def to_cells(program: Program, path: str, findings: list[Finding]) -> list[Findi
                 end[2],
                 f.code,
                 f.name,
-                f.message,
+                cite_cells(program, f),
                 f.severity,
                 _cell_fix(program, f.fix, start[0]),
                 tuple(x for x in (_cell_fix(program, a, start[0]) for a in f.alternatives) if x),

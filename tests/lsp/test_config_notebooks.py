@@ -174,6 +174,21 @@ async def test_notebook_cells_are_one_program(project):
         assert await s.diagnostics(cell_uris[2], lambda d: len(d) == 0) == []
 
 
+async def test_a_message_that_cites_another_line_names_its_cell(project):
+    """TL803 says where the softmax output reaches the loss as the notebook shows it: cell 4, line 2."""
+    cells = [
+        ("markdown", "# Train"),
+        ("code", "import torch.nn.functional as F\nprobs = F.softmax(logits, dim=1)"),
+        ("code", "y = 2"),
+        ("code", "x = 1\nloss = F.cross_entropy(probs, target)"),
+    ]
+    async with session(project) as s:
+        _, cell_uris, params = notebook_params(project, cells)
+        s.client.notebook_document_did_open(params)
+        (d,) = await s.diagnostics(cell_uris[1], lambda d: len(d) == 1)
+        assert d.code == "TL803" and "on cell 4, line 2" in d.message and "on line" not in d.message, d.message
+
+
 async def test_an_unparsable_cell_is_reported_in_its_cell_and_the_rest_still_linted(project):
     cells = [
         ("code", "import torch\nmodel = torch.nn.Linear(4, 2)\noptimizer = torch.optim.Adam(model.parameters())"),

@@ -317,6 +317,7 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
                 alternatives,
                 stmt_line,
                 node_end_line,
+                report.cites,
             )
         )
     return out

@@ -18,6 +18,7 @@ from torchlint.lsp.coordinates import LineIndex
 from torchlint.lsp.documents import Snapshot, text_snapshot
 from torchlint.lsp.settings import LintSetup
 from torchlint.lsp.uris import from_path
+from torchlint.notebook import cite_cells
 
 if TYPE_CHECKING:
     from torchlint.checker import RunResult
@@ -99,7 +100,7 @@ def to_diagnostic(snap: Snapshot, f: Finding, severity: Mapping[str, Severity]) 
     }
     return uri, types.Diagnostic(
         rng,
-        f.message,
+        f.message if snap.program is None else cite_cells(snap.program, f),
         severity=SEVERITY[Severity(level)],
         code=f.code,
         code_description=types.CodeDescription(href=f.url) if f.code != "TL000" else None,
