@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("torchlint.lsp")
 
 DEBOUNCE = 0.15  # seconds of quiet after an edit before linting
+FIX_ALL_TRIES = 3  # computations of a fix-all while the document keeps changing under it
 CONFIG_NAMES = ("pyproject.toml", "torchlint.toml")
 SECTION = "torchlint"  # the client's settings section
 
@@ -349,17 +350,21 @@ class Session:
         return bool(parts)
 
     async def fix_all(self, key: str, cell: str | None = None) -> tuple[dict[str, list[types.TextEdit]], int]:
-        """Every safe fix of the open document (or notebook) `key`, or of its one `cell`, and how many."""
-        snap = self.snapshot(key) if self.is_open(key) else None
-        if snap is None or self.lost(snap):
-            return {}, 0
+        """Every safe fix of the open document (or notebook) `key`, or of its one `cell`, and how many,
+        computed on its text of the moment. Edited meanwhile, the edits would land on the wrong text: they
+        are computed again on the new one (on save VS Code applies one cell's fixes while it asks for the
+        next cell's), until the text holds still for one computation."""
         loop = asyncio.get_running_loop()
-        changes, applied = await loop.run_in_executor(
-            self.lint_pool, lambda: edits.fix_all(snap, self.setup(snap), cell)
-        )
-        if self.generation(key) != snap.generation:
-            return {}, 0  # edited meanwhile: these edits would land on the wrong text
-        return changes, applied
+        for _ in range(FIX_ALL_TRIES):
+            snap = self.snapshot(key) if self.is_open(key) else None
+            if snap is None or self.lost(snap):
+                return {}, 0
+            changes, applied = await loop.run_in_executor(
+                self.lint_pool, lambda snap=snap: edits.fix_all(snap, self.setup(snap), cell)
+            )
+            if self.generation(key) == snap.generation:
+                return changes, applied
+        return {}, 0  # edited all along: no edit is better than one on the wrong text
 
     # --- publishing ---------------------------------------------------------------------
 
