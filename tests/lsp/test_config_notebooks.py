@@ -276,8 +276,19 @@ async def test_probe_command_publishes_runtime_observations(project):
         # the lint result kept alongside, marked as the run judged it
         (static,) = [d for d in diags if d.source == "torchlint"]
         assert static.code == "TL101" and static.message.endswith("[confirmed by the runtime probe]")
+        static_line = static.range.start.line
         (reports,) = s.client.progress_reports.values()
         assert reports[0].kind == "begin" and reports[-1].kind == "end"
+        # two lines typed above: the observation moves with its line, the next lint keeps the mark
+        s.change(u, "# data\n# model\n" + TRAIN)
+        diags = await s.diagnostics(
+            u, lambda d: [x.range.start.line for x in d if x.code == "TL101"] == [static_line + 2]
+        )
+        (probe,) = [d for d in diags if d.source == "torchlint-probe"]
+        assert (probe.range.start.line, probe.range.start.character) == (9, 4)
+        (static,) = [d for d in diags if d.source == "torchlint"]
+        assert static.range.start.line == static_line + 2
+        assert static.message.endswith("[confirmed by the runtime probe]"), static.message
 
 
 def _running(marker: str) -> bool:

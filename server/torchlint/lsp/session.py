@@ -142,6 +142,10 @@ class Session:
         self.touch(key)
         self.results.pop(key, None)
         self._overlay(key)
+        run = self.probe.get(key)
+        text = documents.source(self.workspace, key) if run is not None else None
+        if run is not None and text is not None:
+            run.follow(text)  # its observations and statuses stay with their lines
         if self.settings_for(key).run == "onType" and not self.pull:
             self.schedule(key, DEBOUNCE)
             self.relint_dependents(to_path(key))
