@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from lsp_session import BUGGY, FIXED, PUSH, apply, notebook_params, session, uri
+from lsp_session import BUGGY, FIXED, PUSH, apply, notebook_params, progress, session, uri
 from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
@@ -277,7 +277,7 @@ async def test_probe_command_publishes_runtime_observations(project):
         (static,) = [d for d in diags if d.source == "torchlint"]
         assert static.code == "TL101" and static.message.endswith("[confirmed by the runtime probe]")
         static_line = static.range.start.line
-        (reports,) = s.client.progress_reports.values()
+        (reports,) = progress(s.client, "torchlint: probing train.py")
         assert reports[0].kind == "begin" and reports[-1].kind == "end"
         # two lines typed above: the observation moves with its line, the next lint keeps the mark
         s.change(u, "# data\n# model\n" + TRAIN)

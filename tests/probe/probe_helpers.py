@@ -97,6 +97,7 @@ REPORT = {
                         "message": {"type": "string"},
                         "path": {"type": ["string", "null"]},
                         "line": {"type": ["integer", "null"]},
+                        "rank": {"type": "integer", "minimum": 0},  # --nproc-per-node: the lowest crashed rank
                     },
                 },
             ]

@@ -36,12 +36,14 @@ from torchlint.lsp.documents import Snapshot
 from torchlint.lsp.folders import FolderSettings
 from torchlint.lsp.settings import ClientSettings, LintSetup, setup
 from torchlint.lsp.uris import to_path
+from torchlint.lsp.work_done import WorkDone
 
 if TYPE_CHECKING:
     from torchlint.engine.incremental import ChunkParser
     from torchlint.lsp.probe_runner import ProbeRun
 
 log = logging.getLogger("torchlint.lsp")
+_LintOutput = tuple[dict[str, list[types.Diagnostic]], LintSetup | None]  # diagnostics per URI, and the setup
 
 DEBOUNCE = 0.15  # seconds of quiet after an edit before linting
 FIX_ALL_TRIES = 3  # computations of a fix-all while the document keeps changing under it
@@ -96,6 +98,7 @@ class Session:
         self._shown: set[str] = set()  # messages already shown once
         self._config_mtimes: dict[str, float | None] = {}  # config files read, and their mtime then
         self._good: dict[str, last_good.Lint] = {}  # each open document's (cell's) last lint that parsed
+        self._analysing = False  # the first lint has started (and its progress with it)
 
     # --- documents ------------------------------------------------------------------
 
@@ -229,9 +232,7 @@ class Session:
     def setup(self, snap: Snapshot) -> LintSetup:
         return setup(self.resolver, self.settings_for(snap.key), snap.path)
 
-    def _lint_sync(
-        self, snap: Snapshot, dependencies: set[str]
-    ) -> tuple[dict[str, list[types.Diagnostic]], LintSetup | None]:
+    def _lint_sync(self, snap: Snapshot, dependencies: set[str]) -> _LintOutput:
         if not self.settings_for(snap.key).enable:
             return {p.uri: [] for p in snap.parts}, None
         lint_setup = self.setup(snap)
@@ -325,7 +326,11 @@ class Session:
         loop = asyncio.get_running_loop()
         dependencies: set[str] = set()
         try:
-            result, lint_setup = await loop.run_in_executor(self.lint_pool, self._lint_sync, snap, dependencies)
+            running = loop.run_in_executor(self.lint_pool, self._lint_sync, snap, dependencies)
+            if self._analysing:
+                result, lint_setup = await running
+            else:
+                result, lint_setup = await self._first_lint(running)
         except Exception as exc:  # a bug in a rule or the engine: report it, keep serving
             log.exception("lint failed for %s", key)
             self.log_once(f"torchlint failed on {snap.path}: {type(exc).__name__}: {exc}", types.MessageType.Error)
@@ -341,6 +346,15 @@ class Session:
         if not self.pull:
             self.publish(key, published)
         return published
+
+    async def _first_lint(self, running: asyncio.Future[_LintOutput]) -> _LintOutput:
+        """The first lint loads the engine and the rules and reads the project: seconds on a loaded
+        machine, with nothing in the editor meanwhile, so it shows `$/progress` "analysing" (the lint
+        runs while the client creates the progress bar)."""
+        self._analysing = True
+        async with WorkDone(self.server, "torchlint: analysing", cancellable=False) as progress:
+            progress.report("loading the rules and reading the project")
+            return await running
 
     def lost(self, snap: Snapshot) -> bool:
         """Whether an edit to a part of `snap` did not fit the server's text (logged once, for the user)."""
