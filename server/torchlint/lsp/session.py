@@ -367,6 +367,9 @@ class Session:
             )
         return bool(parts)
 
+    def _fix_all_sync(self, snap: Snapshot, cell: str | None) -> tuple[dict[str, list[types.TextEdit]], int]:
+        return edits.fix_all(snap, self.setup(snap), cell)
+
     async def fix_all(self, key: str, cell: str | None = None) -> tuple[dict[str, list[types.TextEdit]], int]:
         """Every safe fix of the open document (or notebook) `key`, or of its one `cell`, and how many,
         computed on its text of the moment. Edited meanwhile, the edits would land on the wrong text: they
@@ -377,9 +380,7 @@ class Session:
             snap = self.snapshot(key) if self.is_open(key) else None
             if snap is None or self.lost(snap):
                 return {}, 0
-            changes, applied = await loop.run_in_executor(
-                self.lint_pool, lambda snap=snap: edits.fix_all(snap, self.setup(snap), cell)
-            )
+            changes, applied = await loop.run_in_executor(self.lint_pool, self._fix_all_sync, snap, cell)
             if self.generation(key) == snap.generation:
                 return changes, applied
         return {}, 0  # edited all along: no edit is better than one on the wrong text
