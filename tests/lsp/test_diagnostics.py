@@ -48,6 +48,25 @@ async def test_the_first_lint_shows_analysing_progress_until_its_diagnostics(pro
         assert len(progress(s.client, "torchlint: analysing")) == 1
 
 
+async def test_an_edit_during_the_first_lint_hands_the_progress_to_the_next_lint(project):
+    """Typing while the first lint runs replaces it; the lint that replaces it (queued behind it on the
+    lint thread) shows "analysing" in its turn, rather than seconds of nothing."""
+    filler = "".join(f"def f{i}(x):\n    return torch.relu(x) * {i}\n\n\n" for i in range(1500))
+    async with session(project) as s:
+        u = s.open(project / "train.py", BUGGY + filler)  # seconds to lint the first time
+        while not progress(s.client, "torchlint: analysing"):
+            await asyncio.sleep(0.01)
+        s.change(u, FIXED + filler)  # arrives while the first lint runs
+        await s.diagnostics(u, lambda d: len(d) == 0)
+        shown = progress(s.client, "torchlint: analysing")
+        assert len(shown) == 2, shown
+        for _ in range(100):
+            if all(r[-1].kind == "end" for r in shown):
+                break
+            await asyncio.sleep(0.05)
+        assert all(r[-1].kind == "end" for r in shown)
+
+
 async def test_utf16_columns_after_chinese_and_emoji(project):
     text = 'import torch\nnote = "中文😀"; sd = torch.load("m.pt")  # 加载\n'
     async with session(project) as s:

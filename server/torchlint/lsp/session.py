@@ -352,9 +352,13 @@ class Session:
         machine, with nothing in the editor meanwhile, so it shows `$/progress` "analysing" (the lint
         runs while the client creates the progress bar)."""
         self._analysing = True
-        async with WorkDone(self.server, "torchlint: analysing", cancellable=False) as progress:
-            progress.report("loading the rules and reading the project")
-            return await running
+        try:
+            async with WorkDone(self.server, "torchlint: analysing", cancellable=False) as progress:
+                progress.report("loading the rules and reading the project")
+                return await running
+        except asyncio.CancelledError:
+            self._analysing = False  # an edit replaced this lint: the next one (queued behind it) shows it
+            raise
 
     def lost(self, snap: Snapshot) -> bool:
         """Whether an edit to a part of `snap` did not fit the server's text (logged once, for the user)."""
