@@ -513,7 +513,7 @@ def project_for(path: str) -> Project | None:
         p = p.resolve()
         if not p.parent.is_dir():
             return None
-    except OSError:
+    except (OSError, RuntimeError):  # a symlink loop is a RuntimeError before Python 3.13
         return None
     return _project_at(find_root(p))
 
