@@ -73,14 +73,14 @@ def test_json_schema_exact(project, run_cli):
 
 
 def test_sarif_validates_against_schema(project, run_cli):
-    doc = json.loads(run_cli("check", "--output-format", "sarif", project).stdout)
+    doc = json.loads(run_cli("check", "--output-format", "sarif", ".", cwd=project).stdout)
     schema = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
     jsonschema.Draft7Validator(schema).validate(doc)
     run = doc["runs"][0]
     assert {r["ruleId"] for r in run["results"]} == {"TL101", "TL601"}
     for r in run["results"]:
         loc = r["locations"][0]["physicalLocation"]
-        assert not loc["artifactLocation"]["uri"].startswith("/") or True
+        assert loc["artifactLocation"] == {"uri": "train.py", "uriBaseId": "%SRCROOT%"}
         assert loc["region"]["startLine"] >= 1
         assert r["partialFingerprints"]["primaryLocationLineHash"]
     ids = [d["id"] for d in run["tool"]["driver"]["rules"]]
@@ -97,6 +97,13 @@ def test_sarif_uri_is_repo_relative(tmp_path, run_cli):
     doc = json.loads(run_cli("check", "--output-format", "sarif", "pkg", cwd=tmp_path).stdout)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
     assert uris == {"pkg/train.py"}
+
+
+def test_sarif_uri_of_a_file_outside_the_root_is_absolute(project, run_cli):
+    (project / "elsewhere").mkdir()  # not a git repository: the working directory is the root
+    doc = json.loads(run_cli("check", "--output-format", "sarif", "../train.py", cwd=project / "elsewhere").stdout)
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
+    assert uris == {(project / "train.py").as_uri()}
 
 
 def test_github_annotations(project, run_cli):

@@ -38,6 +38,14 @@ def test_fix_applies_only_safe_fixes(train, run_cli):
     assert "1 fixable with `torchlint check --fix --unsafe-fixes`" in r.stdout
 
 
+def test_diff_says_what_it_would_fix_and_writes_nothing(train, run_cli):
+    r = run_cli("check", "--no-cache", "--diff", train)
+    assert train.read_text() == BUGGY
+    assert "Would fix 1 finding." in r.stdout and "Fixed" not in r.stdout
+    r = run_cli("check", "--no-cache", "--diff", "--unsafe-fixes", train)
+    assert r.stdout.rstrip().endswith("Would fix 2 findings. No findings would remain."), r.stdout
+
+
 def test_unsafe_fixes_flag_adds_unsafe_fixes(train, run_cli):
     r = run_cli("check", "--fix", "--unsafe-fixes", train)
     assert r.returncode == 0, r.stdout

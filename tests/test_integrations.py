@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,8 @@ import pytest
 from test_cli import BUGGY
 
 BIN = Path(sys.executable).parent
+PRE_COMMIT = shutil.which("pre-commit", path=str(BIN)) or shutil.which("pre-commit") or str(BIN / "pre-commit")
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_flake8_select_tl(tmp_path):
@@ -94,7 +97,7 @@ def test_pre_commit_try_repo(tmp_path, hook_repo, hook):
     (work / "train.py").write_text(BUGGY)
     _git(work, "add", "train.py")
     r = subprocess.run(
-        [str(BIN / "pre-commit"), "try-repo", str(src), hook, "--all-files", "--verbose"],
+        [PRE_COMMIT, "try-repo", str(src), hook, "--all-files", "--verbose"],
         cwd=work,
         capture_output=True,
         text=True,
@@ -108,3 +111,35 @@ def test_pre_commit_try_repo(tmp_path, hook_repo, hook):
         fixed = (work / "train.py").read_text()
         assert "opt.zero_grad()" in fixed  # a safe fix
         assert "weights_only=True" not in fixed  # an unsafe one: the hook runs plain --fix
+
+
+def _readme_configs() -> list[str]:
+    """The `.pre-commit-config.yaml` examples of the README's pre-commit section, as written."""
+    section = README.read_text(encoding="utf-8").split("## pre-commit and flake8", 1)[1].split("\n## ", 1)[0]
+    return [block for block in re.findall(r"```yaml\n(.*?)```", section, flags=re.S) if "repos:" in block]
+
+
+@pytest.mark.parametrize("form", ["local", "clone"])
+def test_the_readme_pre_commit_config_runs_from_a_fresh_clone(tmp_path, hook_repo, form):
+    """Each documented config, with only its placeholders filled in, runs `pre-commit run --all-files`."""
+    src, home = hook_repo
+    (config,) = [c for c in _readme_configs() if ("repo: local" in c) == (form == "local")]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True, check=True)
+    config = config.replace("/path/to/torchlint", str(src)).replace("COMMIT", head.stdout.strip())
+    work = tmp_path / "user-repo"
+    work.mkdir()
+    _git(work, "init", "-q")
+    (work / ".pre-commit-config.yaml").write_text(config)
+    (work / "train.py").write_text(BUGGY)
+    (work / "ok.py").write_text("import torch\n")
+    _git(work, "add", "-A")
+    r = subprocess.run(
+        [PRE_COMMIT, "run", "--all-files", "--verbose"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PRE_COMMIT_HOME": str(home), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"},
+    )
+    assert r.returncode == 1, r.stdout + r.stderr  # the findings (check) / the file it fixed
+    assert "train.py:5:1: TL101" in r.stdout and "ok.py" not in r.stdout, r.stdout

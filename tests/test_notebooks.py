@@ -279,3 +279,15 @@ def test_a_warm_run_does_not_lint_the_notebook_again(tmp_path, monkeypatch):
     nb.write_text(nb.read_text().replace("x = # TODO", "x = 1"))
     assert [f.code for f in check(nb, cache_dir=tmp_path / "cache").findings] == ["TL101"]
     assert calls == [str(nb)], "a changed notebook is linted again"
+
+
+SOFTMAX_CELL = "import torch.nn.functional as F\nprobs = F.softmax(logits, dim=1)\n"
+LOSS_CELL = "x = 1\nloss = F.cross_entropy(probs, target)\n"
+
+
+def test_a_message_that_cites_another_line_names_its_cell(tmp_path, run_cli):
+    """TL803 says where the softmax output reaches the loss: in Jupyter's terms, not the joined program's."""
+    nb = write_notebook(tmp_path / "nb.ipynb", ["md:intro", SOFTMAX_CELL, "y = 2\n", LOSS_CELL])
+    out = run_cli("check", "--no-cache", "--select", "TL803", nb).stdout
+    (line,) = [line for line in out.splitlines() if "TL803" in line]
+    assert "on cell 4, line 2" in line and "on line" not in line, line

@@ -17,6 +17,13 @@ RG="$(command -v rg || true)"
 if [ -z "$RG" ]; then
   log "ripgrep is missing (apt-get install ripgrep)"; exit 1
 fi
+# Native modules are built from source: VS Code's `kerberos` needs the Kerberos headers, all need a toolchain.
+for tool in krb5-config:libkrb5-dev cc:build-essential c++:build-essential make:build-essential python3:python3; do
+  if ! command -v "${tool%%:*}" >/dev/null; then
+    log "${tool%%:*} is missing (apt-get install ${tool#*:}): code-server's native modules are built from source"
+    exit 1
+  fi
+done
 mkdir -p "$CACHE"
 WORK="$(mktemp -d "$CACHE/.install-$VERSION.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT

@@ -20,10 +20,10 @@ class WorkerDataset:
     summary: ModuleSummary  # the file that defines the dataset's class
     name: str  # the class
 
-    def place(self, ctx, line: int) -> str:
-        """`line N` in this file, `file.py:N` in another project file."""
+    def place(self, ctx, line: int) -> tuple[str, tuple[int, ...]]:
+        """`line N` in this file (and N, for `Rule.report`'s `cites`), `file.py:N` in another project file."""
         here = self.summary.path == Path(ctx.path) or not self.summary.name
-        return f"line {line}" if here else f"{self.summary.path.name}:{line}"
+        return (f"line {line}", (line,)) if here else (f"{self.summary.path.name}:{line}", ())
 
 
 def worker_dataset(ctx, node: cst.Call) -> WorkerDataset | None:

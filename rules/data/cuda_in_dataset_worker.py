@@ -113,5 +113,5 @@ loader = DataLoader(data, batch_size=8, num_workers=2)
             return
         line = cuda_in_getitem(found.summary, found.name)
         if line is not None:
-            place = found.place(self.ctx, line)
-            self.report(node, self.message.format(workers=found.workers, cls=found.name, place=place))
+            place, cites = found.place(self.ctx, line)
+            self.report(node, self.message.format(workers=found.workers, cls=found.name, place=place), cites=cites)

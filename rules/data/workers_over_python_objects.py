@@ -162,5 +162,6 @@ def main(files):
         store = python_object_store(found.summary, found.name)
         if store is None:
             return
-        place = found.place(self.ctx, store.line)
-        self.report(node, self.message.format(workers=found.workers, cls=found.name, attr=store.attribute, place=place))
+        place, cites = found.place(self.ctx, store.line)
+        message = self.message.format(workers=found.workers, cls=found.name, attr=store.attribute, place=place)
+        self.report(node, message, cites=cites)

@@ -42,10 +42,11 @@ class LossInputRule(Rule):
             return
         feed = feeds[0]  # one finding per activation, however many losses it feeds
         if feed.origin.node is None:
-            place = f"its input comes from the {self.activation} at {feed.origin.elsewhere}"
+            place, cites = f"its input comes from the {self.activation} at {feed.origin.elsewhere}", ()
         else:
-            place = f"it reaches `{feed.loss_name}` on line {line_of(self.ctx.module, feed.call)}"
-        self.report(node, self.message.format(place=place), fix=self.fix_for(feed))
+            line = line_of(self.ctx.module, feed.call)
+            place, cites = f"it reaches `{feed.loss_name}` on line {line}", (line,)
+        self.report(node, self.message.format(place=place), fix=self.fix_for(feed), cites=cites)
 
     def fix_for(self, feed: Feed) -> NodeFix | None:
         return None

@@ -1,7 +1,10 @@
 """Content-hash cache of check results (`.torchlint_cache/`).
 
-Keyed by the file's bytes, torchlint's version and code, and the effective
-rule selection, so any change to one of them is a miss. An entry also lists the
+Keyed by the file's bytes and real path, torchlint's version and code, and the
+settings resolved for the file (config.ConfigResolver.resolve: the rule selection
+after per-file ignores, the severities, the target torch version, which comes from
+the settings or the project's declared dependencies), so any change to one of them
+is a miss. An entry also lists the
 other project files its findings were derived from (a base class, a factory)
 with their content hashes: a change to one of them is a miss too. Entries are written to
 a temporary file and renamed into place: concurrent runs never see half an
@@ -43,9 +46,12 @@ def default_dir() -> Path:
     return Path(os.environ.get("TORCHLINT_CACHE_DIR") or Path.cwd() / DIRNAME)
 
 
-def key(data: bytes, codes, severity, path_kind: str) -> str:
+def key(data: bytes, path: str, codes, severity, torch_version: str | None) -> str:
+    """The entry of one file's findings under its resolved settings. The path is part of it: the same
+    bytes in another folder or project may be judged differently (its project, its module name)."""
     h = hashlib.sha256()
-    h.update(f"{_code_fingerprint()}|{','.join(codes)}|{severity}|{path_kind}|".encode())
+    where = os.path.realpath(path)
+    h.update(f"{_code_fingerprint()}|{where}|{','.join(codes)}|{severity}|{torch_version}|".encode())
     h.update(data)
     return h.hexdigest()
 
@@ -73,11 +79,12 @@ def _encode(path: str, f: Finding) -> list:
         [_fix_to(a) for a in f.alternatives],
         f.statement_line,
         f.node_end_line,
+        list(f.cites),
     ]
 
 
 def _decode(path: str, raw: list) -> Finding:
-    suffix, line, col, eline, ecol, code, name, message, sev, fix, alts, stmt, node_end = raw
+    suffix, line, col, eline, ecol, code, name, message, sev, fix, alts, stmt, node_end, cites = raw
     return Finding(
         path + suffix,
         line,
@@ -92,6 +99,7 @@ def _decode(path: str, raw: list) -> Finding:
         tuple(_fix_from(a) for a in alts),
         stmt,
         node_end,
+        tuple(cites),
     )
 
 

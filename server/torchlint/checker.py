@@ -38,6 +38,7 @@ class Job:
     codes: tuple[str, ...]
     severity: tuple[tuple[str, str], ...]
     mode: str  # "check" | "fix" | "diff"
+    torch_version: str | None = None  # the target torch the settings resolve to (None: the project's)
     cache_dir: str | None = None  # check mode only
     unsafe_fixes: bool = False  # fix/diff modes apply unsafe fixes too
 
@@ -96,7 +97,7 @@ def _read_and_run(job: Job) -> FileResult:
         return FileResult(job.path, [error_finding(job.path, f"cannot read file: {exc.strerror or exc}")])
     if job.mode == "check" and job.cache_dir is not None:
         store = cache.Cache(Path(job.cache_dir))
-        k = cache.key(data, job.codes, job.severity, Path(job.path).suffix)
+        k = cache.key(data, job.path, job.codes, job.severity, job.torch_version)
         hit = store.get(k, job.path)
         if hit is not None:
             return FileResult(job.path, hit)
@@ -128,13 +129,13 @@ def _run_job(job: Job, data: bytes) -> FileResult:
     if job.path.endswith(".ipynb"):
         return _run_notebook(job, data, selected)
     if job.mode == "check":
-        result, _ = lint_bytes(job.path, data, selected)
+        result, _ = lint_bytes(job.path, data, selected, torch_version=job.torch_version)
         return FileResult(job.path, _apply_severity(result.findings, job.severity), dependencies=result.dependencies)
     try:
         source = decode(data)
     except SourceError as exc:
         return FileResult(job.path, [source_error_finding(job.path, exc)])
-    fixed = fix_text(job.path, source.text, selected, unsafe=job.unsafe_fixes)
+    fixed = fix_text(job.path, source.text, selected, unsafe=job.unsafe_fixes, torch_version=job.torch_version)
     out = FileResult(job.path, _apply_severity(fixed.remaining, job.severity), fixed.applied)
     if fixed.applied == 0 or fixed.text == source.text:
         out.fixed = 0
@@ -187,7 +188,9 @@ def _run_notebook(job: Job, data: bytes, selected: list[type[Rule]]) -> FileResu
     """A notebook's code cells checked as one program (see torchlint.notebook)."""
     from torchlint import notebook
 
-    nb = notebook.check(job.path, data, selected, fix=job.mode != "check", unsafe=job.unsafe_fixes)
+    nb = notebook.check(
+        job.path, data, selected, fix=job.mode != "check", unsafe=job.unsafe_fixes, torch_version=job.torch_version
+    )
     out = FileResult(job.path, _apply_severity(nb.findings, job.severity), nb.applied)
     return out if nb.data is None else _deliver(job, out, data, nb.data)
 
@@ -231,15 +234,13 @@ def plan(
     """One job per file with its effective rule codes and severities; `unsafe_fixes`
     (from the command line) replaces each file's configured `unsafe-fixes` when given."""
     candidates: list[Candidate] = discover(paths, resolver)
-    all_codes = list(rules())
     jobs = []
     for c in candidates:
-        settings = resolver.for_path(c.path)
-        selection = settings.selection(c.path, all_codes, overrides)
-        severity = tuple(sorted((k, v.value) for k, v in selection.severity.items()))
-        unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+        resolved = resolver.resolve(c.path, overrides)
+        severity = tuple(sorted((k, v.value) for k, v in resolved.selection.severity.items()))
+        unsafe = resolved.settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
         store = str(cache_dir) if cache_dir and mode == "check" else None
-        jobs.append(Job(str(c.path), selection.codes, severity, mode, store, unsafe))
+        jobs.append(Job(str(c.path), resolved.selection.codes, severity, mode, str(resolved.torch), store, unsafe))
     return jobs
 
 

@@ -123,8 +123,8 @@ def _rule(code: str) -> int:
 
 
 def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
-    """The settings `check` would use for the first PATH, after the command line's own choices."""
-    from torchlint.engine.project import target_version
+    """The settings `check` uses for the first PATH, after the command line's own choices: both
+    ask the one resolver (ConfigResolver.resolve)."""
     from torchlint.engine.rule import DEFAULT_CATEGORIES, Category
     from torchlint.registry import rules
 
@@ -132,11 +132,10 @@ def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     if not path.exists():
         print(f"torchlint: error: {path}: no such file or directory", file=sys.stderr)
         return EXIT_ERROR
-    settings = resolver.for_path(path)
     overrides = _overrides(args)
-    version = target_version(path, settings.torch_version)
+    resolved = resolver.resolve(path, overrides)
+    settings, selection, version = resolved.settings, resolved.selection, resolved.torch
     catalogue = rules()
-    selection = settings.selection(path, catalogue, overrides)
     enabled = selection.codes
     left_out = [c for c in settings.widened().selection(path, catalogue, overrides).codes if c not in enabled]
     default = ", ".join(c.value for c in Category if c in DEFAULT_CATEGORIES)
@@ -216,7 +215,16 @@ def _check(args: argparse.Namespace) -> int:
     colour = out.isatty() and "NO_COLOR" not in os.environ
     unsafe = result.unsafe_paths
     if args.output_format == "text":
-        out.write(text.render(findings, colour=colour, fixed=result.fixed, summary=not args.quiet, unsafe_paths=unsafe))
+        out.write(
+            text.render(
+                findings,
+                colour=colour,
+                fixed=result.fixed,
+                summary=not args.quiet,
+                unsafe_paths=unsafe,
+                dry_run=args.diff,
+            )
+        )
     else:
         out.write(FORMATS[args.output_format](findings))
     if args.statistics:

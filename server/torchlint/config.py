@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from torchlint.engine.target_version import parse_version
+from torchlint.engine.target_version import TorchVersion, parse_version
 from torchlint.findings import Severity
 
 KEYS = {
@@ -78,6 +78,17 @@ class Selection:
 
     codes: tuple[str, ...]
     severity: dict[str, Severity]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Everything the configuration decides about one file's findings: its settings, the rules that
+    run with their severities, and the torch it targets. `check`, `--show-settings`, the language
+    server and the flake8 plugin all ask `ConfigResolver.resolve`, so they cannot disagree."""
+
+    settings: Settings
+    selection: Selection
+    torch: TorchVersion
 
 
 @dataclass
@@ -276,6 +287,16 @@ class ConfigResolver:
             if not explicit.is_file():
                 raise ConfigError(f"{explicit}: config file not found")
             self.explicit = load_file(explicit, self.known) or Settings(root=explicit.parent, source=str(explicit))
+
+    def resolve(self, path: Path, overrides: Overrides | None = None) -> Resolved:
+        """The settings of `path` with `overrides` on top, and its target torch: the settings'
+        `torch-version`, else what the file's project declares or has installed."""
+        from torchlint.engine.project import target_version  # not at import: it loads the engine
+        from torchlint.registry import rules
+
+        settings = self.for_path(path)
+        selection = settings.selection(path, rules(), overrides)
+        return Resolved(settings, selection, target_version(path, settings.torch_version))
 
     def for_path(self, path: Path) -> Settings:
         if self.explicit is not None:

@@ -91,6 +91,8 @@ class Finding:
     # Last line of the reported node itself: a loop finding is marked on its header line,
     # but the probe must match observations anywhere in the loop.
     node_end_line: int = 0
+    # Lines of the file the message names as `line N` (a notebook names them by cell: notebook.cite_cells).
+    cites: tuple[int, ...] = ()
 
     @property
     def url(self) -> str:

@@ -26,13 +26,15 @@ class Flake8Plugin:
         from torchlint.registry import known_codes, rules
 
         catalogue = rules()
+        torch_version = None  # the project's
         try:
-            settings = ConfigResolver(known_codes()).for_path(Path(self.filename))
-            codes: Iterable[str] = settings.selection(self.filename, catalogue).codes
+            resolved = ConfigResolver(known_codes()).resolve(Path(self.filename))
+            codes: Iterable[str] = resolved.selection.codes
+            torch_version = str(resolved.torch)
         except ConfigError:  # flake8 has no way to show it: lint with the default selection
             codes = Settings().selection(self.filename, catalogue).codes
         text = "".join(self.lines)
-        for f in lint_text(self.filename, text, [catalogue[c] for c in codes]).findings:
+        for f in lint_text(self.filename, text, [catalogue[c] for c in codes], torch_version=torch_version).findings:
             if f.code == "TL000":  # flake8 reports syntax errors itself (E999)
                 continue
             yield f.line, f.column - 1, f"{f.code} {f.message}", type(self)

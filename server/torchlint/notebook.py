@@ -226,8 +226,19 @@ def file_and_cell(path: str) -> tuple[str, int | None]:
     return (m["file"], int(m["cell"])) if m else (path, None)
 
 
+def cite_cells(program: Program, f: Finding) -> str:
+    """`f`'s message with each program line it cites (`on line 16`) named as Jupyter shows it (`on cell 3,
+    line 5`): the CLI and the editor both say where the other line is."""
+    message = f.message
+    for line in f.cites:
+        at = program.locate(line, 1)
+        if at is not None:
+            message = re.sub(rf"\bline {line}\b", f"cell {at[0] + 1}, line {at[1]}", message)
+    return message
+
+
 def to_cells(program: Program, path: str, findings: list[Finding]) -> list[Finding]:
-    """Findings with the cell in the path and lines and columns relative to the cell."""
+    """Findings with the cell in the path, lines and columns relative to the cell, cited lines by cell."""
     out = []
     for f in findings:
         start = program.locate(f.line, f.column)
@@ -246,7 +257,7 @@ def to_cells(program: Program, path: str, findings: list[Finding]) -> list[Findi
                 end[2],
                 f.code,
                 f.name,
-                f.message,
+                cite_cells(program, f),
                 f.severity,
                 _cell_fix(program, f.fix, start[0]),
                 tuple(x for x in (_cell_fix(program, a, start[0]) for a in f.alternatives) if x),
@@ -272,15 +283,18 @@ class NotebookResult:
     data: bytes | None = None  # the fixed notebook, when fixes changed it
 
 
-def _lint(program: Program, path: str, rules) -> list[Finding]:
+def _lint(program: Program, path: str, rules, torch_version: str | None) -> list[Finding]:
     from torchlint.engine import lint_text
 
-    return to_cells(program, path, program.syntax_errors(path) + lint_text(path, program.text, rules).findings)
+    findings = lint_text(path, program.text, rules, torch_version=torch_version).findings
+    return to_cells(program, path, program.syntax_errors(path) + findings)
 
 
-def check(path: str, data: bytes, rules, fix: bool = False, unsafe: bool = False) -> NotebookResult:
+def check(
+    path: str, data: bytes, rules, fix: bool = False, unsafe: bool = False, torch_version: str | None = None
+) -> NotebookResult:
     """Lint (and with `fix`, fix; with `unsafe`, unsafe fixes too) a notebook file as one
-    program; findings name their cell."""
+    program, for the target `torch_version` (None: its project's); findings name their cell."""
     from torchlint.engine import fix_text
     from torchlint.engine.runner import error_finding
 
@@ -290,8 +304,8 @@ def check(path: str, data: bytes, rules, fix: bool = False, unsafe: bool = False
         return NotebookResult([error_finding(path, str(exc))])
     program = build(cells)
     if not fix:
-        return NotebookResult(_lint(program, path, rules))
-    fixed = fix_text(path, program.text, rules, unsafe=unsafe)
+        return NotebookResult(_lint(program, path, rules, torch_version))
+    fixed = fix_text(path, program.text, rules, unsafe=unsafe, torch_version=torch_version)
     out = NotebookResult(to_cells(program, path, program.syntax_errors(path) + fixed.remaining), fixed.applied)
     if fixed.applied == 0 or fixed.text == program.text:
         out.applied = 0
@@ -303,6 +317,8 @@ def check(path: str, data: bytes, rules, fix: bool = False, unsafe: bool = False
         return out
     changed = {i: s for i, s in sources.items() if s != cells[i].source}
     new_cells = [Cell(c.index, changed.get(c.index, c.source), c.kind) for c in cells]
-    out.findings = _lint(build(new_cells), path, rules)  # line numbers moved: report against the fixed cells
+    out.findings = _lint(
+        build(new_cells), path, rules, torch_version
+    )  # line numbers moved: report against the fixed cells
     out.data = write_ipynb(data, nb, changed)
     return out

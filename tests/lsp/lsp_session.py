@@ -189,3 +189,8 @@ def edits_for(edit: types.WorkspaceEdit, u: str) -> list[types.TextEdit]:
     if edit.document_changes:
         return [e for dc in edit.document_changes if dc.text_document.uri == u for e in dc.edits]
     return list((edit.changes or {}).get(u, []))
+
+
+def progress(client, title: str) -> list[list[object]]:
+    """The `$/progress` reports of each progress the server began with `title` (begin first)."""
+    return [r for r in client.progress_reports.values() if r and getattr(r[0], "title", None) == title]

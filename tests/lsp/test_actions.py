@@ -262,3 +262,48 @@ async def test_notebook_fix_all_is_per_cell_and_notebook_fix_all_per_notebook(pr
         assert third[cell_uris[2]].startswith("for x, y in loader:\n    optimizer.zero_grad()\n")
         assert await fixed(0, "notebook.source.fixAll.torchlint") == {**first, **third}
         assert await fixed(0, "notebook.source.fixAll") == {**first, **third}
+
+
+async def test_a_cell_fix_all_is_computed_on_the_text_of_the_moment(project):
+    """On save VS Code asks `source.fixAll.torchlint` cell after cell and applies each answer at once: the
+    edit of one cell reaches the server while the next cell's fixes are being computed. That answer must
+    still carry the cell's fixes (it came back empty), computed against the notebook as it is now."""
+    cells = [
+        ("code", "import torch\ny = torch.log(1 + x)\nmodel = torch.nn.Linear(4, 2)\n"),
+        ("code", "optimizer = torch.optim.Adam(model.parameters())\n"),
+        (
+            "code",
+            "for x, y in loader:\n    loss = torch.nn.functional.mse_loss(model(x), y)\n"
+            "    loss.backward()\n    optimizer.step()\n",
+        ),
+    ]
+    first_fixed = cells[0][1].replace("torch.log(1 + x)", "torch.log1p(x)")
+    async with session(project) as s:
+        nb_uri, cell_uris, params = notebook_params(project, cells)
+        s.client.notebook_document_did_open(params)
+        await s.diagnostics(cell_uris[2], lambda d: len(d) == 1)
+        asked = asyncio.ensure_future(
+            s.client.text_document_code_action_async(
+                _actions_request(cell_uris[2], [], only=["source.fixAll.torchlint"])
+            )
+        )
+        await asyncio.sleep(0)  # the request is on its way: the first cell's fix lands right behind it
+        s.client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                types.VersionedNotebookDocumentIdentifier(2, nb_uri),
+                types.NotebookDocumentChangeEvent(
+                    cells=types.NotebookDocumentCellChanges(
+                        text_content=[
+                            types.NotebookDocumentCellContentChanges(
+                                types.VersionedTextDocumentIdentifier(2, cell_uris[0]),
+                                [types.TextDocumentContentChangeWholeDocument(first_fixed)],
+                            )
+                        ]
+                    )
+                ),
+            )
+        )
+        (fix_all,) = await asked
+        fixed = apply(cells[2][1], edits_for(fix_all.edit, cell_uris[2]))
+        assert fixed.startswith("for x, y in loader:\n    optimizer.zero_grad()\n"), fix_all
+        assert not edits_for(fix_all.edit, cell_uris[0])

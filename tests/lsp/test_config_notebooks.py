@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from lsp_session import BUGGY, FIXED, PUSH, apply, notebook_params, session, uri
+from lsp_session import BUGGY, FIXED, PUSH, apply, notebook_params, progress, session, uri
 from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio
@@ -174,6 +174,21 @@ async def test_notebook_cells_are_one_program(project):
         assert await s.diagnostics(cell_uris[2], lambda d: len(d) == 0) == []
 
 
+async def test_a_message_that_cites_another_line_names_its_cell(project):
+    """TL803 says where the softmax output reaches the loss as the notebook shows it: cell 4, line 2."""
+    cells = [
+        ("markdown", "# Train"),
+        ("code", "import torch.nn.functional as F\nprobs = F.softmax(logits, dim=1)"),
+        ("code", "y = 2"),
+        ("code", "x = 1\nloss = F.cross_entropy(probs, target)"),
+    ]
+    async with session(project) as s:
+        _, cell_uris, params = notebook_params(project, cells)
+        s.client.notebook_document_did_open(params)
+        (d,) = await s.diagnostics(cell_uris[1], lambda d: len(d) == 1)
+        assert d.code == "TL803" and "on cell 4, line 2" in d.message and "on line" not in d.message, d.message
+
+
 async def test_an_unparsable_cell_is_reported_in_its_cell_and_the_rest_still_linted(project):
     cells = [
         ("code", "import torch\nmodel = torch.nn.Linear(4, 2)\noptimizer = torch.optim.Adam(model.parameters())"),
@@ -261,8 +276,19 @@ async def test_probe_command_publishes_runtime_observations(project):
         # the lint result kept alongside, marked as the run judged it
         (static,) = [d for d in diags if d.source == "torchlint"]
         assert static.code == "TL101" and static.message.endswith("[confirmed by the runtime probe]")
-        (reports,) = s.client.progress_reports.values()
+        static_line = static.range.start.line
+        (reports,) = progress(s.client, "torchlint: probing train.py")
         assert reports[0].kind == "begin" and reports[-1].kind == "end"
+        # two lines typed above: the observation moves with its line, the next lint keeps the mark
+        s.change(u, "# data\n# model\n" + TRAIN)
+        diags = await s.diagnostics(
+            u, lambda d: [x.range.start.line for x in d if x.code == "TL101"] == [static_line + 2]
+        )
+        (probe,) = [d for d in diags if d.source == "torchlint-probe"]
+        assert (probe.range.start.line, probe.range.start.character) == (9, 4)
+        (static,) = [d for d in diags if d.source == "torchlint"]
+        assert static.range.start.line == static_line + 2
+        assert static.message.endswith("[confirmed by the runtime probe]"), static.message
 
 
 def _running(marker: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lsp_session import BUGGY, FIXED, PUSH, session
+from lsp_session import BUGGY, FIXED, PUSH, progress, session
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -28,6 +28,43 @@ async def test_open_change_fix_clears(project):
         assert await s.diagnostics(u, lambda d: len(d) == 0) == []  # cleared by the fix
         s.change(u, BUGGY)
         assert [d.code for d in await s.diagnostics(u, lambda d: len(d) == 1)] == ["TL101"]
+
+
+async def test_the_first_lint_shows_analysing_progress_until_its_diagnostics(project):
+    """The first lint loads the engine and reads the project (19.5 s on a loaded machine): the editor
+    shows "analysing" from its start to the first diagnostics, and later lints show nothing."""
+    async with session(project) as s:
+        u = s.open(project / "train.py", BUGGY)
+        await s.diagnostics(u, lambda d: len(d) == 1)
+        (reports,) = progress(s.client, "torchlint: analysing")
+        assert [r.kind for r in reports][0] == "begin" and not reports[0].cancellable
+        for _ in range(100):  # the end follows the diagnostics
+            if reports[-1].kind == "end":
+                break
+            await asyncio.sleep(0.05)
+        assert reports[-1].kind == "end"
+        s.change(u, FIXED)
+        await s.diagnostics(u, lambda d: len(d) == 0)
+        assert len(progress(s.client, "torchlint: analysing")) == 1
+
+
+async def test_an_edit_during_the_first_lint_hands_the_progress_to_the_next_lint(project):
+    """Typing while the first lint runs replaces it; the lint that replaces it (queued behind it on the
+    lint thread) shows "analysing" in its turn, rather than seconds of nothing."""
+    filler = "".join(f"def f{i}(x):\n    return torch.relu(x) * {i}\n\n\n" for i in range(1500))
+    async with session(project) as s:
+        u = s.open(project / "train.py", BUGGY + filler)  # seconds to lint the first time
+        while not progress(s.client, "torchlint: analysing"):
+            await asyncio.sleep(0.01)
+        s.change(u, FIXED + filler)  # arrives while the first lint runs
+        await s.diagnostics(u, lambda d: len(d) == 0)
+        shown = progress(s.client, "torchlint: analysing")
+        assert len(shown) == 2, shown
+        for _ in range(100):
+            if all(r[-1].kind == "end" for r in shown):
+                break
+            await asyncio.sleep(0.05)
+        assert all(r[-1].kind == "end" for r in shown)
 
 
 async def test_utf16_columns_after_chinese_and_emoji(project):

@@ -84,6 +84,24 @@ def test_static_findings_are_marked_with_the_status_the_run_gave_them(tmp_path):
     ]
 
 
+def test_the_run_follows_edits_above_its_lines_and_forgets_edited_ones(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT, encoding="utf-8")
+    view = {"kind": "non-contiguous-view", "path": str(path), "line": 5, "message": "view of a non-contiguous tensor"}
+    findings = [
+        {"code": "TL101", "path": str(path), "line": 3, "column": 1, "status": "confirmed"},
+        {"code": "TL111", "path": str(path), "line": 2, "column": 1, "status": "not-observed"},
+    ]
+    run = probe_runner._report(report(path, [view], findings), str(path), UTF16)
+    lines = SCRIPT.splitlines(keepends=True)
+    run.follow("# one\n# two\n" + SCRIPT)  # two lines typed above everything
+    assert [d.range.start.line for d in run.observations] == [6]
+    assert run.statuses == {("TL101", 4): "confirmed", ("TL111", 3): "not-observed"}
+    run.follow("# one\n# two\n" + lines[0] + "changed = 1\n" + "".join(lines[2:]))  # line 2 of the script edited
+    assert [d.range.start.line for d in run.observations] == [6]
+    assert run.statuses == {("TL101", 4): "confirmed"}
+
+
 def test_every_observation_kind_has_the_docs_of_docs_probe_md():
     assert set(KIND_DOCS) == set(KINDS)
     table = (ROOT / "docs" / "probe.md").read_text(encoding="utf-8")

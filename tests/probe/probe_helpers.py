@@ -24,6 +24,97 @@ def probe(script, *options, cwd=None, args=()):
     return report, proc
 
 
+# The JSON report as docs/probe.md describes it: every test that reads a report validates it.
+OBSERVATION = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["kind", "path", "line", "message", "count", "first_step", "facts", "stack"],
+    "properties": {
+        "kind": {
+            "enum": [
+                "device-mismatch",
+                "module-device-split",
+                "non-contiguous-view",
+                "implicit-copy",
+                "memory-format-mismatch",
+                "host-sync",
+                "grads-not-cleared",
+                "grads-zero-at-step",
+                "eval-mode-in-training",
+                "graph-retained",
+                "param-never-updated",
+                "crash",
+                "ddp-before-device-move",
+                "process-group-missing",
+                "sampler-epoch-not-set",
+            ]
+        },
+        "path": {"type": "string"},
+        "line": {"type": "integer", "minimum": 1},
+        # the expression at `line` (Python 3.11+), for editors
+        "column": {"type": "integer", "minimum": 1},
+        "end_line": {"type": "integer", "minimum": 1},
+        "end_column": {"type": "integer", "minimum": 1},
+        "message": {"type": "string", "minLength": 1},
+        "count": {"type": "integer", "minimum": 1},
+        "first_step": {"type": "integer", "minimum": 1},
+        "facts": {"type": "object"},
+        "ranks": {"type": "array", "items": {"type": "integer", "minimum": 0}},  # --nproc-per-node: who saw it
+        "stack": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path", "line"],
+                "properties": {"path": {"type": "string"}, "line": {"type": "integer", "minimum": 1}},
+            },
+        },
+    },
+}
+REPORT = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["script", "steps", "seconds", "stopped_by", "simulated_cuda", "exception", "observations", "findings"],
+    "properties": {
+        "script": {"type": "string"},
+        "steps": {"type": "integer"},
+        "step_kind": {"enum": ["optimizer", "backward"]},
+        "seconds": {"type": "number"},
+        "stopped_by": {"enum": ["end", "max-steps", "max-seconds", "exception"]},
+        "simulated_cuda": {"type": "boolean"},
+        "devices_used": {"type": "array", "items": {"type": "string"}},
+        "ranks": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "exception": {
+            "oneOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["type", "message", "path", "line"],
+                    "properties": {
+                        "type": {"type": "string"},
+                        "message": {"type": "string"},
+                        "path": {"type": ["string", "null"]},
+                        "line": {"type": ["integer", "null"]},
+                        "rank": {"type": "integer", "minimum": 0},  # --nproc-per-node: the lowest crashed rank
+                    },
+                },
+            ]
+        },
+        "observations": {"type": "array", "items": OBSERVATION},
+        "findings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["code", "line", "path", "message", "status"],
+                "properties": {"status": {"enum": ["confirmed", "not-observed", "not-reached"]}},
+            },
+        },
+    },
+}
+
+
 def only(report, kind):
     return [o for o in report["observations"] if o["kind"] == kind]
 

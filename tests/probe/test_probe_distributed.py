@@ -1,7 +1,8 @@
 """`--nproc-per-node 2`: the script under torch.distributed.run (gloo, simulated CUDA per rank), one report."""
 
+import jsonschema
 import pytest
-from probe_helpers import only, reports  # noqa: F401 - the fixture
+from probe_helpers import REPORT, only, reports  # noqa: F401 - the fixture
 
 pytest.importorskip("torch")
 
@@ -17,6 +18,7 @@ DDP_BUGS = [
 def test_each_ddp_bug_is_seen_by_both_ranks_and_confirms_its_rule(reports, script, kind, line, finding):
     report, proc = reports(script, "--nproc-per-node", "2")
     assert report is not None, proc.stderr
+    jsonschema.validate(report, REPORT)
     assert report["ranks"] == [0, 1]
     assert report["devices_used"] == ["cuda:0", "cuda:1"]  # each rank on its own simulated device
     (obs,) = only(report, kind)

@@ -1,93 +1,13 @@
 """Each planted bug is confirmed at the right line with the right facts; each clean look-alike is silent."""
 
+import re
+from pathlib import Path
+
 import jsonschema
 import pytest
-from probe_helpers import SCRIPTS, only, reports  # noqa: F401 - the fixture
+from probe_helpers import REPORT, SCRIPTS, only, reports  # noqa: F401 - the fixture
 
 pytest.importorskip("torch")
-
-OBSERVATION = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["kind", "path", "line", "message", "count", "first_step", "facts", "stack"],
-    "properties": {
-        "kind": {
-            "enum": [
-                "device-mismatch",
-                "module-device-split",
-                "non-contiguous-view",
-                "implicit-copy",
-                "memory-format-mismatch",
-                "host-sync",
-                "grads-not-cleared",
-                "grads-zero-at-step",
-                "eval-mode-in-training",
-                "graph-retained",
-                "param-never-updated",
-                "crash",
-            ]
-        },
-        "path": {"type": "string"},
-        "line": {"type": "integer", "minimum": 1},
-        # the expression at `line` (Python 3.11+), for editors
-        "column": {"type": "integer", "minimum": 1},
-        "end_line": {"type": "integer", "minimum": 1},
-        "end_column": {"type": "integer", "minimum": 1},
-        "message": {"type": "string", "minLength": 1},
-        "count": {"type": "integer", "minimum": 1},
-        "first_step": {"type": "integer", "minimum": 1},
-        "facts": {"type": "object"},
-        "stack": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["path", "line"],
-                "properties": {"path": {"type": "string"}, "line": {"type": "integer", "minimum": 1}},
-            },
-        },
-    },
-}
-REPORT = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["script", "steps", "seconds", "stopped_by", "simulated_cuda", "exception", "observations", "findings"],
-    "properties": {
-        "script": {"type": "string"},
-        "steps": {"type": "integer"},
-        "step_kind": {"enum": ["optimizer", "backward"]},
-        "seconds": {"type": "number"},
-        "stopped_by": {"enum": ["end", "max-steps", "max-seconds", "exception"]},
-        "simulated_cuda": {"type": "boolean"},
-        "devices_used": {"type": "array", "items": {"type": "string"}},
-        "exception": {
-            "oneOf": [
-                {"type": "null"},
-                {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["type", "message", "path", "line"],
-                    "properties": {
-                        "type": {"type": "string"},
-                        "message": {"type": "string"},
-                        "path": {"type": ["string", "null"]},
-                        "line": {"type": ["integer", "null"]},
-                    },
-                },
-            ]
-        },
-        "observations": {"type": "array", "items": OBSERVATION},
-        "findings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["code", "line", "path", "message", "status"],
-                "properties": {"status": {"enum": ["confirmed", "not-observed", "not-reached"]}},
-            },
-        },
-    },
-}
 
 PLANTED = [
     # script, kind, line, facts that must hold
@@ -113,6 +33,17 @@ PLANTED = [
     ("graph_retained.py", "graph-retained", 13, {}),
     ("plain_container.py", "param-never-updated", 8, {"reason": "no-optimizer"}),
 ]
+
+
+def test_the_report_schema_names_every_kind_the_probe_makes_and_the_docs_list():
+    """The schema the tests validate against is the documented one: a new kind must reach both."""
+    from probe_helpers import OBSERVATION
+
+    from torchlint.probe.observations import KINDS
+
+    docs = (Path(__file__).parents[2] / "docs" / "probe.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `([a-z-]+)` \|", docs, flags=re.M))
+    assert set(OBSERVATION["properties"]["kind"]["enum"]) == set(KINDS) == documented
 
 
 @pytest.mark.parametrize("script,kind,line,facts", PLANTED, ids=[f"{p[0]}-{p[1]}" for p in PLANTED])

@@ -500,9 +500,12 @@ _PROJECTS: dict[Path, Project] = {}
 
 
 def target_version(path: Path, configured: str | None = None) -> TorchVersion:
-    """The torch a file's project targets (`configured`: the nearest config's `torch-version`)."""
-    root = find_root(path.resolve() if path.is_file() else path.resolve() / "__init__.py")
-    return resolve_version(root, configured)
+    """The torch a file targets: `configured` (the `torch-version` of the settings that apply to it),
+    else its project's (declared dependencies, installed torch), kept until the project's files change."""
+    if configured:
+        return resolve_version(None, configured)
+    project = project_for(str(path / "__init__.py" if path.is_dir() else path))
+    return resolve_version(None) if project is None else project.torch_version
 
 
 SCAN_DEPENDENCY = "torchlint-scan:"  # "torchlint-scan:<project root>", beside the paths of files
@@ -531,7 +534,7 @@ def project_for(path: str) -> Project | None:
         p = p.resolve()
         if not p.parent.is_dir():
             return None
-    except OSError:
+    except (OSError, RuntimeError):  # a symlink loop is a RuntimeError before Python 3.13
         return None
     return _project_at(find_root(p))
 

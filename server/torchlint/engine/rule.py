@@ -103,6 +103,7 @@ class Report:
     alternatives: tuple[NodeFix, ...] = field(default_factory=tuple)
     top: cst.CSTNode | None = None  # the top-level statement being traversed when reported
     severity: Severity | None = None  # this finding's own severity; None: the rule's
+    cites: tuple[int, ...] = ()  # lines of this file the message names as `line N`
 
 
 class Rule:
@@ -162,12 +163,16 @@ class Rule:
         fix: NodeFix | None = None,
         alternatives: tuple[NodeFix, ...] = (),
         severity: Severity | None = None,
+        cites: tuple[int, ...] = (),
     ) -> None:
-        """`severity` overrides the rule's for this finding (a user's `severity` setting still wins)."""
+        """`severity` overrides the rule's for this finding (a user's `severity` setting still wins);
+        `cites`: the lines the message names as `line N` (in a notebook they become `cell C, line M`)."""
         if self.version_sensitive and not self.ctx.runs_on_target():
             return
         self.ctx.reports.append(
-            Report(self, node, message or self.message, fix, tuple(alternatives), self.ctx.top_statement, severity)
+            Report(
+                self, node, message or self.message, fix, tuple(alternatives), self.ctx.top_statement, severity, cites
+            )
         )
 
 

@@ -149,7 +149,8 @@ def lint_text(
     parser: Parser | None = None,
     torch_version: str | None = None,
 ) -> LintResult:
-    """Lint `text`; `torch_version` overrides the target the project would give (tests, examples)."""
+    """Lint `text`; `torch_version` is the target its settings resolved (config.ConfigResolver.resolve),
+    else the project's own is used (tests and examples give one too)."""
     if prefilter:
         rules = applicable(rules, text)
         if not rules and _compiles(path, text):
@@ -318,6 +319,7 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
                 alternatives,
                 stmt_line,
                 node_end_line,
+                report.cites,
             )
         )
     return out
@@ -351,10 +353,12 @@ def _to_fix(node_fix: NodeFix, positions: dict[cst.CSTNode, Range], lines: list[
     return Fix(node_fix.message, tuple(edits), node_fix.applicability)
 
 
-def lint_bytes(path: str, data: bytes, rules: Sequence[type[Rule]]) -> tuple[LintResult, Source | None]:
+def lint_bytes(
+    path: str, data: bytes, rules: Sequence[type[Rule]], *, torch_version: str | None = None
+) -> tuple[LintResult, Source | None]:
     """Decode then lint; returns the decoded Source too (None if undecodable)."""
     try:
         source = decode(data)
     except SourceError as exc:
         return LintResult([source_error_finding(path, exc)]), None
-    return lint_text(path, source.text, rules), source
+    return lint_text(path, source.text, rules, torch_version=torch_version), source

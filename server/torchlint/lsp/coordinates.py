@@ -6,6 +6,8 @@ splits them, so a Chinese comment or an emoji never shifts a range.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from lsprotocol import types
 
 
@@ -55,3 +57,26 @@ class LineIndex:
 
     def end(self) -> types.Position:
         return self.to_lsp(len(self.lines) + 1, 1)
+
+
+def line_map(old: str, new: str) -> dict[int, int]:
+    """0-based old line -> new line, for the lines before and after the part that changed
+    (an edit between two lints is one place being typed at; linear, where a diff is not)."""
+    a, b = LineIndex(old).lines, LineIndex(new).lines
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    out = {i: i for i in range(head)}
+    out.update((len(a) - 1 - k, len(b) - 1 - k) for k in range(tail))
+    return out
+
+
+def moved_range(rng: types.Range, lines: Mapping[int, int]) -> types.Range | None:
+    """`rng` on the lines `line_map` moved its lines to; None when a line of it changed."""
+    start, end = lines.get(rng.start.line), lines.get(rng.end.line)
+    if start is None or end is None or end - start != rng.end.line - rng.start.line:
+        return None
+    return types.Range(types.Position(start, rng.start.character), types.Position(end, rng.end.character))

@@ -18,6 +18,7 @@ from torchlint.lsp.coordinates import LineIndex
 from torchlint.lsp.documents import Snapshot, text_snapshot
 from torchlint.lsp.settings import LintSetup
 from torchlint.lsp.uris import from_path
+from torchlint.notebook import cite_cells
 
 if TYPE_CHECKING:
     from torchlint.checker import RunResult
@@ -61,7 +62,7 @@ def lint(
         return out
     from torchlint.engine import lint_text  # imported on first use: the server starts without libcst
 
-    result = lint_text(snap.path, snap.text, list(setup.rules), parser=parser)
+    result = lint_text(snap.path, snap.text, list(setup.rules), parser=parser, torch_version=setup.torch_version)
     findings = result.findings
     if dependencies is not None:
         dependencies.update(result.dependencies)
@@ -99,7 +100,7 @@ def to_diagnostic(snap: Snapshot, f: Finding, severity: Mapping[str, Severity]) 
     }
     return uri, types.Diagnostic(
         rng,
-        f.message,
+        f.message if snap.program is None else cite_cells(snap.program, f),
         severity=SEVERITY[Severity(level)],
         code=f.code,
         code_description=types.CodeDescription(href=f.url) if f.code != "TL000" else None,

@@ -100,7 +100,7 @@ def fix_all(snap: Snapshot, setup: LintSetup, cell: str | None = None) -> tuple[
         return {}, 0
     from torchlint.engine import fix_text
 
-    fixed = fix_text(snap.path, snap.text, list(setup.rules))
+    fixed = fix_text(snap.path, snap.text, list(setup.rules), torch_version=setup.torch_version)
     if not fixed.applied or fixed.text == snap.text:
         return {}, 0
     if snap.program is None:

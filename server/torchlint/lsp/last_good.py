@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from torchlint.lsp.coordinates import LineIndex
+from torchlint.lsp.coordinates import line_map, moved_range
 
 PARSE_ERROR = "TL000"
 
@@ -32,34 +32,16 @@ def broken(result: Mapping[str, list[types.Diagnostic]]) -> bool:
     return any(d.code == PARSE_ERROR for diags in result.values() for d in diags)
 
 
-def _line_map(old: str, new: str) -> dict[int, int]:
-    """0-based old line -> new line, for the lines before and after the part that changed
-    (an edit between two lints is one place being typed at; linear, where a diff is not)."""
-    a, b = LineIndex(old).lines, LineIndex(new).lines
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    out = {i: i for i in range(head)}
-    out.update((len(a) - 1 - k, len(b) - 1 - k) for k in range(tail))
-    return out
-
-
 def _moved(d: types.Diagnostic, lines: Mapping[int, int], generation: int) -> types.Diagnostic | None:
-    start, end = lines.get(d.range.start.line), lines.get(d.range.end.line)
-    if start is None or end is None or end - start != d.range.end.line - d.range.start.line:
+    rng = moved_range(d.range, lines)
+    if rng is None:
         return None  # a line of it changed
     data = d.data if isinstance(d.data, dict) else None
     if data is not None:
         noqa = [lines[n] for n in data.get("noqa") or () if n in lines]
         data = {**data, "generation": generation, "fixes": [], "noqa": noqa, "preferred": False}
     return types.Diagnostic(
-        types.Range(
-            types.Position(start, d.range.start.character),
-            types.Position(end, d.range.end.character),
-        ),
+        rng,
         d.message,
         severity=d.severity,
         code=d.code,
@@ -71,7 +53,7 @@ def _moved(d: types.Diagnostic, lines: Mapping[int, int], generation: int) -> ty
 
 def carried(last: Lint, text: str, fresh: list[types.Diagnostic], generation: int) -> list[types.Diagnostic]:
     """`fresh` (a lint of the broken `text`) with the findings of `last` that still stand on unchanged lines."""
-    lines = _line_map(last.text, text)
+    lines = line_map(last.text, text)
     seen = {(d.code, d.range.start.line, d.range.start.character) for d in fresh}
     out = list(fresh)
     for d in last.diagnostics:

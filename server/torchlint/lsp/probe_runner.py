@@ -20,7 +20,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from torchlint import DOCS_URL
-from torchlint.lsp.coordinates import LineIndex
+from torchlint.lsp.coordinates import LineIndex, line_map, moved_range
 from torchlint.lsp.work_done import WorkDone
 
 SOURCE = "torchlint-probe"
@@ -41,6 +41,17 @@ class ProbeRun:
 
     observations: list[types.Diagnostic] = field(default_factory=list)
     statuses: dict[tuple[str, int], str] = field(default_factory=dict)
+    text: str = ""  # the file's text the lines above are lines of
+
+    def follow(self, text: str) -> None:
+        """Move what the run showed to where an edit put its lines (`text`: the document now), so the
+        next lint finds its findings' statuses there; what stood on a changed line is dropped: the run
+        says nothing about the new text."""
+        lines = line_map(self.text, text)
+        moved = ((d, moved_range(d.range, lines)) for d in self.observations)
+        self.observations = [attrs.evolve(d, range=rng) for d, rng in moved if rng is not None]
+        self.statuses = {(code, lines[line]): s for (code, line), s in self.statuses.items() if line in lines}
+        self.text = text
 
     def with_lint(self, lint: list[types.Diagnostic]) -> list[types.Diagnostic]:
         """`lint` with each static finding the run judged marked with its status, then the observations.
@@ -146,7 +157,7 @@ def _report(out: str, path: str, encoding: str) -> ProbeRun:
     except (OSError, UnicodeDecodeError):
         text = ""
     index = LineIndex(text, encoding)
-    result = ProbeRun()
+    result = ProbeRun(text=text)
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict) or "message" not in item or not _here(item, path):
             continue

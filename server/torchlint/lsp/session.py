@@ -36,14 +36,17 @@ from torchlint.lsp.documents import Snapshot
 from torchlint.lsp.folders import FolderSettings
 from torchlint.lsp.settings import ClientSettings, LintSetup, setup
 from torchlint.lsp.uris import to_path
+from torchlint.lsp.work_done import WorkDone
 
 if TYPE_CHECKING:
     from torchlint.engine.incremental import ChunkParser
     from torchlint.lsp.probe_runner import ProbeRun
 
 log = logging.getLogger("torchlint.lsp")
+_LintOutput = tuple[dict[str, list[types.Diagnostic]], LintSetup | None]  # diagnostics per URI, and the setup
 
 DEBOUNCE = 0.15  # seconds of quiet after an edit before linting
+FIX_ALL_TRIES = 3  # computations of a fix-all while the document keeps changing under it
 CONFIG_NAMES = ("pyproject.toml", "torchlint.toml")
 SECTION = "torchlint"  # the client's settings section
 
@@ -95,6 +98,7 @@ class Session:
         self._shown: set[str] = set()  # messages already shown once
         self._config_mtimes: dict[str, float | None] = {}  # config files read, and their mtime then
         self._good: dict[str, last_good.Lint] = {}  # each open document's (cell's) last lint that parsed
+        self._analysing = False  # the first lint has started (and its progress with it)
 
     # --- documents ------------------------------------------------------------------
 
@@ -141,6 +145,10 @@ class Session:
         self.touch(key)
         self.results.pop(key, None)
         self._overlay(key)
+        run = self.probe.get(key)
+        text = documents.source(self.workspace, key) if run is not None else None
+        if run is not None and text is not None:
+            run.follow(text)  # its observations and statuses stay with their lines
         if self.settings_for(key).run == "onType" and not self.pull:
             self.schedule(key, DEBOUNCE)
             self.relint_dependents(to_path(key))
@@ -224,9 +232,7 @@ class Session:
     def setup(self, snap: Snapshot) -> LintSetup:
         return setup(self.resolver, self.settings_for(snap.key), snap.path)
 
-    def _lint_sync(
-        self, snap: Snapshot, dependencies: set[str]
-    ) -> tuple[dict[str, list[types.Diagnostic]], LintSetup | None]:
+    def _lint_sync(self, snap: Snapshot, dependencies: set[str]) -> _LintOutput:
         if not self.settings_for(snap.key).enable:
             return {p.uri: [] for p in snap.parts}, None
         lint_setup = self.setup(snap)
@@ -320,7 +326,11 @@ class Session:
         loop = asyncio.get_running_loop()
         dependencies: set[str] = set()
         try:
-            result, lint_setup = await loop.run_in_executor(self.lint_pool, self._lint_sync, snap, dependencies)
+            running = loop.run_in_executor(self.lint_pool, self._lint_sync, snap, dependencies)
+            if self._analysing:
+                result, lint_setup = await running
+            else:
+                result, lint_setup = await self._first_lint(running)
         except Exception as exc:  # a bug in a rule or the engine: report it, keep serving
             log.exception("lint failed for %s", key)
             self.log_once(f"torchlint failed on {snap.path}: {type(exc).__name__}: {exc}", types.MessageType.Error)
@@ -337,6 +347,19 @@ class Session:
             self.publish(key, published)
         return published
 
+    async def _first_lint(self, running: asyncio.Future[_LintOutput]) -> _LintOutput:
+        """The first lint loads the engine and the rules and reads the project: seconds on a loaded
+        machine, with nothing in the editor meanwhile, so it shows `$/progress` "analysing" (the lint
+        runs while the client creates the progress bar)."""
+        self._analysing = True
+        try:
+            async with WorkDone(self.server, "torchlint: analysing", cancellable=False) as progress:
+                progress.report("loading the rules and reading the project")
+                return await running
+        except asyncio.CancelledError:
+            self._analysing = False  # an edit replaced this lint: the next one (queued behind it) shows it
+            raise
+
     def lost(self, snap: Snapshot) -> bool:
         """Whether an edit to a part of `snap` did not fit the server's text (logged once, for the user)."""
         parts = [p.uri for p in snap.parts if protocol.lost(self.server, p.uri)]
@@ -348,18 +371,23 @@ class Session:
             )
         return bool(parts)
 
+    def _fix_all_sync(self, snap: Snapshot, cell: str | None) -> tuple[dict[str, list[types.TextEdit]], int]:
+        return edits.fix_all(snap, self.setup(snap), cell)
+
     async def fix_all(self, key: str, cell: str | None = None) -> tuple[dict[str, list[types.TextEdit]], int]:
-        """Every safe fix of the open document (or notebook) `key`, or of its one `cell`, and how many."""
-        snap = self.snapshot(key) if self.is_open(key) else None
-        if snap is None or self.lost(snap):
-            return {}, 0
+        """Every safe fix of the open document (or notebook) `key`, or of its one `cell`, and how many,
+        computed on its text of the moment. Edited meanwhile, the edits would land on the wrong text: they
+        are computed again on the new one (on save VS Code applies one cell's fixes while it asks for the
+        next cell's), until the text holds still for one computation."""
         loop = asyncio.get_running_loop()
-        changes, applied = await loop.run_in_executor(
-            self.lint_pool, lambda: edits.fix_all(snap, self.setup(snap), cell)
-        )
-        if self.generation(key) != snap.generation:
-            return {}, 0  # edited meanwhile: these edits would land on the wrong text
-        return changes, applied
+        for _ in range(FIX_ALL_TRIES):
+            snap = self.snapshot(key) if self.is_open(key) else None
+            if snap is None or self.lost(snap):
+                return {}, 0
+            changes, applied = await loop.run_in_executor(self.lint_pool, self._fix_all_sync, snap, cell)
+            if self.generation(key) == snap.generation:
+                return changes, applied
+        return {}, 0  # edited all along: no edit is better than one on the wrong text
 
     # --- publishing ---------------------------------------------------------------------
 

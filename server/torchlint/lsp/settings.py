@@ -139,15 +139,22 @@ class LintSetup:
     severity: dict[str, Severity]
     config_error: str | None = None  # the config file is broken: nothing is linted
     source: str | None = None  # the config file the settings came from
+    torch_version: str | None = None  # the target torch the settings resolve to, as `check` uses it
 
 
 def setup(resolver: ConfigResolver, client: ClientSettings, path: str) -> LintSetup:
     from torchlint.registry import rules
 
     try:
-        settings = resolver.for_path(Path(path))
+        resolved = resolver.resolve(Path(path), client.overrides)
     except ConfigError as exc:
         return LintSetup((), {}, str(exc))
     catalogue = rules()
-    selection = settings.selection(path, catalogue, client.overrides)
-    return LintSetup(tuple(catalogue[c] for c in selection.codes), selection.severity, None, settings.source)
+    selection = resolved.selection
+    return LintSetup(
+        tuple(catalogue[c] for c in selection.codes),
+        selection.severity,
+        None,
+        resolved.settings.source,
+        str(resolved.torch),
+    )

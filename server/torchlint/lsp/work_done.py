@@ -14,8 +14,8 @@ from torchlint.lsp.protocol import request_pending
 class WorkDone:
     """A progress bar when the client supports one (a no-op otherwise), used as `async with`."""
 
-    def __init__(self, server: LanguageServer, title: str) -> None:
-        self.server, self.title = server, title
+    def __init__(self, server: LanguageServer, title: str, cancellable: bool = True) -> None:
+        self.server, self.title, self.cancellable = server, title, cancellable
         self.token: str | None = None
         self.request = server.protocol.msg_id  # the executeCommand request this work answers
 
@@ -26,7 +26,7 @@ class WorkDone:
             try:
                 await self.server.work_done_progress.create_async(token)
                 self.token = token
-                begin = types.WorkDoneProgressBegin(self.title, cancellable=True, percentage=0)
+                begin = types.WorkDoneProgressBegin(self.title, cancellable=self.cancellable, percentage=0)
                 self.server.work_done_progress.begin(token, begin)
             except Exception:
                 self.token = None
@@ -50,6 +50,6 @@ class WorkDone:
         self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         if self.token is not None:
-            end = types.WorkDoneProgressEnd(message="cancelled" if self.cancelled else "done")
+            end = types.WorkDoneProgressEnd(message="cancelled" if self.cancellable and self.cancelled else "done")
             self.server.work_done_progress.end(self.token, end)
             self.server.work_done_progress.tokens.pop(self.token, None)

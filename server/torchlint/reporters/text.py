@@ -37,8 +37,10 @@ def render(
     fixed: int = 0,
     summary: bool = True,
     unsafe_paths: Collection[str] = (),
+    dry_run: bool = False,
     **_,
 ) -> str:
+    """Findings one a line, then the summary; `dry_run` (`--diff`): `fixed` were shown, not written."""
     lines = []
     for f in findings:
         loc = _c("1", f"{f.path}:{f.line}:{f.column}:", colour)
@@ -46,16 +48,19 @@ def render(
         mark = " [*]" if _applied(f, unsafe_paths) else ""
         lines.append(f"{loc} {code}{mark} {f.message}")
     if summary:
-        lines.append(summary_line(findings, fixed, unsafe_paths))
+        lines.append(summary_line(findings, fixed, unsafe_paths, dry_run))
     return "".join(line + "\n" for line in lines)
 
 
-def summary_line(findings: list[Finding], fixed: int = 0, unsafe_paths: Collection[str] = ()) -> str:
+def summary_line(
+    findings: list[Finding], fixed: int = 0, unsafe_paths: Collection[str] = (), dry_run: bool = False
+) -> str:
     parts = []
     if fixed:
-        parts.append(f"Fixed {fixed} finding{'s' * (fixed != 1)}.")
+        parts.append(f"{'Would fix' if dry_run else 'Fixed'} {fixed} finding{'s' * (fixed != 1)}.")
     if not findings:
-        parts.append("All checks passed." if not fixed else "No findings remain.")
+        remain = "No findings would remain." if dry_run else "No findings remain."
+        parts.append("All checks passed." if not fixed else remain)
     else:
         n = len(findings)
         fixable = sum(1 for f in findings if _applied(f, unsafe_paths))

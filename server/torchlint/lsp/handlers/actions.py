@@ -4,9 +4,9 @@
 Quick fixes offer every fix, one at a time, and a fix that is not safe says so in
 its title; fix-all (and so fix-on-save) applies safe fixes only.
 
-In a notebook, `source.fixAll.torchlint` fixes the cell it is asked for (VS Code asks
-once per cell on save, and applies every answer), `notebook.source.fixAll.torchlint`
-the whole notebook (asked once per notebook, from `notebook.codeActionsOnSave`)."""
+In a notebook, `source.fixAll.torchlint` fixes the cell it is asked for (from
+`notebook.codeActionsOnSave`, VS Code asks once per cell on save and applies every answer),
+`notebook.source.fixAll.torchlint` the whole notebook (asked once per notebook)."""
 
 from __future__ import annotations
 
