@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from torchlint.engine.rule import Invalid
 from torchlint.findings import Severity
-from torchlint.rules.legacy.deprecated_or_removed_api import DeprecatedOrRemovedApi, Replacement, _rename
+from torchlint.rules.legacy.deprecated_or_removed_api import DeprecatedOrRemovedApi, Replacement, _migrate
 
 # Still importable on current torch, but calling them raises RuntimeError ("... is now removed").
 _REMOVED: dict[str, Replacement] = {
@@ -14,7 +14,7 @@ _REMOVED: dict[str, Replacement] = {
     "torch.symeig": Replacement("torch.linalg.eigh"),
     "torch.eig": Replacement("torch.linalg.eig"),
     "torch.lstsq": Replacement("torch.linalg.lstsq(A, B) (note the swapped arguments)"),
-    "torch.matrix_rank": Replacement("torch.linalg.matrix_rank", rewrite=_rename("linalg.matrix_rank", 1)),
+    "torch.matrix_rank": Replacement("torch.linalg.matrix_rank", rewrite=_migrate("linalg.matrix_rank")),
 }
 
 

@@ -17,6 +17,7 @@ import libcst as cst
 from torchlint import noqa
 from torchlint.engine import call_sites
 from torchlint.engine.context import FileContext
+from torchlint.engine.fix_check import keeps_parse
 from torchlint.engine.node_positions import Range
 from torchlint.engine.node_positions import positions as node_positions
 from torchlint.engine.rule import InsertBefore, NodeFix, RemoveStatement, Replace, Rule
@@ -299,8 +300,10 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
         if statements is not None:
             containing = [s for s, e in statements if s <= line <= e]
             stmt_line = max(containing) if containing else line
-        fix = _to_fix(report.fix, positions, lines, module) if report.fix else None
-        alternatives = tuple(f for f in (_to_fix(a, positions, lines, module) for a in report.alternatives) if f)
+        fix = _checked(_to_fix(report.fix, positions, lines, module), text) if report.fix else None
+        alternatives = tuple(
+            f for f in (_checked(_to_fix(a, positions, lines, module), text) for a in report.alternatives) if f
+        )
         out.append(
             Finding(
                 path,
@@ -319,6 +322,12 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
             )
         )
     return out
+
+
+def _checked(fix: Fix | None, text: str) -> Fix | None:
+    """The fix, or None when its edits do not re-parse or change statements they do not touch:
+    dropped here, once for every rule, so no output (fix, diff, editor) ever offers it."""
+    return fix if fix is not None and keeps_parse(text, fix.edits) else None
 
 
 def _to_fix(node_fix: NodeFix, positions: dict[cst.CSTNode, Range], lines: list[str], module: cst.Module) -> Fix | None:
