@@ -61,5 +61,6 @@ class CheckpointReentrantUnspecified(Rule):
                 "Add `use_reentrant=False`",
                 Replace(node, with_keyword(node, "use_reentrant", "False")),
                 applicability=UNSAFE,
+                risk="parameters may now get gradients",
             ),
         )

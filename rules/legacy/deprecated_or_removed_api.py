@@ -395,7 +395,12 @@ class DeprecatedOrRemovedApi(Rule):
         self.report(
             node,
             self.message.format(old="Tensor.storage()", status=self.status, new="Tensor.untyped_storage()"),
-            fix=fix("Use `untyped_storage()`", Replace(func.attr, "untyped_storage"), applicability=UNSAFE),
+            fix=fix(
+                "Use `untyped_storage()`",
+                Replace(func.attr, "untyped_storage"),
+                applicability=UNSAFE,
+                risk="sizes and indices count bytes",
+            ),
         )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -109,6 +109,7 @@ class TorchvisionPretrained(Rule):
                 "Use `weights=`",
                 Replace(node, node.with_changes(args=new_args)),
                 applicability=UNSAFE if loads_weights else SAFE,
+                risk="may load newer weights",
             )
             if fixable and release != _UNKNOWN
             else None

@@ -129,6 +129,7 @@ total = torch.stack(losses).sum(0)
                 f"Use `torch.stack(...).{reduce}`",
                 Replace(node, f"torch.stack({ctx.module.code_for_node(elements)}).{reduce}"),
                 applicability=UNSAFE,
+                risk="raises on an empty list or broadcast shapes",
             )
         self.report(node, fix=edit)
 

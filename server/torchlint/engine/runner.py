@@ -355,7 +355,7 @@ def _to_fix(node_fix: NodeFix, positions: dict[cst.CSTNode, Range], lines: list[
                 edits.append(Edit(len(lines), end, len(lines), end, newline + content))
                 continue
             edits.append(Edit(at, 1, at, 1, content))
-    return Fix(node_fix.message, tuple(edits), node_fix.applicability)
+    return Fix(node_fix.message, tuple(edits), node_fix.applicability, node_fix.risk)
 
 
 def lint_bytes(path: str, data: bytes, rules: Sequence[type[Rule]]) -> tuple[LintResult, Source | None]:
