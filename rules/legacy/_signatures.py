@@ -52,6 +52,11 @@ TORCH: dict[str, str] = {
     "torch.utils.data.default_collate": "batch",
     "torch.utils.data._utils.collate.default_convert": "data",
     "torch.utils.data.default_convert": "data",
+    "torch.utils.checkpoint.checkpoint": (
+        "function, *args, use_reentrant=None, context_fn=noop_context_fn, determinism_check='default', "
+        "debug=False, early_stop=True, **kwargs"
+    ),
+    "torch.utils.checkpoint.checkpoint_sequential": "functions, segments, input, use_reentrant=None, **kwargs",
     **{f"functorch.{name}": params for name, params in _FUNC.items()},
     **{f"torch.func.{name}": params for name, params in _FUNC.items()},
 }

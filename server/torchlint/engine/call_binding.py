@@ -69,15 +69,15 @@ def bind(call: cst.Call, sig: Signature) -> dict[str, cst.Arg] | None:
     at = 0
     for a in call.args:
         if a.keyword is None:
-            if at >= len(positional):
+            if at >= len(positional) and not sig.var_positional:
                 return None
-            name = positional[at].name
+            name = positional[at].name if at < len(positional) else f"*{at}"  # one of `*args`
             at += 1
         else:
             name = a.keyword.value
             param = sig.param(name)
-            if param is None or not param.keyword:
-                return None
+            if (param is None and not sig.var_keyword) or (param is not None and not param.keyword):
+                return None  # (a keyword the signature does not name goes to its `**kwargs`)
         if name in bound:
             return None
         bound[name] = a

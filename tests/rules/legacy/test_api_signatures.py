@@ -42,9 +42,14 @@ def _from_inspect(obj) -> tuple[Param, ...] | None:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             out.append(Param(("*" if p.kind is p.VAR_POSITIONAL else "**") + p.name, False, False, None))
             continue
-        default = None if p.default is p.empty else repr(p.default)
+        default = None if p.default is p.empty else _spelled(p.default)
         out.append(Param(p.name, p.kind is not p.KEYWORD_ONLY, p.kind is not p.POSITIONAL_ONLY, default))
     return tuple(out)
+
+
+def _spelled(default: object) -> str:
+    """A default as our data spells it: a function by its name (`noop_context_fn`), else its repr."""
+    return default.__name__ if inspect.isfunction(default) else repr(default)
 
 
 def _ours(text: str) -> tuple[Param, ...]:
