@@ -5,8 +5,8 @@ swallowing a bracket or a line inserted at the wrong indentation must never reac
 the user. The runner asks `keeps_parse` of every fix before a finding carries it,
 so a fix that fails is dropped at the source (the finding is then not fixable).
 
-Only the lines of the top-level statements the edits touch are re-parsed (with
-CPython's parser): the text before and after them is unchanged and starts and ends
+Only the lines of the top-level statements the edits touch are edited and re-parsed
+(with CPython's parser): the text before and after them is unchanged and starts and ends
 with complete statements, so the whole file parses exactly when they do. Inside
 those lines, every statement no edit touches must come back, in order, at the same
 depth and with the same tree (a compound statement's header: its body's statements
@@ -16,8 +16,11 @@ are compared one by one).
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
+import sys
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from torchlint.engine.source import apply_edits, python_ast, split_lines
 from torchlint.findings import Edit
@@ -34,33 +37,43 @@ def keeps_parse(text: str, edits: Sequence[Edit]) -> bool:
     if not edits:
         return True
     try:
-        first, last = _region(python_ast(text), edits)
-        new_text = apply_edits(text, edits)
+        lines, tops = _outline(text)
     except _REFUSED:
         return False  # an original CPython cannot read leaves nothing to check a fix against
-    old_lines, new_lines = split_lines(text), split_lines(new_text)
-    old_region = old_lines[first - 1 : last]
-    new_region = new_lines[first - 1 : last + len(new_lines) - len(old_lines)]
+    first, last = _region(tops, edits)
+    old_region = "\n".join(lines[first - 1 : last]) + "\n"
+    moved = [Edit(e.line - first + 1, e.column, e.end_line - first + 1, e.end_column, e.content) for e in edits]
     try:
-        old_tree, new_tree = ast.parse("\n".join(old_region)), ast.parse("\n".join(new_region))
+        new_region = apply_edits(old_region, moved)
+        old_tree, new_tree = ast.parse(old_region), ast.parse(new_region)
     except _REFUSED:
         return False
-    spans = [((e.line - first + 1, e.column), (e.end_line - first + 1, e.end_column)) for e in edits]
-    kept = [(depth, _header(s)) for depth, s in _statements(old_tree.body, 0) if not _touched(s, spans, old_region)]
+    spans = [((e.line, e.column), (e.end_line, e.end_column)) for e in moved]
+    region_lines = lines[first - 1 : last]
+    kept = [(depth, _header(s)) for depth, s in _statements(old_tree.body, 0) if not _touched(s, spans, region_lines)]
     found = iter([(depth, _header(s)) for depth, s in _statements(new_tree.body, 0)])
     return all(statement in found for statement in kept)  # in order: `in` consumes the iterator
 
 
-def _region(tree: ast.Module, edits: Sequence[Edit]) -> tuple[int, int]:
+@lru_cache(maxsize=2)
+def _outline(text: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """The text's lines and the (first, last) line of each top-level statement: asked once per fix, for
+    every fix of a file."""
+    tops = [(_start(s).lineno, s.end_lineno or s.lineno) for s in python_ast(text).body]
+    return split_lines(text), tops
+
+
+def _region(tops: Sequence[tuple[int, int]], edits: Sequence[Edit]) -> tuple[int, int]:
     """The first and last line of the top-level statements the edits touch. An insertion at a line's
     start also touches the line before: it may extend the block that ends there."""
     lines = [e.line - (e.column == 1 and e.line > 1) for e in edits]
     lines += [e.end_line - (e.end_column == 1 and e.end_line > e.line) for e in edits]
     first, last = min(lines), max(lines)
-    for stmt in tree.body:
-        start = _start(stmt).lineno
-        if start <= last and first <= (stmt.end_lineno or start):
-            first, last = min(first, start), max(last, stmt.end_lineno or start)
+    at = bisect.bisect_right(tops, (last, sys.maxsize))  # statements starting after `last` cannot touch
+    for start, end in reversed(tops[:at]):
+        if end < first:
+            break  # top-level statements do not overlap: the earlier ones end earlier still
+        first, last = min(first, start), max(last, end)
     return first, last
 
 
