@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import ast
 
+import libcst
 import pytest
 from fix_variants import variants
 
 from fixture_expectations import FIXTURES, fixture_files
-from torchlint.engine import fix_text, lint_text, runner
+from torchlint.engine import fix_text, lint_text, node_positions, runner
 from torchlint.engine.fix_check import keeps_parse
 from torchlint.engine.rule import SAFE, Replace, Rule, fix
 from torchlint.engine.source import apply_edits
@@ -106,7 +107,7 @@ def test_engine_drops_a_broken_fix_and_the_finding_is_not_fixable():
 @pytest.fixture
 def unchecked(monkeypatch):
     """The engine without its check: what the rules themselves build."""
-    monkeypatch.setattr(runner, "keeps_parse", lambda text, edits: True)
+    monkeypatch.setattr(runner, "keeps_parse", lambda *args: True)
 
 
 def test_every_fix_of_every_rule_emits_valid_python(unchecked):
@@ -128,3 +129,18 @@ def test_every_fix_of_every_rule_emits_valid_python(unchecked):
                     bad.append(f"{name} {f.code}:{f.line} {fx.message!r}: changes statements it does not touch")
     assert checked > 500  # the corpus reaches the fixes
     assert bad == [], "\n".join(bad)
+
+
+def test_position_pass_outline_covers_every_top_level_statement():
+    """The runner hands fix_check the top-level statements' lines from its position pass (no CPython
+    parse of the whole file in the editor); they must cover what CPython calls each statement."""
+    for name, text, _ in _sources():
+        module = libcst.parse_module(text)
+        outline: list[tuple[int, int]] = []
+        node_positions.positions(module, set(module.body[:1]), outline)
+        assert len(outline) == len(module.body), name
+        spans = [
+            ((s.decorator_list[0] if getattr(s, "decorator_list", None) else s).lineno, s.end_lineno)
+            for s in ast.parse(text).body
+        ]
+        assert all(a <= start and end <= b for (a, b), (start, end) in zip(outline, spans)), name

@@ -32,12 +32,14 @@ _DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _REFUSED = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 
 
-def keeps_parse(text: str, edits: Sequence[Edit]) -> bool:
-    """`text` with `edits` applied parses, and every statement outside the edits is still there."""
+def keeps_parse(text: str, edits: Sequence[Edit], outline: Sequence[tuple[int, int]] | None = None) -> bool:
+    """`text` with `edits` applied parses, and every statement outside the edits is still there.
+    `outline`: the (first, last) line of each top-level statement, when the caller has them (the
+    runner's position pass); else CPython's tree of the whole text gives them."""
     if not edits:
         return True
     try:
-        lines, tops = _outline(text)
+        lines, tops = _lines(text), outline if outline else _outline(text)
     except _REFUSED:
         return False  # an original CPython cannot read leaves nothing to check a fix against
     first, last = _region(tops, edits)
@@ -56,11 +58,14 @@ def keeps_parse(text: str, edits: Sequence[Edit]) -> bool:
 
 
 @lru_cache(maxsize=2)
-def _outline(text: str) -> tuple[list[str], list[tuple[int, int]]]:
-    """The text's lines and the (first, last) line of each top-level statement: asked once per fix, for
-    every fix of a file."""
-    tops = [(_start(s).lineno, s.end_lineno or s.lineno) for s in python_ast(text).body]
-    return split_lines(text), tops
+def _lines(text: str) -> list[str]:
+    """Asked once per fix, for every fix of a file."""
+    return split_lines(text)
+
+
+@lru_cache(maxsize=2)
+def _outline(text: str) -> list[tuple[int, int]]:
+    return [(_start(s).lineno, s.end_lineno or s.lineno) for s in python_ast(text).body]
 
 
 def _region(tops: Sequence[tuple[int, int]], edits: Sequence[Edit]) -> tuple[int, int]:

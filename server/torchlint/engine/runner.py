@@ -256,8 +256,9 @@ def lint_text(
     return LintResult(kept, module, errors, dependencies)
 
 
-def _node_positions(ctx: FileContext, module: cst.Module) -> dict[cst.CSTNode, Range]:
-    """Ranges of every node a report or fix mentions (only their statements are generated)."""
+def _node_positions(ctx: FileContext, module: cst.Module, outline: list[tuple[int, int]]) -> dict[cst.CSTNode, Range]:
+    """Ranges of every node a report or fix mentions (only their statements are generated), and the
+    lines of every top-level statement into `outline`."""
     wanted = [report.node for report in ctx.reports]
     for report in ctx.reports:
         for node_fix in (report.fix, *report.alternatives):
@@ -265,14 +266,16 @@ def _node_positions(ctx: FileContext, module: cst.Module) -> dict[cst.CSTNode, R
                 wanted.extend(edit.node if isinstance(edit, Replace) else edit.stmt for edit in node_fix.edits)
     top_statements = {report.top for report in ctx.reports if report.top is not None}
     if all(report.top is not None for report in ctx.reports):
-        ranges = node_positions(module, top_statements)
+        ranges = node_positions(module, top_statements, outline)
         if all(n in ranges for n in wanted):
             return ranges
-    return node_positions(module)  # a rule reported a node outside the statement it was visiting
+        outline.clear()
+    return node_positions(module, outline=outline)  # a rule reported a node outside the statement it was visiting
 
 
 def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> list[Finding]:
-    positions = _node_positions(ctx, module)
+    outline: list[tuple[int, int]] = []
+    positions = _node_positions(ctx, module, outline)
     lines = split_lines(text)  # only used for indentation of inserted lines
     statements: list[tuple[int, int]] | None = None  # (first, last) line of every statement
     if "noqa" in text:
@@ -300,9 +303,9 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
         if statements is not None:
             containing = [s for s, e in statements if s <= line <= e]
             stmt_line = max(containing) if containing else line
-        fix = _checked(_to_fix(report.fix, positions, lines, module), text) if report.fix else None
+        fix = _checked(_to_fix(report.fix, positions, lines, module), text, outline) if report.fix else None
         alternatives = tuple(
-            f for f in (_checked(_to_fix(a, positions, lines, module), text) for a in report.alternatives) if f
+            f for f in (_checked(_to_fix(a, positions, lines, module), text, outline) for a in report.alternatives) if f
         )
         out.append(
             Finding(
@@ -324,10 +327,10 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
     return out
 
 
-def _checked(fix: Fix | None, text: str) -> Fix | None:
+def _checked(fix: Fix | None, text: str, outline: list[tuple[int, int]]) -> Fix | None:
     """The fix, or None when its edits do not re-parse or change statements they do not touch:
     dropped here, once for every rule, so no output (fix, diff, editor) ever offers it."""
-    return fix if fix is not None and keeps_parse(text, fix.edits) else None
+    return fix if fix is not None and keeps_parse(text, fix.edits, outline) else None
 
 
 def _to_fix(node_fix: NodeFix, positions: dict[cst.CSTNode, Range], lines: list[str], module: cst.Module) -> Fix | None:
