@@ -117,6 +117,11 @@ def rebuild(
     keywords = False
     for a in call.args:
         name = next(n for n, bound_arg in bound.items() if bound_arg is a)
+        if name.startswith("*"):  # one of the old `*args`: the new signature's `*args` takes it in place
+            if not new.var_positional or keywords:
+                return None
+            args.append(a)
+            continue
         target = new.param(renames.get(name, name))
         if target is None:
             return None
@@ -127,7 +132,7 @@ def rebuild(
             return None
         keywords = True
         args.append(a.with_changes(keyword=cst.Name(target.name), equal=a.equal if a.keyword else _NO_SPACE))
-    names = {renames.get(n, n) for n in bound}
+    names = {renames.get(n, n) for n in bound if not n.startswith("*")}
     for name, text in extra:
         if name not in names:
             if args and not isinstance(args[-1].comma, cst.Comma):

@@ -112,12 +112,13 @@ def _fix_24(src: str) -> str:
         ("torch.cuda.amp.GradScaler(2.0**16, 2.0)", 'torch.amp.GradScaler("cuda", 2.0**16, 2.0)'),
         ("torch.nn.UpsamplingBilinear2d(None, 2)", 'torch.nn.Upsample(None, 2, mode="bilinear", align_corners=True)'),
         ("torch.lu(A, False)", "torch.linalg.lu_factor(A, pivot=False)"),
+        ("functorch.vjp(f, x, y, has_aux=True)", "torch.func.vjp(f, x, y, has_aux=True)"),  # into `*primals`
     ],
 )
 def test_tl701_migrations_bind_arguments_by_name(call, replacement):
-    src = f"import torch\nimport torch.nn.functional as F\ny = {call}\n"
+    src = f"import torch\nimport functorch\nimport torch.nn.functional as F\ny = {call}\n"
     out = _fix_24(src)
-    assert out == f"import torch\nimport torch.nn.functional as F\ny = {replacement}\n"
+    assert out == f"import torch\nimport functorch\nimport torch.nn.functional as F\ny = {replacement}\n"
 
 
 @pytest.mark.parametrize(
