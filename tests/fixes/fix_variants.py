@@ -1,5 +1,6 @@
-"""Synthetic spellings of the rules' INVALID examples: the same calls with a trailing comma, with a
-comment and a line break after every argument, and with `*args` / `**kwargs` added. A fix that
+"""Synthetic spellings of the rules' INVALID examples: the same calls with their arguments by keyword
+(where the migration data knows the signature), with a trailing comma, with a comment and a line
+break after every argument, and with `*args` / `**kwargs` added. A fix that
 joins argument texts by hand breaks on exactly these."""
 
 from __future__ import annotations
@@ -8,6 +9,10 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
+from torchlint.engine.call_binding import Signature, bind, signature
+from torchlint.rules.legacy._signatures import TORCH
+
+_NO_SPACE = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 _NOTE = cst.ParenthesizedWhitespace(
     first_line=cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment("# note")),
     indent=True,
@@ -48,7 +53,32 @@ def _with_last(call: cst.Call, arg: cst.Arg) -> cst.Call:
     return call.with_changes(args=[*args, arg])
 
 
+def _by_keyword(call: cst.Call) -> cst.Call:
+    """Every argument of a call whose signature the migration data knows passed by keyword."""
+    sig = _known_signature(call)
+    bound = bind(call, sig) if sig is not None else None
+    if sig is None or bound is None:
+        return call
+    names = {id(a): n for n, a in bound.items()}
+    args = []
+    for a in call.args:
+        param = sig.param(names[id(a)])
+        if a.keyword is None and param is not None and param.keyword:
+            a = a.with_changes(keyword=cst.Name(param.name), equal=_NO_SPACE)
+        args.append(a)
+    return call.with_changes(args=args)
+
+
+def _known_signature(call: cst.Call) -> Signature | None:
+    """The signature of the data entry whose name ends like the call's (`F.upsample`: `...upsample`)."""
+    func = call.func
+    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    found = [text for name, text in TORCH.items() if name.rpartition(".")[2] == last]
+    return signature(found[0]) if len(found) == 1 else None
+
+
 CHANGES: dict[str, Callable[[cst.Call], cst.Call]] = {
+    "by-keyword": _by_keyword,
     "trailing-comma": _trailing_comma,
     "commented-lines": _commented_lines,
     "star-args": _star_args,

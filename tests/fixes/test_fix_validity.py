@@ -53,6 +53,7 @@ def _sources() -> list[tuple[str, str, str | None]]:
         for i, ex in enumerate(cls.INVALID):
             out.append((f"{code}-invalid-{i}", ex.source, ex.torch_version))
             out += [(f"{code}-invalid-{i}-{name}", text, ex.torch_version) for name, text in variants(ex.source)]
+    out += [(f"synthetic-{i}-{name}", text, "2.4") for i, src in enumerate(SYNTHETIC) for name, text in variants(src)]
     return out
 
 
