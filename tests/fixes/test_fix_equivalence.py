@@ -213,6 +213,17 @@ flat = h.permute(0, 2, 3, 1).view(h.size(0), -1)
         raises="RuntimeError",
     ),
     Program(
+        "TL707",
+        """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.arange(6.0)), batch_size=2)
+data_iter = iter(loader)
+(first,) = data_iter.next()
+""",
+        raises="AttributeError",
+    ),
+    Program(
         "TL404",
         """\
 import torch
