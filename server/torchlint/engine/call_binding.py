@@ -11,13 +11,14 @@ positionals) there is no new call. Arguments keep their own text, comments and c
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 import libcst as cst
 
-_NO_SPACE = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+from torchlint.engine.callargs import NO_SPACE
+
 _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
@@ -93,16 +94,14 @@ def rebuild(
     func: str,
     *,
     leading: Sequence[str] = (),
-    renames: Mapping[str, str] | None = None,
     extra: Sequence[tuple[str, str]] = (),
     same_defaults: Collection[str] = (),
 ) -> cst.Call | None:
     """`call` (to `old`) as a call of `func` (with `new`): `leading` positional texts first, each
-    argument under its (renamed) parameter, by position where the new signature has it there, then
+    argument under its parameter, by position where the new signature has it there, then
     the `extra` keywords. None when an argument has no place in `new`, a parameter the call leaves
     to its default has another default in `new` (unless named in `same_defaults`: documented equal,
     such as autocast's dtype None meaning the device's float16), or a required one gets no value."""
-    renames = renames or {}
     bound = bind(call, old)
     if bound is None:
         return None
@@ -110,7 +109,7 @@ def rebuild(
     for p in old.params:
         if p.name in given:
             continue
-        moved = new.param(renames.get(p.name, p.name))
+        moved = new.param(p.name)
         if moved is not None and moved.default != p.default and moved.name not in same_defaults:
             return None
     args: list[cst.Arg] = [cst.Arg(cst.parse_expression(text), comma=_COMMA) for text in leading]
@@ -122,7 +121,7 @@ def rebuild(
                 return None
             args.append(a)
             continue
-        target = new.param(renames.get(name, name))
+        target = new.param(name)
         if target is None:
             return None
         if a.keyword is None and not keywords and new.positional_index(target.name) == len(args):
@@ -131,13 +130,13 @@ def rebuild(
         if not target.keyword:
             return None
         keywords = True
-        args.append(a.with_changes(keyword=cst.Name(target.name), equal=a.equal if a.keyword else _NO_SPACE))
-    names = {renames.get(n, n) for n in bound if not n.startswith("*")}
+        args.append(a.with_changes(keyword=cst.Name(target.name), equal=a.equal if a.keyword else NO_SPACE))
+    names = {n for n in bound if not n.startswith("*")}
     for name, text in extra:
         if name not in names:
             if args and not isinstance(args[-1].comma, cst.Comma):
                 args[-1] = args[-1].with_changes(comma=_COMMA)
-            args.append(cst.Arg(cst.parse_expression(text), keyword=cst.Name(name), equal=_NO_SPACE))
+            args.append(cst.Arg(cst.parse_expression(text), keyword=cst.Name(name), equal=NO_SPACE))
             names.add(name)
     if args and not call.args and not extra:  # only the leading arguments: no comma after the last
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
