@@ -4,9 +4,12 @@
 repository with every rule and writes, per rule and applicability (safe: what `--fix`
 applies; unsafe: what `--unsafe-fixes` adds), one unified-diff hunk per fix, applied alone
 to the file, and a count table. Each edited file is also compiled before and after: a fix
-that breaks it is listed as such (the engine should already have dropped it). Reading the
-hunks, and running the scripts that can run, is left to the reader: the verdicts (right /
-wrong, runs identical / fixed / broken) go in the issue note.
+that breaks it is listed as such (the engine should already have dropped it). With `--run
+SECONDS`, every file with safe fixes is run as a script before and after `--fix` (safe fixes
+only; CPU only, beside the original so its imports resolve) and classified: identical (same
+exit status and output), fixed (failed before, runs after), broken (ran before, fails after),
+changed, or not runnable (fails both ways: data, GPU, arguments). Reading the hunks is left to
+the reader: the verdicts (right / wrong) go in the issue note.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
-from torchlint.engine import lint_text
+from torchlint.engine import fix_text, lint_text
 from torchlint.engine.source import apply_edits
 from torchlint.findings import Applicability
 from torchlint.registry import rules
@@ -67,7 +72,49 @@ def hunks(repos: list[Path]) -> tuple[list[tuple[str, str, str, str]], Counter[t
     return found, counts
 
 
-def report(repos: list[Path]) -> str:
+def run_verdict(path: Path, fixed: str, seconds: float) -> str:
+    """How the script at `path` runs before and after its safe fixes (the fixed copy sits beside it)."""
+    copy = path.with_name(f"_torchlint_fixed_{path.name}")
+    copy.write_text(fixed, encoding="utf-8")
+    try:
+        before, after = (_run(p, seconds) for p in (path, copy))
+    finally:
+        copy.unlink()
+    if before[0] != 0 and after[0] != 0:
+        return "not runnable"
+    if before == after:
+        return "identical"
+    return "fixed" if before[0] != 0 else "broken" if after[0] != 0 else "changed"
+
+
+def _run(path: Path, seconds: float) -> tuple[int, str]:
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONHASHSEED": "0"}
+    try:
+        done = subprocess.run(
+            [sys.executable, path.name], cwd=path.parent, capture_output=True, text=True, timeout=seconds, env=env
+        )
+    except subprocess.TimeoutExpired:
+        return -1, "timed out"
+    return done.returncode, done.stdout
+
+
+def runs(repos: list[Path], seconds: float) -> Counter[str]:
+    """The verdict of every file with safe fixes, run before and after `--fix`."""
+    everything = list(rules().values())
+    verdicts: Counter[str] = Counter()
+    for repo in repos:
+        for path in python_files(repo):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            result = fix_text(str(path), text, everything)
+            if result.applied:
+                verdicts[run_verdict(path, result.text, seconds)] += 1
+    return verdicts
+
+
+def report(repos: list[Path], seconds: float | None = None) -> str:
     found, counts = hunks(repos)
     codes = sorted({code for code, _ in counts})
     lines = [
@@ -79,6 +126,10 @@ def report(repos: list[Path]) -> str:
         "|---|---|---|",
     ]
     lines += [f"| {c} | {counts[c, 'safe']} | {counts[c, 'unsafe']} |" for c in codes]
+    if seconds is not None:
+        verdicts = runs(repos, seconds)
+        lines += ["", "Scripts with safe fixes, run before and after `--fix`:", ""]
+        lines += [f"- {verdict}: {n}" for verdict, n in sorted(verdicts.items())] or ["- (none)"]
     for code, kind, name, diff in sorted(found):
         lines += ["", f"## {code} ({kind}) {name}", "", "```diff", diff.rstrip("\n"), "```"]
     return "\n".join(lines) + "\n"
@@ -88,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.fix_report", description=__doc__.split("\n\n")[0])
     p.add_argument("repos", nargs="+", type=Path, help="repository checkouts to lint")
     p.add_argument("--out", type=Path, default=Path("fix-report.md"))
+    p.add_argument("--run", type=float, metavar="SECONDS", help="run the fixed scripts, each for at most this long")
     args = p.parse_args(argv)
-    args.out.write_text(report(args.repos), encoding="utf-8")
+    args.out.write_text(report(args.repos, args.run), encoding="utf-8")
     return 0
 
 
