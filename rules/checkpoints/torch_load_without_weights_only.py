@@ -99,6 +99,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
             "Add `weights_only=True`",
             Replace(node, with_keyword(node, "weights_only", "True")),
             applicability=UNSAFE,
+            risk="files of pickled objects no longer load",
         )
         self.report(node, message, fix=edit)
 

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.callargs import get_arg
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import DISPLAY, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -45,9 +45,10 @@ model = torch.nn.Linear(4, 2)
 torch.save(model.state_dict(), "model.pt")
 """
     fix_safety = (
-        "Unsafe: it changes what the file contains. Code that loads it (often in another file or "
-        "repository) must now build the model and call "
-        "`model.load_state_dict(torch.load(path, weights_only=True))`."
+        "Display only (shown, never applied by `--fix`, even with `--unsafe-fixes`): it changes what the file "
+        "contains, and the project's own loader of that file (often in another file or repository) expects a "
+        "whole model; it must then build the model and call "
+        "`model.load_state_dict(torch.load(path, weights_only=True))`, which torchlint does not do for you."
     )
     VALID = [
         'import torch\ntorch.save(model.state_dict(), "m.pt")\n',
@@ -90,5 +91,5 @@ torch.save(model.state_dict(), "model.pt")
                 self.report(
                     value,
                     self.message.format(model=name),
-                    fix=fix("Save the state_dict", Replace(value, f"{name}.state_dict()"), applicability=UNSAFE),
+                    fix=fix("Save the state_dict", Replace(value, f"{name}.state_dict()"), applicability=DISPLAY),
                 )

@@ -103,7 +103,12 @@ class Trainer:
         self.report(
             node,
             self.message.format(expr=code(node), loader=code(loader)),
-            fix=fix(f"Use `len({code(loader)})`", Replace(node, f"len({code(loader)})"), applicability=UNSAFE),
+            fix=fix(
+                f"Use `len({code(loader)})`",
+                Replace(node, f"len({code(loader)})"),
+                applicability=UNSAFE,
+                risk="raises for an IterableDataset",
+            ),
         )
 
     def _materialized(self, arg: cst.BaseExpression) -> cst.BaseExpression | None:

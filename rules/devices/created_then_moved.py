@@ -249,6 +249,7 @@ def _fix(move: cst.Call, factory: cst.Call, fn: str) -> NodeFix | None:
         "Pass `device=` to the factory",
         Replace(move, new),
         applicability=UNSAFE if fn in _RANDOM or dtype is not None else SAFE,
+        risk="other random numbers or rounding",
     )
 
 

@@ -420,6 +420,7 @@ class _LoopCheck:
                     f"Insert `{name} = {name}{move.suffix}`",
                     InsertBefore(stmt, f"{name} = {name}{move.suffix}"),
                     applicability=SAFE if kind & Kind.TENSOR else UNSAFE,
+                    risk="a batch that is a list or dict has no `.to()`",
                 )
             self.rule.report(arg.value, message, fix=edit)
 

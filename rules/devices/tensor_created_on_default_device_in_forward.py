@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import with_keyword
+from torchlint.engine.callargs import is_name, with_keyword
 from torchlint.engine.default_device import LEGACY, default_device_factory
+from torchlint.engine.kinds import TENSOR_ONLY_METHODS, Kind, kind_from_qualname
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.values import Where, current_where
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 
@@ -54,8 +56,11 @@ class Mask(nn.Module):
         return x * mask
 """
     fix_safety = (
-        "Safe when the first argument of `forward` is a tensor (the usual case): the new tensor follows "
-        "it. Not offered when the first argument is optional, variadic or annotated as a non-tensor."
+        "Safe when the first argument of `forward` is proven a tensor (annotated as one, used with a method "
+        "only a tensor has such as `x.size(1)`, or passed to a `torch.nn` layer or `torch.nn.functional`): the "
+        "new tensor follows it. Not offered "
+        "otherwise (`x` may be a list, whose `.device` raises). Tensors used only as indices or slice bounds "
+        "are not reported: they may stay on the CPU."
     )
     VALID = [
         """\
@@ -153,17 +158,49 @@ class Pos(nn.Module):
         if _annotated_without_tensors(node):
             return  # `forward(self, s: str)`: a module that turns Python values into tensors (a tokenizer)
         inp = _first_tensor_param(node)
+        proven = inp is not None and self._proven_tensor(node, inp)
         for call, fn in self.pending:
             if call in self.exempt or self.bound.get(call, "") in self.moved_names:
                 continue
             edit = None
-            if inp is not None and fn not in LEGACY:
+            if proven and fn not in LEGACY:
                 edit = fix(
                     f"Add `device={inp}.device`",
                     Replace(call, with_keyword(call, "device", f"{inp}.device")),
                     applicability=SAFE,
                 )
             self.report(call, self.message.format(fn=fn, inp=inp or "x"), fix=edit)
+
+    def _proven_tensor(self, fn: cst.FunctionDef, name: str) -> bool:
+        """`name` is a tensor: by its annotation, by a method only a tensor has (`x.size(1)`), or as the
+        input of a `torch.nn` layer (`self.conv(x)`) or a `torch.nn.functional` function."""
+        if self.ctx.kind(cst.Name(name)) & Kind.TENSOR:
+            return True
+        where = current_where(self.ctx)
+        for n in iter_nodes(fn.body):
+            if not isinstance(n, cst.Call):
+                continue
+            func = n.func
+            if isinstance(func, cst.Attribute) and func.attr.value in TENSOR_ONLY_METHODS and is_name(func.value, name):
+                return True
+            if (
+                n.args
+                and n.args[0].keyword is None
+                and is_name(n.args[0].value, name)
+                and self._takes_tensor(func, where)
+            ):
+                return True
+        return False
+
+    def _takes_tensor(self, func: cst.BaseExpression, where: Where) -> bool:
+        q = self.ctx.qualname(func) or ""
+        if q.startswith("torch.nn.functional."):
+            return True
+        built = self.ctx.values.builder(func, where) if isinstance(func, cst.Attribute) else None
+        layer = self.ctx.qualname(built[0].func) if built is not None else None
+        return (
+            layer is not None and layer.startswith("torch.nn.") and kind_from_qualname(layer) & Kind.MODEL != Kind.NONE
+        )
 
     def _in_forward(self) -> bool:
         fn = self.ctx.current_function
@@ -204,7 +241,11 @@ class Pos(nn.Module):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if self._in_forward():
             for el in node.slice:
-                if isinstance(el.slice, cst.Index):
+                if isinstance(el.slice, cst.Slice):  # `x[:, : torch.tensor(k)]`: a bound stays on the CPU
+                    bounds = [b for b in (el.slice.lower, el.slice.upper, el.slice.step) if b is not None]
+                    self.exempt.update(_factory_of(b) for b in bounds)
+                    self.moved_names.update(b.value for b in bounds if isinstance(b, cst.Name))
+                elif isinstance(el.slice, cst.Index):
                     self.exempt.add(_factory_of(el.slice.value))
                     base = el.slice.value  # `x[rows]`, `x[rows.squeeze(-1)]`: an index may stay on the CPU
                     while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute):

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.graph_flow import body_of
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import DISPLAY, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 
@@ -41,9 +41,10 @@ model = torch.nn.parallel.DistributedDataParallel(net, device_ids=[rank])
 torch.save(model.module.state_dict(), "checkpoint.pt")
 """
     fix_safety = (
-        "Unsafe: it changes the checkpoint's keys (no `module.` prefix). Right for consumers that load "
-        "into the bare model, but code elsewhere that loads the file back into a wrapped model must then "
-        "load into `model.module`."
+        "Display only (shown, never applied by `--fix`, even with `--unsafe-fixes`): it changes the checkpoint's "
+        "keys (no `module.` prefix). Right for consumers that load into the bare model, but code that loads the "
+        "file back into a wrapped model must then load into `model.module`, and `model.module` raises where the "
+        "model is only sometimes wrapped; torchlint adapts neither for you."
     )
     VALID = [
         """\
@@ -106,7 +107,7 @@ def save(ddp_model: torch.nn.parallel.DistributedDataParallel, path):
             self.report(
                 node,
                 self.message.format(model=name),
-                fix=fix(f"Save `{name}.module.state_dict()`", Replace(recv, f"{name}.module"), applicability=UNSAFE),
+                fix=fix(f"Save `{name}.module.state_dict()`", Replace(recv, f"{name}.module"), applicability=DISPLAY),
             )
 
     def _unwrapped_here(self, recv: cst.BaseExpression, name: str) -> bool:

@@ -8,6 +8,8 @@ from torchlint.engine.callargs import get_arg, has_star, is_name
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
+_RISK = "gradients may now flow into the wrapped tensor"
+
 
 class AutogradVariable(Rule):
     code = "TL702"
@@ -55,9 +57,14 @@ class AutogradVariable(Rule):
             if not isinstance(data.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 code = f"({code})"
             if grad is None or is_name(grad.value, "False"):
-                edit = fix("Drop the wrapper", Replace(node, code), applicability=UNSAFE)
+                edit = fix("Drop the wrapper", Replace(node, code), applicability=UNSAFE, risk=_RISK)
             elif is_name(grad.value, "True"):
-                edit = fix("Use `.requires_grad_()`", Replace(node, f"{code}.requires_grad_()"), applicability=UNSAFE)
+                edit = fix(
+                    "Use `.requires_grad_()`",
+                    Replace(node, f"{code}.requires_grad_()"),
+                    applicability=UNSAFE,
+                    risk=_RISK,
+                )
         volatile = get_arg(node, "volatile")
         hint = " (`volatile=True` is ignored: wrap the code in `with torch.no_grad():`)" if volatile else ""
         self.report(node, self.message.format(hint=hint), fix=edit)

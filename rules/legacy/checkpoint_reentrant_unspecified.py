@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, with_keyword
+from torchlint.engine.call_binding import bind, signature
+from torchlint.engine.callargs import with_keyword
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
+from torchlint.rules.legacy._signatures import TORCH
 
 
 class CheckpointReentrantUnspecified(Rule):
@@ -34,7 +36,9 @@ class CheckpointReentrantUnspecified(Rule):
         "Unsafe: `use_reentrant=False` is the recommended implementation and supports more cases, but it "
         "is a different implementation: where the reentrant one gave parameters no gradient (no input "
         "requiring grad), they now get one, so training can change. Code that relied on reentrant-specific "
-        "behaviour should pass `use_reentrant=True` instead."
+        "behaviour should pass `use_reentrant=True` instead. The call's arguments are bound to the function's "
+        "signature first: `checkpoint_sequential(f, 2, x, True)` passes it positionally (not reported), and "
+        "`*args` / `**kwargs` may hold it (not reported)."
     )
     VALID = [
         "from torch.utils.checkpoint import checkpoint\nh = checkpoint(block, x, use_reentrant=False)\n",
@@ -57,8 +61,9 @@ class CheckpointReentrantUnspecified(Rule):
         q = self.ctx.qualname(node.func)
         if q not in ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential"):
             return
-        if get_arg(node, "use_reentrant") is not None or has_star(node):
-            return
+        bound = bind(node, signature(TORCH[q]))
+        if bound is None or "use_reentrant" in bound:
+            return  # passed (`checkpoint_sequential(f, 2, x, False)`), or maybe in `*args` / `**kwargs`
         self.report(
             node,
             self.message.format(fn=q.rpartition(".")[2]),
@@ -66,5 +71,6 @@ class CheckpointReentrantUnspecified(Rule):
                 "Add `use_reentrant=False`",
                 Replace(node, with_keyword(node, "use_reentrant", "False")),
                 applicability=UNSAFE,
+                risk="parameters may now get gradients",
             ),
         )

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from torchlint.engine.call_binding import rebuild, signature
 from torchlint.engine.callargs import get_arg, has_star, int_value, is_name
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
@@ -15,6 +16,7 @@ from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.legacy._helpers import legacy_reduction
+from torchlint.rules.legacy._signatures import TORCH
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -32,17 +34,31 @@ def _joined(values) -> str:
     return ", ".join(_code(v) for v in values)
 
 
-# -- mechanical rewrites: (call, torch alias) -> new call text, or None when not mechanical
-def _rename(path: str, max_args: int | None = None) -> Callable:
-    def rewrite(call: cst.Call, torch: str) -> str | None:
-        if has_star(call) or (max_args is not None and (len(call.args) > max_args or _positional(call) is None)):
-            return None
-        return f"{torch}.{path}({_joined(a.value if a.keyword is None else a for a in call.args)})"
+# -- mechanical rewrites: (call, torch alias, old qualified name) -> the new call, or None when not certain
+def _migrate(
+    path: str,
+    *,
+    leading: tuple[str, ...] = (),
+    extra: tuple[tuple[str, str], ...] = (),
+    same_defaults: tuple[str, ...] = (),
+) -> Callable:
+    """A call of `torch.<path>` with the old call's arguments bound by name (_signatures.py's data)."""
+
+    def rewrite(call: cst.Call, torch: str, old: str) -> cst.Call | None:
+        return rebuild(
+            call,
+            signature(TORCH[old]),
+            signature(TORCH[f"torch.{path}"]),
+            f"{torch}.{path}",
+            leading=leading,
+            extra=extra,
+            same_defaults=same_defaults,
+        )
 
     return rewrite
 
 
-def _qr(call: cst.Call, torch: str) -> str | None:
+def _qr(call: cst.Call, torch: str, old: str) -> str | None:
     inp, some = get_arg(call, "input", 0), get_arg(call, "some", 1)
     if inp is None or len(call.args) != 1 + (some is not None):
         return None
@@ -53,7 +69,7 @@ def _qr(call: cst.Call, torch: str) -> str | None:
     return None
 
 
-def _cholesky(call: cst.Call, torch: str) -> str | None:
+def _cholesky(call: cst.Call, torch: str, old: str) -> str | None:
     inp, upper = get_arg(call, "input", 0), get_arg(call, "upper", 1)
     if inp is None or len(call.args) != 1 + (upper is not None):
         return None
@@ -64,12 +80,12 @@ def _cholesky(call: cst.Call, torch: str) -> str | None:
     return None
 
 
-def _chain_matmul(call: cst.Call, torch: str) -> str | None:
+def _chain_matmul(call: cst.Call, torch: str, old: str) -> str | None:
     args = _positional(call)
     return f"{torch}.linalg.multi_dot([{_joined(a.value for a in args)}])" if args else None
 
 
-def _range(call: cst.Call, torch: str) -> str | None:
+def _range(call: cst.Call, torch: str, old: str) -> str | None:
     """torch.range(s, e, step) includes `e` and returns floats; arange excludes it and keeps int dtype."""
     args = [a for a in call.args if a.keyword is None]
     if has_star(call) or not 1 <= len(args) <= 3 or any(a.keyword and a.keyword.value != "dtype" for a in call.args):
@@ -89,7 +105,7 @@ def _range(call: cst.Call, torch: str) -> str | None:
     return f"{torch}.arange({', '.join(parts)})"
 
 
-def _norm(call: cst.Call, torch: str) -> str | None:
+def _norm(call: cst.Call, torch: str, old: str) -> str | None:
     """The vector-norm cases: norm(x), norm(x, 2), norm(x, p=1, dim=1, keepdim=True)."""
     inp, p = get_arg(call, "input", 0), get_arg(call, "p", 1)
     known = {"input", "p", "dim", "keepdim"}
@@ -109,7 +125,7 @@ def _norm(call: cst.Call, torch: str) -> str | None:
     return f"{torch}.linalg.vector_norm({', '.join(parts)})"
 
 
-def _lu_solve(call: cst.Call, torch: str) -> str | None:
+def _lu_solve(call: cst.Call, torch: str, old: str) -> str | None:
     args = _positional(call)
     if not args or len(args) != 3:
         return None
@@ -117,27 +133,9 @@ def _lu_solve(call: cst.Call, torch: str) -> str | None:
     return f"{torch}.linalg.lu_solve({_code(lu)}, {_code(piv)}, {_code(b)})"
 
 
-def _upsampling(mode: str) -> Callable:
-    def rewrite(call: cst.Call, torch: str) -> str | None:
-        if has_star(call):
-            return None
-        extra = f'mode="{mode}"' + (", align_corners=True" if mode == "bilinear" else "")
-        inner = _joined(a.value if a.keyword is None else a for a in call.args)
-        return f"{torch}.nn.Upsample({inner}{', ' if inner else ''}{extra})"
-
-    return rewrite
-
-
-def _on_cuda(path: str) -> Callable:
-    """`torch.cuda.amp.X(args)` -> `torch.amp.X("cuda", args)`: the device-generic API with the device first."""
-
-    def rewrite(call: cst.Call, torch: str) -> str | None:
-        if has_star(call):
-            return None
-        inner = _joined(a.value if a.keyword is None else a for a in call.args)
-        return f'{torch}.{path}("cuda"{", " if inner else ""}{inner})'
-
-    return rewrite
+# `torch.amp.autocast`'s dtype=None and cache_enabled=None mean the device's defaults: float16 and True on
+# CUDA, what `torch.cuda.amp.autocast` spelled out.
+_AUTOCAST_DEVICE_DEFAULTS = ("dtype", "cache_enabled")
 
 
 @dataclass(frozen=True)
@@ -154,31 +152,34 @@ _TABLE: dict[str, Replacement] = {
     "torch.chain_matmul": Replacement("torch.linalg.multi_dot", rewrite=_chain_matmul),
     "torch.range": Replacement("torch.arange (which excludes the end)", rewrite=_range),
     "torch.norm": Replacement("torch.linalg.vector_norm / matrix_norm", rewrite=_norm),
-    "torch.ger": Replacement("torch.outer", rewrite=_rename("outer")),
-    "torch.lu": Replacement("torch.linalg.lu_factor", rewrite=_rename("linalg.lu_factor", 1)),
+    "torch.ger": Replacement("torch.outer", rewrite=_migrate("outer")),
+    "torch.lu": Replacement("torch.linalg.lu_factor", rewrite=_migrate("linalg.lu_factor")),
     "torch.lu_solve": Replacement("torch.linalg.lu_solve(LU, pivots, B) (note the argument order)", rewrite=_lu_solve),
     "torch.svd": Replacement("torch.linalg.svd (returns Vh, not V; full_matrices replaces some)"),
     "torch.triangular_solve": Replacement("torch.linalg.solve_triangular(A, B, upper=...)"),
     "torch.nn.UpsamplingNearest2d": Replacement(
-        'torch.nn.Upsample(..., mode="nearest")', rewrite=_upsampling("nearest")
+        'torch.nn.Upsample(..., mode="nearest")', rewrite=_migrate("nn.Upsample", extra=(("mode", '"nearest"'),))
     ),
     "torch.nn.UpsamplingBilinear2d": Replacement(
-        'torch.nn.Upsample(..., mode="bilinear", align_corners=True)', rewrite=_upsampling("bilinear")
+        'torch.nn.Upsample(..., mode="bilinear", align_corners=True)',
+        rewrite=_migrate("nn.Upsample", extra=(("mode", '"bilinear"'), ("align_corners", "True"))),
     ),
     "torch.nn.functional.upsample": Replacement(
-        "torch.nn.functional.interpolate", rewrite=_rename("nn.functional.interpolate")
+        "torch.nn.functional.interpolate", rewrite=_migrate("nn.functional.interpolate")
     ),
     "torch.testing.assert_allclose": Replacement("torch.testing.assert_close"),
     "torch.nn.utils.weight_norm": Replacement("torch.nn.utils.parametrizations.weight_norm (state_dict keys change)"),
     "torch.utils._pytree._register_pytree_node": Replacement(
-        "torch.utils._pytree.register_pytree_node", rewrite=_rename("utils._pytree.register_pytree_node")
+        "torch.utils._pytree.register_pytree_node", rewrite=_migrate("utils._pytree.register_pytree_node")
     ),
     "torch.backends.cuda.sdp_kernel": Replacement("torch.nn.attention.sdpa_kernel"),
     "torch.cuda.amp.autocast": Replacement(
-        'torch.amp.autocast("cuda", ...)', rewrite=_on_cuda("amp.autocast"), since=(2, 4)
+        'torch.amp.autocast("cuda", ...)',
+        rewrite=_migrate("amp.autocast", leading=('"cuda"',), same_defaults=_AUTOCAST_DEVICE_DEFAULTS),
+        since=(2, 4),
     ),
     "torch.cuda.amp.GradScaler": Replacement(
-        'torch.amp.GradScaler("cuda", ...)', rewrite=_on_cuda("amp.GradScaler"), since=(2, 4)
+        'torch.amp.GradScaler("cuda", ...)', rewrite=_migrate("amp.GradScaler", leading=('"cuda"',)), since=(2, 4)
     ),
     # TorchScript: deprecated in 2.5 (its docs), warning on every call in later releases
     "torch.jit.script": Replacement("torch.compile or torch.export", since=(2, 5)),
@@ -190,10 +191,10 @@ _TABLE: dict[str, Replacement] = {
     ),
     # non-public aliases of public functions
     "torch.utils.data._utils.collate.default_collate": Replacement(
-        "torch.utils.data.default_collate", rewrite=_rename("utils.data.default_collate")
+        "torch.utils.data.default_collate", rewrite=_migrate("utils.data.default_collate")
     ),
     "torch.utils.data._utils.collate.default_convert": Replacement(
-        "torch.utils.data.default_convert", rewrite=_rename("utils.data.default_convert")
+        "torch.utils.data.default_convert", rewrite=_migrate("utils.data.default_convert")
     ),
 }
 _LAUNCH = "torch.distributed.launch"
@@ -201,7 +202,7 @@ _LAUNCH_DEPRECATED = (1, 10)  # torchrun's release; the module warns since
 _TYPED_STORAGE_DEPRECATED = (2, 0)
 
 for _fn in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize"):
-    _TABLE[f"functorch.{_fn}"] = Replacement(f"torch.func.{_fn}", rewrite=_rename(f"func.{_fn}"))
+    _TABLE[f"functorch.{_fn}"] = Replacement(f"torch.func.{_fn}", rewrite=_migrate(f"func.{_fn}"))
 
 
 def _imported_twice(ctx, local: str) -> bool:
@@ -277,6 +278,11 @@ class DeprecatedOrRemovedApi(Rule):
         '`torch.amp.GradScaler("cuda", ...)`. '
         '`size_average=` / `reduce=` given as literals -> the `reduction=` torch derives from them ("mean", '
         '"sum" or "none"), when no `reduction=` is given too. '
+        "Renames and these migrations bind the old call's arguments by name "
+        "to the old signature and build the new call by name (signatures kept as data, checked against the "
+        'installed torch): `autocast(flag)` becomes `torch.amp.autocast("cuda", enabled=flag)`; a call whose '
+        "binding is not certain (`*args`, `**kwargs`, a keyword or a positional the signature has no place for) "
+        "gets no fix. "
         "Others (`solve`, `svd`, `triangular_solve`, TorchScript, ...) change return values and are left to you. "
         "Unsafe: `t.storage()` -> `t.untyped_storage()`, which counts and indexes bytes, not elements "
         "(`.size()`, `[i]` and `.tolist()` of the result change; `.data_ptr()` does not)."
@@ -401,7 +407,12 @@ class DeprecatedOrRemovedApi(Rule):
         self.report(
             node,
             self.message.format(old="Tensor.storage()", status=self.status, new="Tensor.untyped_storage()"),
-            fix=fix("Use `untyped_storage()`", Replace(func.attr, "untyped_storage"), applicability=UNSAFE),
+            fix=fix(
+                "Use `untyped_storage()`",
+                Replace(func.attr, "untyped_storage"),
+                applicability=UNSAFE,
+                risk="sizes and indices count bytes",
+            ),
         )
 
     def _legacy_reduction(self, node: cst.Call) -> None:
@@ -428,7 +439,7 @@ class DeprecatedOrRemovedApi(Rule):
         edit = None
         torch = torch_alias(self.ctx)
         if entry.rewrite is not None and torch is not None:
-            new = entry.rewrite(node, torch)
+            new = entry.rewrite(node, torch, q)
             if new is not None:
                 edit = fix(f"Replace with `{entry.use.split(' ')[0]}`", Replace(node, new), applicability=SAFE)
         self.report(node, self.message.format(old=q, status=self.status, new=entry.use), fix=edit)

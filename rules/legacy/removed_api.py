@@ -10,7 +10,7 @@ from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
-from torchlint.rules.legacy.deprecated_or_removed_api import DeprecatedOrRemovedApi, Replacement, _rename
+from torchlint.rules.legacy.deprecated_or_removed_api import DeprecatedOrRemovedApi, Replacement, _migrate
 
 # Still importable on current torch, but calling them raises RuntimeError ("... is now removed").
 _REMOVED: dict[str, Replacement] = {
@@ -18,7 +18,7 @@ _REMOVED: dict[str, Replacement] = {
     "torch.symeig": Replacement("torch.linalg.eigh"),
     "torch.eig": Replacement("torch.linalg.eig"),
     "torch.lstsq": Replacement("torch.linalg.lstsq(A, B) (note the swapped arguments)"),
-    "torch.matrix_rank": Replacement("torch.linalg.matrix_rank", rewrite=_rename("linalg.matrix_rank", 1)),
+    "torch.matrix_rank": Replacement("torch.linalg.matrix_rank", rewrite=_migrate("linalg.matrix_rank")),
 }
 # Gone from their module: AttributeError at the call (ImportError at `from torch.onnx import _export`).
 # `since`: the first release known to lack them (all checked absent on torch 2.13).

@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.engine.callargs import is_name, string_value
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
+from torchlint.rules.legacy._signatures import TORCHVISION_WEIGHTS
+
+_UNKNOWN = (-1, -1)  # a pinned tag that names no release we can read: its builders' signature is unknown
+_BRANCHES = frozenset({"main", "master", "nightly"})
+_RELEASE = re.compile(r"v?(\d+)\.(\d+)")
+
+
+def _hub_release(repo: str) -> tuple[int, int] | None:
+    """The torchvision release a `torch.hub.load` repo pins (`pytorch/vision:v0.9.0`): None for the
+    current one (no tag, or a development branch), _UNKNOWN for a tag that is no release."""
+    _, colon, tag = repo.partition(":")
+    if not colon or tag in _BRANCHES:
+        return None
+    m = _RELEASE.match(tag.removeprefix("release/"))
+    return (int(m.group(1)), int(m.group(2))) if m else _UNKNOWN
 
 
 class TorchvisionPretrained(Rule):
@@ -29,12 +46,16 @@ class TorchvisionPretrained(Rule):
         'Unsafe when a `True` is rewritten: `pretrained=True` becomes `weights="DEFAULT"`, the best available '
         "weights — for some models newer than the ones `pretrained=True` loaded, so results may change (use "
         'e.g. `"IMAGENET1K_V1"` to reproduce old results). Safe when only `False` values are rewritten: '
-        "`pretrained=False` becomes `weights=None`, the same untrained model. Non-literal values are left to you."
+        "`pretrained=False` becomes `weights=None`, the same untrained model. Non-literal values are left to you. "
+        "A `torch.hub.load` pinned to a release before torchvision 0.13 (`'pytorch/vision:v0.9.0'`) is not "
+        "reported: `pretrained=` is its API and it has no `weights=`; one pinned to a tag that names no release "
+        "gets no fix."
     )
     VALID = [
         'import torchvision\nm = torchvision.models.resnet50(weights="DEFAULT")\n',
         "import timm\nm = timm.create_model('resnet50', pretrained=True)\n",
         "from torchvision.models import ResNet50_Weights\nw = ResNet50_Weights.DEFAULT\n",
+        "import torch\nm = torch.hub.load('pytorch/vision:v0.9.0', 'mobilenet_v2', pretrained=False)\n",
     ]
     INVALID = [
         Invalid(
@@ -59,6 +80,9 @@ class TorchvisionPretrained(Rule):
                 return
         elif not (q == "torch.hub.load" and node.args and "pytorch/vision" in (string_value(node.args[0].value) or "")):
             return
+        release = _hub_release(string_value(node.args[0].value) or "") if q == "torch.hub.load" else None
+        if release not in (None, _UNKNOWN) and release < TORCHVISION_WEIGHTS:
+            return  # a pinned release before `weights=`: `pretrained=` is its API
         found = [
             a for a in node.args if a.keyword is not None and a.keyword.value in ("pretrained", "pretrained_backbone")
         ]
@@ -85,8 +109,9 @@ class TorchvisionPretrained(Rule):
                 "Use `weights=`",
                 Replace(node, node.with_changes(args=new_args)),
                 applicability=UNSAFE if loads_weights else SAFE,
+                risk="may load newer weights",
             )
-            if fixable
+            if fixable and release != _UNKNOWN
             else None
         )
         self.report(node, self.message.format(arg=first, new=new, hint=hint), fix=edit)

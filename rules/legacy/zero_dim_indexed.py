@@ -148,5 +148,10 @@ history.append(loss.item())
         self.report(
             node,
             self.message.format(expr=code(node), why=found.why, recv=recv),
-            fix=fix(f"Use `{recv}.item()`", Replace(node, f"{recv}.item()"), applicability=applicability),
+            fix=fix(
+                f"Use `{recv}.item()`",
+                Replace(node, f"{recv}.item()"),
+                applicability=applicability,
+                risk="gives a number, not a tensor in the graph",
+            ),
         )

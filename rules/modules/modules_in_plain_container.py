@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.modules._helpers import INIT_METHODS
@@ -55,7 +55,9 @@ class MLP(nn.Module):
 """
     fix_safety = (
         "Safe for code that iterates, indexes or calls `len()` on the container (ModuleList/ModuleDict "
-        "support these). Checkpoints gain the container's keys, so old checkpoints load with missing keys."
+        "support these). Checkpoints gain the container's keys, so old checkpoints load with missing keys. "
+        "Display only when the class also registers children by hand (`setattr(self, ...)`, `add_module`, "
+        "`register_module`, `register_parameter`): the same modules would then be in the `state_dict` twice."
     )
     VALID = [
         """\
@@ -270,11 +272,35 @@ class M(nn.Module):
             inner = "[" + ", ".join(code(e.value) for e in value.elements) + "]"
         new = f"{nn}.{container}()" if not _container_items(value) else f"{nn}.{container}({inner})"
         target = code(node.targets[0].target)
+        # modules the class also registers by hand would be in the state_dict twice
+        by_hand = _registers_by_hand(self.ctx.current_class)
         self.report(
             node,
             self.message.format(attr=attr, what=f"{what}s", kind=kind, container=container),
-            fix=fix(f"Wrap in `nn.{container}`", Replace(node, f"{target} = {new}"), applicability=SAFE),
+            fix=fix(
+                f"Wrap in `nn.{container}`",
+                Replace(node, f"{target} = {new}"),
+                applicability=DISPLAY if by_hand else SAFE,
+            ),
         )
+
+
+def _registers_by_hand(cls: cst.ClassDef | None) -> bool:
+    """A method of the class registers children by name: `setattr(self, ...)`, `self.add_module(...)`,
+    `self.register_module(...)`, `self.register_parameter(...)`."""
+    return cls is not None and any(
+        isinstance(n, cst.Call)
+        and (
+            dotted(n.func) in _BY_HAND
+            or dotted(n.func) == "setattr"
+            and bool(n.args)
+            and dotted(n.args[0].value) == "self"
+        )
+        for n in iter_nodes(cls)
+    )
+
+
+_BY_HAND = frozenset({"self.add_module", "self.register_module", "self.register_parameter"})
 
 
 def _returned_attributes(cls: cst.ClassDef | None) -> set[str]:

@@ -82,7 +82,9 @@ class Scale(nn.Module):
         "reach it), is reassigned outside `__init__` (a parameter refuses a plain tensor) or is updated in "
         "place outside `no_grad` (a parameter refuses that too). The parameter fix is safe when the tensor "
         "is created with `requires_grad=True`. Either adds a key to `state_dict()`, so checkpoints saved "
-        "before the fix load with missing keys."
+        "before the fix load with missing keys — except for a cache another method rebuilds (`forward` "
+        "assigns `self.x = ...`): it becomes a non-persistent buffer (`persistent=False`), which moves with "
+        "the module and adds no checkpoint key."
     )
     VALID = [
         """\
@@ -316,9 +318,12 @@ class M(nn.Module):
             for a in factory.args
         )
         state = self._state(attr)
+        # a cache another method rebuilds is not model state: a non-persistent buffer moves with the module
+        # and keeps the checkpoint's keys as they were
+        rebuilt = self._rebuilt(attr)
         buffer = fix(
-            f"Register `{attr}` as a buffer",
-            Replace(node, f'self.register_buffer("{attr}", {value})'),
+            f"Register `{attr}` as a {'non-persistent ' if rebuilt else ''}buffer",
+            Replace(node, f'self.register_buffer("{attr}", {value}{", persistent=False" if rebuilt else ""})'),
             applicability=SAFE if state and not trained else DISPLAY,
         )
         parameter = fix(
@@ -355,6 +360,16 @@ class M(nn.Module):
                     uses.append(n)
         reads = [n for n in uses if n not in self._assigned(cls, attr)]
         return bool(reads) and all(n in quiet for n in reads)
+
+    def _rebuilt(self, attr: str) -> bool:
+        """`self.<attr> = ...` in a method other than the init methods (`forward` rebuilding a cache)."""
+        cls = self.ctx.current_class
+        return cls is not None and any(
+            isinstance(n, cst.Assign) and any(dotted(t.target) == f"self.{attr}" for t in n.targets)
+            for method in iter_nodes(cls)
+            if isinstance(method, cst.FunctionDef) and method.name.value not in INIT_METHODS
+            for n in iter_nodes(method.body)
+        )
 
     def _no_grad(self, expr: cst.BaseExpression) -> bool:
         return self.ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) in NO_GRAD

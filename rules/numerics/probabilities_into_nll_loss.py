@@ -131,4 +131,6 @@ loss = F.nll_loss(probs, labels)
             return None
         renamed = node.with_changes(func=node.func.with_changes(attr=cst.Name(new)))
         applicability = UNSAFE if inline(feed) else DISPLAY
-        return fix(f"Use `{new}`", Replace(node, renamed), applicability=applicability)
+        return fix(
+            f"Use `{new}`", Replace(node, renamed), applicability=applicability, risk="changes the loss and so training"
+        )

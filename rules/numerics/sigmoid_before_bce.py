@@ -139,4 +139,5 @@ loss = nn.BCEWithLogitsLoss(reduction="sum")(z, y)
             Replace(node, inner),
             Replace(func, func.with_changes(attr=cst.Name(new))),
             applicability=UNSAFE,
+            risk="changes the loss values and so training",
         )

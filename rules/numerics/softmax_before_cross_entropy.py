@@ -235,4 +235,9 @@ for x, y in batches:
         if node is None or inner is None:
             return None
         applicability = UNSAFE if inline(feed) else DISPLAY
-        return fix("Drop the softmax: give the loss the logits", Replace(node, inner), applicability=applicability)
+        return fix(
+            "Drop the softmax: give the loss the logits",
+            Replace(node, inner),
+            applicability=applicability,
+            risk="changes the loss and so training",
+        )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import with_keyword
+from torchlint.engine.callargs import get_arg, has_star, with_keyword
 from torchlint.engine.graph_flow import body_of
 from torchlint.engine.loop_events import exclusive
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
@@ -58,8 +58,9 @@ loss_box = box_loss(box_head(features), boxes)
 (loss_cls + loss_box).backward()
 """
     fix_safety = (
-        "Safe: adds `retain_graph=True` to this `backward()`, so the second backward runs instead of "
-        "raising. The graph's buffers stay alive until the last backward, raising peak memory; summing "
+        "Safe: adds `retain_graph=True` to this `backward()` (replacing a removed `retain_variables=`), so the "
+        "second backward runs instead of raising; no fix when `retain_graph` may be passed unseen (`*args`, "
+        "`**kwargs`, a second positional argument). The graph's buffers stay alive until the last backward, raising peak memory; summing "
         "the losses into one backward is cheaper when you can restructure the code."
     )
     VALID = [
@@ -237,7 +238,22 @@ def train_step(model: torch.nn.Module, x, y):
                 return self._report(node, name, f"`{self.ctx.module.code_for_node(other.call)}`")
 
     def _report(self, node: cst.Call, shared: str, later: str) -> None:
-        edit = fix(
-            "Pass `retain_graph=True`", Replace(node, with_keyword(node, "retain_graph", "True")), applicability=SAFE
-        )
+        new = _retaining(node)
+        edit = fix("Pass `retain_graph=True`", Replace(node, new), applicability=SAFE) if new is not None else None
         self.report(node, self.message.format(shared=shared, later=later), fix=edit)
+
+
+def _retaining(call: cst.Call) -> cst.Call | None:
+    """`call` with `retain_graph=True`. The removed `retain_variables=` (a TypeError since 0.4) becomes it;
+    None when `retain_graph` may already be passed where we cannot see it (`*args`, `**kwargs`, a
+    second positional argument: `loss.backward(gradient, retain_graph)`)."""
+    if has_star(call) or sum(1 for a in call.args if a.keyword is None) > 1:
+        return None
+    old = get_arg(call, "retain_variables")
+    if old is not None:
+        args = [
+            a.with_changes(keyword=cst.Name("retain_graph"), value=cst.Name("True")) if a is old else a
+            for a in call.args
+        ]
+        return call.with_changes(args=args)
+    return with_keyword(call, "retain_graph", "True")

@@ -200,6 +200,7 @@ for i, x in enumerate(loader):
                     f"Insert `{scaler}.unscale_({opt})` before the clip",
                     InsertBefore(clip.stmt, f"{scaler}.unscale_({opt})"),
                     applicability=SAFE if together else UNSAFE,
+                    risk="may unscale gradients mid-accumulation",
                 )
             message = self.message.format(clip=self._code(clip.node.func), scaler=scaler, opt=opt)
             self.report(clip.node, message, fix=edit)

@@ -199,5 +199,6 @@ for step, (x, y) in enumerate(loader):
             f"Use `{scaler}.step({opt})`",
             Replace(step.node, f"{scaler}.step({opt})"),
             applicability=SAFE if updated else UNSAFE,
+            risk="needs a `scaler.update()` per step",
         )
         self.report(step.node, self.message.format(problem=problem), fix=edit)

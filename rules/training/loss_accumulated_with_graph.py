@@ -368,6 +368,7 @@ class Trainer:
             f"Accumulate `{wrapped}.item()` (a Python number)",
             Replace(value, f"{wrapped}.item()"),
             applicability=UNSAFE,
+            risk="turns the total into a Python float",
         )
         detach = fix(
             f"Accumulate `{wrapped}.detach()` (still a tensor)",

@@ -13,7 +13,7 @@ class PythonSumOverTensors(Rule):
     code = "TL106"
     requires = ("sum",)
     name = "python-sum-over-tensors"
-    message = "builtin `sum()` over tensors adds them one by one starting from the int 0; use `torch.stack(...).sum()`"
+    message = "builtin `sum()` over tensors adds them one by one starting from the int 0; use `torch.stack(...).sum(0)`"
     severity = Severity.INFO
     category = "performance"
     summary = "Builtin sum() over a list of tensors"
@@ -40,10 +40,12 @@ import torch
 heads = [torch.nn.Linear(8, 2) for _ in range(3)]
 criterion = torch.nn.CrossEntropyLoss()
 losses = [criterion(head(x), y) for head in heads]
-loss = torch.stack(losses).sum()
+loss = torch.stack(losses).sum(0)
 """
     fix_safety = (
-        "Unsafe: equivalent when the elements are tensors of one shape on one device, but it differs "
+        "Unsafe: `torch.stack(xs).sum(0)` adds the elements one by one as `sum` does, keeping their shape "
+        "(per-sample losses stay per sample); `.sum()` only where every element is a full reduction "
+        "(`x.sum()`, `x.mean()`). Equivalent when the elements are tensors of one shape on one device, but it differs "
         "when the list may be empty (`sum` returns 0, `torch.stack` raises) or when shapes differ and "
         "`sum` relied on broadcasting; check those cases before applying."
     )
@@ -99,7 +101,7 @@ criterion = torch.nn.MSELoss()
 losses = []
 for x, y in batches:
     losses.append(criterion(model(x), y))
-total = torch.stack(losses).sum()
+total = torch.stack(losses).sum(0)
 """,
         ),
     ]
@@ -122,9 +124,23 @@ total = torch.stack(losses).sum()
             elements = arg.value
             if isinstance(elements, cst.GeneratorExp):
                 elements = cst.ListComp(elt=elements.elt, for_in=elements.for_in)
+            reduce = "sum()" if _scalar(arg.value) else "sum(0)"
             edit = fix(
-                "Use `torch.stack(...).sum()`",
-                Replace(node, f"torch.stack({ctx.module.code_for_node(elements)}).sum()"),
+                f"Use `torch.stack(...).{reduce}`",
+                Replace(node, f"torch.stack({ctx.module.code_for_node(elements)}).{reduce}"),
                 applicability=UNSAFE,
+                risk="raises on an empty list or broadcast shapes",
             )
         self.report(node, fix=edit)
+
+
+def _scalar(elements: cst.BaseExpression) -> bool:
+    """Every element is a full reduction (`x.sum()`, `x.mean()`): 0-dim, so `.sum()` of the stack is
+    their sum. Otherwise (per-sample losses, `reduction="none"`) only `.sum(0)` keeps `sum`'s shape."""
+    elt = elements.elt if isinstance(elements, (cst.GeneratorExp, cst.ListComp)) else None
+    return (
+        isinstance(elt, cst.Call)
+        and not elt.args
+        and isinstance(elt.func, cst.Attribute)
+        and elt.func.attr.value in ("sum", "mean")
+    )

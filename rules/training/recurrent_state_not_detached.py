@@ -268,6 +268,7 @@ def train(model: nn.Module, chunks, optimizer):
                 f"Detach `{arg}` at the start of the step",
                 InsertBefore(first, detach),
                 applicability=UNSAFE,
+                risk="stops gradients at each step (truncated BPTT)",
             )
         self.report(state.call, message, fix=edit)
 

@@ -136,5 +136,6 @@ for x, y in loader:
                     RemoveStatement(sched.stmt),
                     InsertAfter(last_top, code),
                     applicability=UNSAFE,
+                    risk="shifts the learning-rate schedule by one step",
                 )
             self.report(sched.node, self.message.format(sched=code), fix=edit)

@@ -265,6 +265,7 @@ class Sampler:
             f"Store `{wrapped}.detach()`",
             Replace(value, f"{wrapped}.detach()"),
             applicability=UNSAFE if escapes else SAFE,
+            risk="another method may back-propagate the stored value",
         )
         self.report(value, self.message.format(acc=acc, value=code), fix=detach)
 

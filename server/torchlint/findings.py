@@ -59,6 +59,7 @@ class Fix:
     message: str
     edits: tuple[Edit, ...]
     applicability: Applicability = Applicability.SAFE
+    risk: str = ""  # what an unsafe fix may change, for the editor's title ("changes the checkpoint format")
 
     def applies(self, unsafe: bool) -> bool:
         """Whether `--fix` applies this fix (with `--unsafe-fixes` when `unsafe`)."""

@@ -99,7 +99,7 @@ async def test_unsafe_fix_is_offered_as_a_quick_fix_that_says_so(project):
         diags = await s.diagnostics(u, lambda d: len(d) == 1)
         actions = await s.client.text_document_code_action_async(_actions_request(u, diags))
         (fix,) = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")]
-        assert fix.title == "Add `weights_only=True` (unsafe: may change behaviour) (TL601)"
+        assert fix.title == "Add `weights_only=True` (unsafe: files of pickled objects no longer load) (TL601)"
         assert not fix.is_preferred  # an editor's auto-fix applies the preferred fix unasked
         assert apply(text, edits_for(fix.edit, u)) == 'import torch\nsd = torch.load("m.pt", weights_only=True)\n'
         (fix_all,) = await s.client.text_document_code_action_async(
@@ -307,3 +307,30 @@ async def test_a_cell_fix_all_is_computed_on_the_text_of_the_moment(project):
         fixed = apply(cells[2][1], edits_for(fix_all.edit, cell_uris[2]))
         assert fixed.startswith("for x, y in loader:\n    optimizer.zero_grad()\n"), fix_all
         assert not edits_for(fix_all.edit, cell_uris[0])
+
+
+LOSS_HISTORY = """\
+import torch
+model = torch.nn.Linear(2, 1)
+criterion = torch.nn.MSELoss()
+history = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    history.append(loss)
+"""
+
+
+async def test_quick_fix_menu_lists_the_safe_fix_first_and_prefers_only_it(project):
+    # issue 27: TL105's unsafe `.item()` fix was the first entry of the menu
+    async with session(project) as s:
+        u = s.open(project / "history.py", LOSS_HISTORY)
+        diags = await s.diagnostics(u, lambda d: any(x.code == "TL105" for x in d))
+        tl105 = [d for d in diags if d.code == "TL105"]
+        actions = await s.client.text_document_code_action_async(_actions_request(u, tl105))
+        fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable")]
+        assert [a.title for a in fixes] == [
+            "Accumulate `loss.detach()` (still a tensor) (TL105)",
+            "Accumulate `loss.item()` (a Python number) (unsafe: turns the total into a Python float) (TL105)",
+        ]
+        assert [a.is_preferred for a in fixes] == [True, False]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-_NO_SPACE = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+NO_SPACE = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # `name=value`, as written by hand
 
 
 def get_arg(call: cst.Call, name: str, position: int | None = None) -> cst.Arg | None:
@@ -62,7 +62,7 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
     args = list(call.args)
     if args and not isinstance(args[-1].comma, cst.Comma):
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    args.append(cst.Arg(keyword=cst.Name(name), value=cst.parse_expression(value), equal=_NO_SPACE))
+    args.append(cst.Arg(keyword=cst.Name(name), value=cst.parse_expression(value), equal=NO_SPACE))
     return call.with_changes(args=args)
 
 

@@ -100,6 +100,13 @@ TENSOR_PREDICATES = frozenset(
     "logical_or logical_not".split()
 )
 
+# Methods only a tensor has (a list has none, a NumPy array's `size` is no method): calling one on a
+# value is evidence that it is a tensor.
+TENSOR_ONLY_METHODS = frozenset(
+    "size dim view unsqueeze permute contiguous masked_fill new_zeros new_ones new_full new_empty new_tensor "
+    "type_as expand_as view_as".split()
+)
+
 LOSS_FUNCTIONS = frozenset(
     "cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
     "binary_cross_entropy_with_logits kl_div cosine_embedding_loss ctc_loss hinge_embedding_loss "

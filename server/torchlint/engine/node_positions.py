@@ -73,18 +73,25 @@ class _PositionState(CodegenState):
             self.ranges[node] = (start, end)
 
 
-def positions(module: cst.Module, only: Collection[cst.CSTNode] | None = None) -> dict[cst.CSTNode, Range]:
+def positions(
+    module: cst.Module, only: Collection[cst.CSTNode] | None = None, outline: list[tuple[int, int]] | None = None
+) -> dict[cst.CSTNode, Range]:
     """Syntactic (start, end) of nodes, as libcst's PositionProvider defines them.
 
     With `only` (a set of top-level statements), positions are recorded just
     inside those; the others are skipped over as plain text, which is ~7x cheaper.
+    `outline`, when given, gets the first and last line of every top-level statement
+    (its leading comment lines included), free in this pass: fix_check needs them.
     """
     state = _PositionState(default_indent=module.default_indent, default_newline=module.default_newline)
     for line in module.header:
         line._codegen(state)
     for stmt in module.body:
+        first = state.line
         if only is None or stmt in only:
             stmt._codegen(state)
         else:
             state.add_token(module.code_for_node(stmt))
+        if outline is not None:
+            outline.append((first, state.line - 1 if state.column == 0 else state.line))
     return state.ranges

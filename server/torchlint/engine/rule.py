@@ -92,6 +92,7 @@ class NodeFix:
     message: str
     edits: tuple[NodeEdit, ...]
     applicability: Applicability
+    risk: str = ""
 
 
 @dataclass
@@ -176,10 +177,11 @@ class Rule:
         )
 
 
-def fix(message: str, *edits: NodeEdit, applicability: Applicability) -> NodeFix:
+def fix(message: str, *edits: NodeEdit, applicability: Applicability, risk: str = "") -> NodeFix:
     """A fix; every fix says how far it can be trusted (see `Applicability`), and the
-    rule's `fix_safety` says why."""
-    return NodeFix(message, tuple(edits), applicability)
+    rule's `fix_safety` says why. An unsafe fix says what it may change (`risk`, a few
+    words the editor shows in its title: "changes the checkpoint format")."""
+    return NodeFix(message, tuple(edits), applicability, risk)
 
 
 SAFE, UNSAFE, DISPLAY = Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY

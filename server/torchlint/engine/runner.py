@@ -17,6 +17,7 @@ import libcst as cst
 from torchlint import noqa
 from torchlint.engine import call_sites
 from torchlint.engine.context import FileContext
+from torchlint.engine.fix_check import keeps_parse
 from torchlint.engine.node_positions import Range
 from torchlint.engine.node_positions import positions as node_positions
 from torchlint.engine.project import recording
@@ -258,8 +259,9 @@ def lint_text(
     return LintResult(kept, module, errors, dependencies)
 
 
-def _node_positions(ctx: FileContext, module: cst.Module) -> dict[cst.CSTNode, Range]:
-    """Ranges of every node a report or fix mentions (only their statements are generated)."""
+def _node_positions(ctx: FileContext, module: cst.Module, outline: list[tuple[int, int]]) -> dict[cst.CSTNode, Range]:
+    """Ranges of every node a report or fix mentions (only their statements are generated), and the
+    lines of every top-level statement into `outline`."""
     wanted = [report.node for report in ctx.reports]
     for report in ctx.reports:
         for node_fix in (report.fix, *report.alternatives):
@@ -267,14 +269,16 @@ def _node_positions(ctx: FileContext, module: cst.Module) -> dict[cst.CSTNode, R
                 wanted.extend(edit.node if isinstance(edit, Replace) else edit.stmt for edit in node_fix.edits)
     top_statements = {report.top for report in ctx.reports if report.top is not None}
     if all(report.top is not None for report in ctx.reports):
-        ranges = node_positions(module, top_statements)
+        ranges = node_positions(module, top_statements, outline)
         if all(n in ranges for n in wanted):
             return ranges
-    return node_positions(module)  # a rule reported a node outside the statement it was visiting
+        outline.clear()
+    return node_positions(module, outline=outline)  # a rule reported a node outside the statement it was visiting
 
 
 def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> list[Finding]:
-    positions = _node_positions(ctx, module)
+    outline: list[tuple[int, int]] = []
+    positions = _node_positions(ctx, module, outline)
     lines = split_lines(text)  # only used for indentation of inserted lines
     statements: list[tuple[int, int]] | None = None  # (first, last) line of every statement
     if "noqa" in text:
@@ -302,8 +306,10 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
         if statements is not None:
             containing = [s for s, e in statements if s <= line <= e]
             stmt_line = max(containing) if containing else line
-        fix = _to_fix(report.fix, positions, lines, module) if report.fix else None
-        alternatives = tuple(f for f in (_to_fix(a, positions, lines, module) for a in report.alternatives) if f)
+        fix = _checked(_to_fix(report.fix, positions, lines, module), text, outline) if report.fix else None
+        alternatives = tuple(
+            f for f in (_checked(_to_fix(a, positions, lines, module), text, outline) for a in report.alternatives) if f
+        )
         out.append(
             Finding(
                 path,
@@ -323,6 +329,12 @@ def _to_findings(ctx: FileContext, path: str, text: str, module: cst.Module) -> 
             )
         )
     return out
+
+
+def _checked(fix: Fix | None, text: str, outline: list[tuple[int, int]]) -> Fix | None:
+    """The fix, or None when its edits do not re-parse or change statements they do not touch:
+    dropped here, once for every rule, so no output (fix, diff, editor) ever offers it."""
+    return fix if fix is not None and keeps_parse(text, fix.edits, outline) else None
 
 
 def _to_fix(node_fix: NodeFix, positions: dict[cst.CSTNode, Range], lines: list[str], module: cst.Module) -> Fix | None:
@@ -350,7 +362,7 @@ def _to_fix(node_fix: NodeFix, positions: dict[cst.CSTNode, Range], lines: list[
                 edits.append(Edit(len(lines), end, len(lines), end, newline + content))
                 continue
             edits.append(Edit(at, 1, at, 1, content))
-    return Fix(node_fix.message, tuple(edits), node_fix.applicability)
+    return Fix(node_fix.message, tuple(edits), node_fix.applicability, node_fix.risk)
 
 
 def lint_bytes(

@@ -7,7 +7,7 @@ lint thread: nothing here touches the server.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,7 +85,7 @@ def to_diagnostic(snap: Snapshot, f: Finding, severity: Mapping[str, Severity]) 
         placed = start[0], types.Range(pos, pos)
     uri, rng = placed
     level = severity.get(f.code, f.severity)
-    fixes = [x for x in (_fix_data(snap, fx) for fx in (f.fix, *f.alternatives) if fx) if x]
+    fixes = [x for x in (_fix_data(snap, fx) for fx in menu_order((f.fix, *f.alternatives)) if fx) if x]
     noqa: list[int] = []
     for line in (f.statement_line or f.line, f.line):
         at = snap.place(line, 1)
@@ -96,7 +96,6 @@ def to_diagnostic(snap: Snapshot, f: Finding, severity: Mapping[str, Severity]) 
         "generation": snap.generation,
         "fixes": fixes,
         "noqa": noqa,
-        "preferred": f.fix is not None and f.fix.applicability is Applicability.SAFE,
     }
     return uri, types.Diagnostic(
         rng,
@@ -117,7 +116,15 @@ def _fix_data(snap: Snapshot, fix: Fix) -> dict[str, Any] | None:
             return None
         uri, r = placed
         edits.append([uri, r.start.line, r.start.character, r.end.line, r.end.character, e.content])
-    return {"title": fix.message, "applicability": fix.applicability.value, "edits": edits}
+    return {"title": fix.message, "applicability": fix.applicability.value, "risk": fix.risk, "edits": edits}
+
+
+_MENU = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY: 2}
+
+
+def menu_order(fixes: Sequence[Fix | None]) -> list[Fix]:
+    """A finding's fixes as the quick-fix menu lists them: safe, then unsafe, then display (stable)."""
+    return sorted((fx for fx in fixes if fx is not None), key=lambda fx: _MENU[fx.applicability])
 
 
 def from_run(result: RunResult) -> dict[str, list[types.Diagnostic]]:

@@ -39,7 +39,7 @@ def _moved(d: types.Diagnostic, lines: Mapping[int, int], generation: int) -> ty
     data = d.data if isinstance(d.data, dict) else None
     if data is not None:
         noqa = [lines[n] for n in data.get("noqa") or () if n in lines]
-        data = {**data, "generation": generation, "fixes": [], "noqa": noqa, "preferred": False}
+        data = {**data, "generation": generation, "fixes": [], "noqa": noqa}
     return types.Diagnostic(
         rng,
         d.message,

@@ -22,3 +22,9 @@ def test_tl603_each_module_value_of_a_saved_dict_is_reported(findings):
 def test_tl603_dict_values_of_unknown_kind_are_silent(findings):
     src = "import torch\ndef save(model, path):\n    torch.save({'model': model, 'epoch': 1}, path)\n"
     assert findings(src, "TL603") == []
+
+
+def test_tl603_fix_is_display_only(findings):
+    # issue 27: the project's own loader expects a whole model; `--unsafe-fixes` broke it (x3)
+    (f,) = findings("import torch\nnet = torch.nn.Linear(2, 2)\ntorch.save(net, path)\n", "TL603")
+    assert f.fix is not None and f.fix.applicability.value == "display"

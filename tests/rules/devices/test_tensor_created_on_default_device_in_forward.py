@@ -51,3 +51,34 @@ def test_tl304_a_cpu_only_script_that_another_file_imports_is_judged_with_its_ca
     (tmp_path / "gpu.py").write_text("from train import Seq\nmodel = Seq().cuda()\n")
     found = lint_text(str(tmp_path / "train.py"), CPU_SCRIPT, [rules()["TL304"]]).findings
     assert [f.line for f in found] == [5]
+
+
+_TOKENS = """\
+import torch
+from torch import nn
+class Noise(nn.Module):
+    def forward(self, {param}):
+        {use}
+        return torch.randint(0, 10, (len(x),)) + self.bias
+"""
+
+
+def test_tl304_no_device_fix_when_the_input_is_not_proven_a_tensor(findings):
+    # issue 27: `device=x.device` where `x` is a list: AttributeError
+    (f,) = findings(_TOKENS.format(param="x", use="n = len(x)"), "TL304")
+    assert f.fix is None
+
+
+def test_tl304_device_fix_when_the_input_is_proven_a_tensor(findings):
+    for param, use in (("x", "n = x.size(0)"), ("x: torch.Tensor", "n = 1")):
+        (f,) = findings(_TOKENS.format(param=param, use=use), "TL304")
+        assert f.fix is not None, param
+
+
+def test_tl304_silent_on_tensors_used_only_as_slice_bounds(findings):
+    # issue 27: a device added to slice bounds adds host syncs and changes nothing
+    src = (
+        "import torch\nfrom torch import nn\nclass Crop(nn.Module):\n    def forward(self, x):\n"
+        "        k = torch.randint(1, 4, ())\n        return x[:, : torch.randint(1, 4, ())] + x[:, :k].sum()\n"
+    )
+    assert findings(src, "TL304") == []

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from torchlint.engine.source import apply_edits
 
-def test_tl407_class_attribute_wrapper(fixed):
+
+def test_tl407_class_attribute_wrapper(findings):
     src = (
         "import torch\nfrom torch.nn.parallel import DistributedDataParallel\nclass T:\n"
         "    def __init__(self, net):\n        self.model = DistributedDataParallel(net)\n"
         "    def save(self):\n        torch.save(self.model.state_dict(), 'x.pt')\n"
     )
-    out = fixed(src, "TL407")
-    assert "torch.save(self.model.module.state_dict(), 'x.pt')" in out
+    (f,) = findings(src, "TL407")
+    assert f.fix is not None and "self.model.module" in apply_edits(src, f.fix.edits)
+
+
+def test_tl407_fix_is_display_only(findings):
+    # issue 27: `model.module` raised on a model that is only sometimes wrapped
+    src = (
+        "import torch\nmodel = torch.nn.parallel.DistributedDataParallel(net, device_ids=[rank])\n"
+        'torch.save(model.state_dict(), "ckpt.pt")\n'
+    )
+    (f,) = findings(src, "TL407")
+    assert f.fix is not None and f.fix.applicability.value == "display"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from torchlint.engine import lint_text
+from torchlint.engine import fix_text, lint_text
 from torchlint.registry import rules
 
 
@@ -111,3 +111,53 @@ def test_tl701_legacy_reduction_without_a_literal_is_reported_unfixed(findings):
 def test_tl701_legacy_reduction_only_on_torch_losses(findings):
     src = "from torch import nn\nimport numpy as np\nm = nn.Linear(2, 2)\ny = np.add.reduce(x)\nz = my_loss(a, size_average=False)\n"
     assert findings(src, "TL701") == []
+
+
+def _fix_24(src: str) -> str:
+    return fix_text("m.py", src, [rules()["TL701"]], torch_version="2.4").text
+
+
+@pytest.mark.parametrize(
+    "call,replacement",
+    [
+        # issue 27: the keyword arguments were joined with their own commas: `x, scale_factor=2, , mode=...`
+        (
+            'F.upsample(x, scale_factor=2, mode="nearest")',
+            'torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest")',
+        ),
+        ("F.upsample(x, None, 2,)", "torch.nn.functional.interpolate(x, None, 2,)"),
+        ("F.upsample(x,  # input\n    size=4)", "torch.nn.functional.interpolate(x,  # input\n    size=4)"),
+        # issue 27: a positional `enabled` landed in `dtype`
+        ("torch.cuda.amp.autocast(flag)", 'torch.amp.autocast("cuda", enabled=flag)'),
+        (
+            "torch.cuda.amp.autocast(True, torch.bfloat16)",
+            'torch.amp.autocast("cuda", enabled=True, dtype=torch.bfloat16)',
+        ),
+        ("torch.cuda.amp.autocast()", 'torch.amp.autocast("cuda")'),
+        ("torch.cuda.amp.GradScaler(2.0**16, 2.0)", 'torch.amp.GradScaler("cuda", 2.0**16, 2.0)'),
+        ("torch.nn.UpsamplingBilinear2d(None, 2)", 'torch.nn.Upsample(None, 2, mode="bilinear", align_corners=True)'),
+        ("torch.lu(A, False)", "torch.linalg.lu_factor(A, pivot=False)"),
+        ("functorch.vjp(f, x, y, has_aux=True)", "torch.func.vjp(f, x, y, has_aux=True)"),  # into `*primals`
+    ],
+)
+def test_tl701_migrations_bind_arguments_by_name(call, replacement):
+    src = f"import torch\nimport functorch\nimport torch.nn.functional as F\ny = {call}\n"
+    out = _fix_24(src)
+    assert out == f"import torch\nimport functorch\nimport torch.nn.functional as F\ny = {replacement}\n"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "torch.cuda.amp.autocast(*flags)",
+        "torch.cuda.amp.autocast(**amp_kwargs)",
+        "torch.cuda.amp.autocast(True, torch.float16, True, 4)",  # more positionals than parameters
+        "torch.lu(A, get_infos=True)",  # no place in the new signature
+        "torch.utils._pytree._register_pytree_node(C, flat, unflat, to_str)",
+        "F.upsample(x, scale=2)",  # a keyword the old signature lacks
+    ],
+)
+def test_tl701_no_safe_migration_when_the_binding_is_not_certain(call, findings):
+    src = f"import torch\nimport torch.nn.functional as F\ny = {call}\n"
+    (f,) = lint_text("m.py", src, [rules()["TL701"]], torch_version="2.4").findings
+    assert f.fix is None

@@ -39,3 +39,14 @@ def test_tl202_a_container_used_in_forward_is_still_reported(findings):
         "        return self.layers[-1](self.layers[0](x))\n    def first(self):\n        return self.layers[0](1)\n"
     )
     assert [f.line for f in findings(src, "TL202")] == [5]
+
+
+def test_tl202_display_only_when_the_layers_are_also_registered_by_hand(findings):
+    # issue 27: a ModuleList over layers also set with setattr put every layer twice in the state_dict
+    src = (
+        "from torch import nn\nclass Net(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.layers = []\n        for i in range(n):\n            layer = nn.Linear(2, 2)\n"
+        "            setattr(self, f'layer{i}', layer)\n            self.layers.append(layer)\n"
+    )
+    (f,) = findings(src, "TL202")
+    assert f.fix is not None and f.fix.applicability.value == "display"

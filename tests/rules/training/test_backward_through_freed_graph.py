@@ -117,3 +117,34 @@ CASES = [
 def test_case(case, path, src, lines, findings):
     got = findings(textwrap.dedent(src).lstrip("\n"), "TL107", path)
     assert [f.line for f in got] == lines, [f"{f.line}: {f.message}" for f in got]
+
+
+_TWO_LOSSES = """\
+import torch
+model = torch.nn.Linear(2, 2)
+features = model(x)
+a = features.sum()
+b = features.mean()
+a.backward({args})
+b.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "args,fixed_args",
+    [
+        # issue 27: `retain_graph=True` was added beside the removed keyword, which still raised TypeError
+        ("retain_variables=True", "retain_graph=True"),
+        ("retain_variables=False", "retain_graph=True"),
+        ("gradient=None", "gradient=None, retain_graph=True"),
+        ("", "retain_graph=True"),
+    ],
+)
+def test_tl107_fix_passes_retain_graph_once(args, fixed_args, fixed):
+    assert fixed(_TWO_LOSSES.format(args=args), "TL107") == _TWO_LOSSES.format(args=fixed_args)
+
+
+@pytest.mark.parametrize("args", ["g, False", "**backward_kwargs", "*extra"])
+def test_tl107_no_fix_when_retain_graph_may_be_passed_unseen(args, findings):
+    (f,) = findings(_TWO_LOSSES.format(args=args), "TL107")
+    assert f.fix is None

@@ -1,8 +1,10 @@
 """Code actions: each diagnostic's fixes and "disable for this line", and fix-all
 (its edit computed when the client resolves it, if the client can).
 
-Quick fixes offer every fix, one at a time, and a fix that is not safe says so in
-its title; fix-all (and so fix-on-save) applies safe fixes only.
+Quick fixes offer every fix, one at a time, safe ones first, then unsafe, then display
+ones; only a safe fix is preferred (an editor's auto-fix applies it unasked), and a fix
+that is not safe says so in its title, an unsafe one with what it may change; fix-all
+(and so fix-on-save) applies safe fixes only.
 
 In a notebook, `source.fixAll.torchlint` fixes the cell it is asked for (from
 `notebook.codeActionsOnSave`, VS Code asks once per cell on save and applies every answer),
@@ -21,8 +23,9 @@ from torchlint.lsp.session import Session
 
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.torchlint"
 NOTEBOOK_FIX_ALL = f"notebook.{FIX_ALL}"
-# What a quick fix's title adds for a fix that fix-all would not apply.
-CAUTION = {"unsafe": " (unsafe: may change behaviour)", "display": " (review: one of several choices)"}
+# What a quick fix's title adds for a fix that fix-all would not apply (an unsafe fix names its risk).
+CAUTION = {"unsafe": " (unsafe: {risk})", "display": " (review: one of several choices)"}
+UNSPECIFIED_RISK = "may change behaviour"
 OPTIONS = types.CodeActionOptions(
     code_action_kinds=[
         types.CodeActionKind.QuickFix,
@@ -122,14 +125,15 @@ def _quick_fixes(
         data = _fix_data(session, uri, key, diag)
         if data is None:
             continue
-        for i, fix in enumerate(data.get("fixes") or []):
+        for i, fix in enumerate(data.get("fixes") or []):  # in menu order: safe, unsafe, display
             changes = edits.from_data(fix["edits"])
+            caution = CAUTION.get(fix.get("applicability"), "").format(risk=fix.get("risk") or UNSPECIFIED_RISK)
             actions.append(
                 types.CodeAction(
-                    f"{fix['title']}{CAUTION.get(fix.get('applicability'), '')} ({diag.code})",
+                    f"{fix['title']}{caution} ({diag.code})",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[diag],
-                    is_preferred=bool(i == 0 and data.get("preferred")),
+                    is_preferred=i == 0 and fix.get("applicability") == "safe",
                     edit=edits.workspace_edit(changes, session.versions(changes)),
                 )
             )

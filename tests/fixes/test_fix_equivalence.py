@@ -1,0 +1,292 @@
+"""The equivalence harness (issue 27 item 4): a runnable variant of a fixable rule's INVALID example is
+run before and after `--fix` (safe fixes only, that rule alone), on the CPU with a fixed seed. The
+outputs (printed text, tensors, numbers, modules' state_dict) must match, or the "before" must raise
+the error the rule names and the "after" must not. A safe fix that fails it fails here.
+
+Rules whose safe fix changes results on purpose (a missing `zero_grad()`, `eval()`, `detach()` of a
+generator's output: the bug is the old result) are not here; neither are those that need a GPU, a
+process group or torchvision.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from dataclasses import dataclass
+
+import pytest
+
+from torchlint.engine import fix_text
+from torchlint.registry import rules
+
+torch = pytest.importorskip("torch")
+
+
+@dataclass(frozen=True)
+class Program:
+    code: str
+    source: str
+    raises: str | None = None  # the error the rule names, raised before the fix
+    torch_version: str | None = None
+
+
+PROGRAMS = [
+    Program(
+        "TL701",
+        """\
+import torch
+import torch.nn.functional as F
+x = torch.randn(1, 1, 4, 4)
+y = F.upsample(x, scale_factor=2, mode="nearest")
+flag = False
+with torch.cuda.amp.autocast(flag):
+    z = (y * 2).sum()
+""",
+        torch_version="2.4",
+    ),
+    Program("TL710", "import torch\na = torch.randn(4, 4)\nr = torch.matrix_rank(a)\n", raises="RuntimeError"),
+    Program(
+        "TL703",
+        """\
+import torch
+rnn = torch.nn.GRU(4, 4)
+h = torch.zeros(1, 2, 4)
+outs = []
+for step in range(3):
+    out, h = rnn(torch.randn(5, 2, 4), h)
+    h = h.data
+    out.sum().backward()
+    outs.append(out.sum().item())
+""",
+    ),
+    Program(
+        "TL708",
+        """\
+import torch
+model = torch.nn.Linear(3, 1)
+criterion = torch.nn.MSELoss()
+loss = criterion(model(torch.randn(4, 3)), torch.randn(4, 1))
+loss.backward()
+value = loss.data[0]
+""",
+        raises="IndexError",
+    ),
+    Program(
+        "TL107",
+        """\
+import torch
+backbone = torch.nn.Linear(4, 4)
+head_a, head_b = torch.nn.Linear(4, 2), torch.nn.Linear(4, 1)
+features = backbone(torch.randn(8, 4))
+loss_a = head_a(features).pow(2).mean()
+loss_b = head_b(features).abs().mean()
+loss_a.backward()
+loss_b.backward()
+grad = backbone.weight.grad.clone()
+""",
+        raises="RuntimeError",
+    ),
+    Program(
+        "TL204",
+        """\
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(x)
+net = Net()
+""",
+        raises="AttributeError",
+    ),
+    Program(
+        "TL203",
+        "import torch\nmodel = torch.nn.Linear(4, 2)\ny = model.forward(torch.randn(3, 4))\n",
+    ),
+    Program(
+        "TL201",
+        """\
+import torch
+from torch import nn
+class Rotary(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.cache = torch.zeros(4)
+    def forward(self, x):
+        if self.cache.numel() != x.size(-1) + 1:
+            self.cache = torch.arange(x.size(-1)).float()
+        return self.proj(x) + self.cache
+model = Rotary()
+out = model(torch.randn(2, 4))
+""",
+    ),
+    Program(
+        "TL110",
+        """\
+import torch
+def evaluate(model: torch.nn.Module, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+loader = [(torch.randn(8, 4), torch.randint(0, 2, (8,))) for _ in range(3)]
+correct = evaluate(torch.nn.Linear(4, 2), loader)
+""",
+    ),
+    Program(
+        "TL113",
+        """\
+import torch
+torch.autograd.set_detect_anomaly(True)
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    opt.zero_grad()
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    opt.step()
+""",
+    ),
+    Program(
+        "TL117",
+        """\
+import torch
+model = torch.nn.Linear(16, 4)
+predictions = []
+for x in [torch.randn(2, 16) for _ in range(3)]:
+    logits = model(x)
+    predictions.append(logits)
+scores = torch.cat(predictions).softmax(-1)
+""",
+    ),
+    Program("TL801", "import torch\nx = torch.rand(16)\ny = torch.log(1 + x)\n"),
+    Program("TL802", "import torch\nt = torch.rand(16)\ny = torch.exp(-t) - 1.0\n"),
+    Program(
+        "TL304",
+        """\
+import torch
+from torch import nn
+device = "cuda" if torch.cuda.is_available() else "cpu"
+class Mask(nn.Module):
+    def forward(self, x):
+        mask = torch.ones(x.size(0), x.size(1))
+        return x * mask
+model = Mask().to(device)
+out = model(torch.randn(2, 3, device=device))
+""",
+    ),
+    Program(
+        "TL120",
+        "import torch\nw = torch.randn(3, requires_grad=True)\nw.add_(1.0)\nloss = (w * 2).sum()\n",
+        raises="RuntimeError",
+    ),
+    Program(
+        "TL118",
+        """\
+import torch
+from torch import nn
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Linear(16, 4).to(device)
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [(torch.randn(4, 16), torch.randint(0, 4, (4,))) for _ in range(5)]
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x.to(device)), y.to(device))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    loss_value = loss.item()
+    if step % 2 == 0:
+        print(f"step {step}: loss {loss_value:.4f}")
+""",
+    ),
+    Program(
+        "TL305",
+        """\
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+h = torch.randn(2, 3, 4, 5, device=device)
+flat = h.permute(0, 2, 3, 1).view(h.size(0), -1)
+""",
+        raises="RuntimeError",
+    ),
+    Program(
+        "TL707",
+        """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.arange(6.0)), batch_size=2)
+data_iter = iter(loader)
+(first,) = data_iter.next()
+""",
+        raises="AttributeError",
+    ),
+    Program(
+        "TL404",
+        """\
+import torch
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+dataset = TensorDataset(torch.arange(8.0))
+loader = DataLoader(dataset, batch_size=4, shuffle=True, sampler=DistributedSampler(dataset, 1, 0, shuffle=False))
+batches = [b[0] for b in loader]
+""",
+        raises="ValueError",
+    ),
+]
+
+
+def _run(source: str) -> tuple[str | None, dict[str, object]]:
+    """(the error raised, or None; the program's printed text and global values)."""
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    out = io.StringIO()
+    torch.manual_seed(0)
+    error = None
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            exec(compile(source, "program.py", "exec"), namespace)
+        except Exception as exc:
+            error = type(exc).__name__
+    values = {k: _value(v) for k, v in namespace.items() if not k.startswith("__") and _value(v) is not None}
+    return error, {"stdout": out.getvalue(), **values}
+
+
+def _value(v: object) -> object:
+    """What of a global is output: tensors, numbers, strings and lists of them, a module's state_dict."""
+    if isinstance(v, torch.nn.Module):
+        return {k: t.detach().clone() for k, t in v.state_dict().items()}
+    if isinstance(v, torch.Tensor):
+        return v.detach().clone()
+    if isinstance(v, (int, float, str, bool)):
+        return v
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float, torch.Tensor)) for x in v):
+        return [_value(x) for x in v]
+    return None
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, equal_nan=True)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.code for p in PROGRAMS])
+def test_safe_fix_keeps_the_outputs_or_removes_the_named_error(program):
+    result = fix_text("program.py", program.source, [rules()[program.code]], torch_version=program.torch_version)
+    assert result.applied >= 1, f"{program.code} offered no safe fix on its runnable variant"
+    before_error, before = _run(program.source)
+    after_error, after = _run(result.text)
+    assert after_error is None, f"the fixed program raises {after_error}:\n{result.text}"
+    if program.raises is not None:
+        assert before_error == program.raises
+        return
+    assert before_error is None
+    assert list(before) == list(after)
+    different = [k for k in before if not _same(before[k], after[k])]
+    assert different == [], f"outputs differ after the fix:\n{result.text}"
