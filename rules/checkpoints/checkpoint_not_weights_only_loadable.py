@@ -143,10 +143,12 @@ state = torch.load("ckpt.pt", weights_only=False)
             "Pass `weights_only=False`",
             Replace(node, with_keyword(node, "weights_only", "False")),
             applicability=UNSAFE,
+            risk="unpickles the file: run only on files you trust",
         )
         if save is not None:
-            message = self.message.format(place=f"on line {line_of(self.ctx.module, save.call)}", what=save.what)
-            self.report(node, message, fix=edit, alternatives=_plain_data(save))
+            line = line_of(self.ctx.module, save.call)
+            message = self.message.format(place=f"on line {line}", what=save.what)
+            self.report(node, message, fix=edit, alternatives=_plain_data(save), cites=(line,))
         elif elsewhere is not None:
             self.report(node, self.message.format(place=f"at {elsewhere.place}", what=elsewhere.what), fix=edit)
 

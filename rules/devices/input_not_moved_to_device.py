@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.dataset_storage import cuda_in_getitem
 from torchlint.engine.default_device import default_device_factory
-from torchlint.engine.device_moves import contains_move, move_call
+from torchlint.engine.device_moves import contains_move, device_type, move_call
 from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOADER_WRAPPERS, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
 from torchlint.engine.names import dotted, target_names
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
@@ -368,7 +368,9 @@ class _LoopCheck:
 
     # -- calls ------------------------------------------------------------
     def _moved_model(self, call: cst.Call):
+        """The move that put the called model on an accelerator (`model.to("cpu")` keeps it with its batches)."""
         moves = self.moves.of(dotted(call.func), self.at)
+        moves = [m for m in moves if device_type(m.device, self.ctx.imports) != "cpu"]
         return moves[0] if moves else None
 
     def _is_model_call(self, call: cst.Call) -> bool:

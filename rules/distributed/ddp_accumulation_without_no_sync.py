@@ -16,7 +16,8 @@ from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DDP
 
 # What turns the gradient all-reduce off for a micro-step (DDP's, Accelerate's, or by hand).
-_SYNC_CONTROLS = frozenset({"no_sync", "accumulate", "require_backward_grad_sync"})
+# DDP's, Accelerate's and Lightning Fabric's ways to skip the all-reduce of a micro-step.
+_SYNC_CONTROLS = frozenset({"no_sync", "accumulate", "require_backward_grad_sync", "no_backward_sync"})
 
 
 class DdpAccumulationWithoutNoSync(Rule):
@@ -35,7 +36,8 @@ class DdpAccumulationWithoutNoSync(Rule):
         "only under a periodic `if` (`(i + 1) % accum == 0`) — on a model wrapped in "
         "`DistributedDataParallel` in this code, or with `accelerator.backward(...)`, when nothing in the "
         "loop turns the gradient synchronisation off (`model.no_sync()`, `accelerator.accumulate(model)`, "
-        "`accelerator.no_sync(model)`, `require_backward_grad_sync`). Accumulation without DDP is left alone."
+        "`accelerator.no_sync(model)`, Fabric's `fabric.no_backward_sync(model)`, `require_backward_grad_sync`). "
+        "Accumulation without DDP is left alone."
     )
     why = (
         "DDP all-reduces the gradients at the end of every backward pass. When the optimizer steps only "

@@ -132,12 +132,12 @@ model = nn.parallel.DistributedDataParallel(model).cuda()
             for small in small_statements(stmt)
             for n in iter_nodes(small, into_functions=False)
         )
+        own = [m for n in names for m in moves.of(n, self.ctx.scope_node) if id(m.stmt) in order]
+        if any(order[id(m.stmt)] < index for m in own if m.target == wrapped):
+            return  # moved before it was wrapped: a `.to(device)` after DDP changes nothing
         if chained:  # DDP(model).cuda()
             later, move = True, None
         else:
-            own = [m for n in names for m in moves.of(n, self.ctx.scope_node) if id(m.stmt) in order]
-            if any(order[id(m.stmt)] < index for m in own if m.target == wrapped):
-                return
             after = sorted((m for m in own if order[id(m.stmt)] > index), key=lambda m: order[id(m.stmt)])
             later = bool(after)
             move = after[0] if after else None

@@ -133,5 +133,8 @@ def setup():
     def _fix(self, key: cst.SimpleString) -> NodeFix:
         quote = key.value[-1]
         return fix(
-            "Read the global `RANK`", Replace(key, cst.SimpleString(f"{quote}RANK{quote}")), applicability=UNSAFE
+            "Read the global `RANK`",
+            Replace(key, cst.SimpleString(f"{quote}RANK{quote}")),
+            applicability=UNSAFE,
+            risk="needs a launcher that sets RANK (torchrun does)",
         )

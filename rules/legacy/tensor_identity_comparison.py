@@ -122,7 +122,12 @@ if top_i.item() == EOS_token:
         spaced = {"whitespace_before": cst.SimpleWhitespace(" "), "whitespace_after": cst.SimpleWhitespace(" ")}
         op = cst.NotEqual(**spaced) if is_not else cst.Equal(**spaced)
         new = node.with_changes(left=value, comparisons=[node.comparisons[0].with_changes(operator=op)])
-        return fix(f"Compare with `{'!=' if is_not else '=='}` and `.item()`", Replace(node, new), applicability=UNSAFE)
+        return fix(
+            f"Compare with `{'!=' if is_not else '=='}` and `.item()`",
+            Replace(node, new),
+            applicability=UNSAFE,
+            risk="the branch now runs when the values are equal",
+        )
 
     def _other(self, expr: cst.BaseExpression) -> str | None:
         """What a Python constant side is: "a number", "a string", or None (not one)."""

@@ -30,7 +30,7 @@ class TorchvisionPretrained(Rule):
     code = "TL704"
     requires = ("pretrained",)
     name = "torchvision-pretrained-argument"
-    message = "`{arg}=` was removed from torchvision model builders; use `{new}=`{hint}"
+    message = "`{arg}=` of torchvision model builders is deprecated (since torchvision 0.13; it warns and may be removed); use `{new}=`{hint}"
     severity = Severity.WARNING
     category = "modernisation"
     summary = "torchvision model built with pretrained="

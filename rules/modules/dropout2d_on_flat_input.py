@@ -169,4 +169,9 @@ class Net(nn.Module):
         if not isinstance(func, cst.Attribute):
             return None  # `from torch.nn import Dropout2d`: the import would need a change too
         new = func.with_changes(attr=cst.Name(replacement))
-        return fix(f"Use `{replacement}`", Replace(func, new), applicability=UNSAFE)
+        return fix(
+            f"Use `{replacement}`",
+            Replace(func, new),
+            applicability=UNSAFE,
+            risk="drops single features instead of whole channels if the input is ever 4-D",
+        )

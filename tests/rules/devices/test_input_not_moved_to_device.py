@@ -118,3 +118,13 @@ def test_tl301_a_parameter_is_moved_when_every_caller_passes_a_moved_model(findi
     assert f.line == 5
     # one caller passes a model left on the CPU: nothing proves `net` is on the GPU
     assert findings(body + "    fit(nn.Linear(4, 2), loader)\n", "TL301") == []
+
+
+def test_tl301_a_model_moved_to_the_cpu_is_with_its_batches(findings):
+    src = (
+        "import torch\nfrom torch import nn\nloader = torch.utils.data.DataLoader(data)\n"
+        "model = nn.Linear(4, 2).to({device})\nfor x, y in loader:\n    model(x)\n"
+    )
+    assert findings(src.format(device='"cpu"'), "TL301") == []
+    assert findings(src.format(device='torch.device("cpu")'), "TL301") == []
+    assert [f.line for f in findings(src.format(device='"cuda"'), "TL301")] == [6]

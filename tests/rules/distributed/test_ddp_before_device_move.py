@@ -23,3 +23,14 @@ def test_tl401_no_fix_when_the_device_is_defined_between(findings):
 def test_tl401_move_in_another_function_does_not_count(findings):
     src = DDP + "def a(model):\n    return DDP(model)\ndef b(model):\n    model.cuda()\n"
     assert findings(src, "TL401") == []
+
+
+def test_tl401_a_move_after_the_wrap_of_a_model_moved_before_it_is_harmless(findings):
+    src = (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "def train(rank, device):\n    generator = Generator().to(device)\n"
+        "    generator = DDP(generator, device_ids=[rank]).to(device)\n"
+    )
+    assert findings(src, "TL401") == []
+    unmoved = src.replace("Generator().to(device)", "Generator()")
+    assert [f.line for f in findings(unmoved, "TL401")] == [5]
