@@ -263,9 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     every: list[Finding] = []
     for repo, commit in read_repos(args.repos):
         dest = args.corpus / repo.split("/")[1]
-        clone = (dest if dest.is_dir() else None) if args.no_clone else ensure_clone(args.corpus, repo, commit)
-        if clone is None:
+        if args.no_clone and not dest.is_dir():
             print(f"skipping {repo}: not in {args.corpus}", file=sys.stderr)
+            continue
+        clone = dest if args.no_clone else ensure_clone(args.corpus, repo, commit)
+        if clone is None:
             continue
         default += run_torchlint(clone, repo, select_all=False)
         every += run_torchlint(clone, repo, select_all=True)
