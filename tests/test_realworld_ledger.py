@@ -30,8 +30,8 @@ def test_match_survives_line_shifts_and_pairs_duplicates_in_order():
         f("x.py", 30, "TL106", "l = sum(a) + sum(b)"),  # two findings on one line
         f("x.py", 30, "TL106", "l = sum(a) + sum(b)"),
         f("x.py", 40, "TL301", "y = model(X)"),  # new
-        f("x.py", 90, "TL111", "model.eval()"),  # one text on two lines, listed out of order:
-        f("x.py", 60, "TL111", "model.eval()"),  # they pair with the labels in line order
+        f("x.py", 90, "TL111", "net.eval()"),  # one text on two lines, listed out of order:
+        f("x.py", 60, "TL111", "net.eval()"),  # they pair with the labels in line order
     ]
     labels = [
         lab("x.py", 10, "TL105", "right", "total += loss"),
@@ -39,8 +39,8 @@ def test_match_survives_line_shifts_and_pairs_duplicates_in_order():
         lab("x.py", 28, "TL106", "wrong", "l = sum(a) + sum(b)"),
         lab("x.py", 50, "TL111", "wrong", "model.eval()"),  # gone
         lab("x.py", 12, "TL105", "right", "other text"),  # same line, other text: gone
-        lab("x.py", 88, "TL111", "wrong", "model.eval()"),
-        lab("x.py", 58, "TL111", "debatable", "model.eval()"),
+        lab("x.py", 88, "TL111", "wrong", "net.eval()"),
+        lab("x.py", 58, "TL111", "debatable", "net.eval()"),
     ]
     got, gone = run.match(findings, labels)
     assert [g.label if g else None for g in got] == ["right", "debatable", "wrong", None, "wrong", "debatable"]
