@@ -1,0 +1,1 @@
+"""The real-world precision ledger (issue 26): `python bench/realworld/run.py --help`."""
