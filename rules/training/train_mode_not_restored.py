@@ -6,8 +6,10 @@ import libcst as cst
 
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import EventKind
+from torchlint.engine.model_mode import mode_free
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
+from torchlint.engine.values import current_where
 from torchlint.engine.walk import block_statements, iter_nodes, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, dotted_or, same_target
@@ -200,6 +202,9 @@ for epoch in range(10):
             )
             if stop is not None and cycle[stop].kind is EventKind.TRAIN:
                 continue  # restored before the next backward
+            built = self.ctx.values.builder(ev.target, current_where(self.ctx)) if ev.target is not None else None
+            if built is not None and mode_free(self.ctx, built[0]):
+                continue  # no dropout or batch-norm: eval mode changes nothing
             same_pass = stop is not None and stop < len(events) - i - 1  # a backward after the eval, this iteration
             first = self._first(loop)
             edit = None

@@ -69,6 +69,22 @@ def mode_dependent(ctx: FileContext, built: cst.Call) -> bool:
     return isinstance(expr, ast.Call) and _LayerFinder(ctx).call(summary, expr, 0)
 
 
+def mode_free(ctx: FileContext, built: cst.Call) -> bool:
+    """The module `built` builds is proven to behave the same in both modes: torch.nn layers or classes of
+    this project whose layers are all known, none of them dropout, batch-norm or `self.training`-dependent.
+    A library model (timm, transformers) is not known, so it is not proven mode-free."""
+    q = ctx.qualname(built.func)
+    local = isinstance(built.func, cst.Name) and built.func.value in ctx.semantics.classes.by_name
+    known = local or (
+        q is not None and (q.startswith("torch.nn.") or ctx.project is not None and _project_class(ctx, q))
+    )
+    return known and not mode_dependent(ctx, built)
+
+
+def _project_class(ctx: FileContext, q: str) -> bool:
+    return project_class(ctx.project, _own_summary(ctx), q) is not None
+
+
 def _own_summary(ctx: FileContext) -> ModuleSummary:
     """This file's summary (an empty one when CPython cannot parse it)."""
     summary = ctx.own_summary

@@ -14,7 +14,7 @@ CASES = [
         "a.py",
         """
         import torch
-        model = torch.nn.Linear(4, 2)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.Dropout(0.5))
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         criterion = torch.nn.MSELoss()
         def validate(model, loader):
@@ -59,10 +59,33 @@ def test_case(case, path, src, lines, findings):
 def test_tl111_backward_after_eval_in_the_same_iteration_gets_no_loop_start_fix(findings):
     """`model.train()` at the top of the loop would come too late for a backward later in the same pass."""
     src = (
-        "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(2, 2), nn.Dropout())\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "for epoch in range(3):\n    model.train()\n    for x, y in loader:\n        opt.zero_grad()\n"
         "        model(x).sum().backward()\n        opt.step()\n    model.eval()\n"
         "    model(x).sum().backward()\n    opt.step()\n"
     )
     (f,) = findings(src, "TL111")
     assert f.line == 11 and f.fix is None
+
+
+@pytest.mark.parametrize(
+    "layers,reported",
+    [
+        ("nn.Linear(4, 2)", False),  # eval mode changes nothing in a model without dropout or batch-norm
+        ("nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))", False),
+        ("Net()", False),  # a class of this file, Linear layers only
+        ("nn.Sequential(nn.Linear(4, 2), nn.BatchNorm1d(2))", True),
+        ("Dropper()", True),
+        ("timm.create_model('resnet18')", True),  # a library model: its layers are not known, so not proven free
+    ],
+)
+def test_tl111_is_silent_when_the_model_is_proven_to_behave_the_same_in_both_modes(layers, reported, findings):
+    src = (
+        "import timm\nimport torch\nfrom torch import nn\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n"
+        "class Dropper(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.drop = nn.Dropout(0.1)\n"
+        f"model = {layers}\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for epoch in range(3):\n    for x, y in loader:\n        opt.zero_grad()\n"
+        "        model(x).sum().backward()\n        opt.step()\n    model.eval()\n"
+    )
+    assert bool(findings(src, "TL111")) is reported
