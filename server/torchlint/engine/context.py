@@ -140,10 +140,15 @@ class FileContext:
             return True
         if self.is_program:
             return False
-        callers = [s for n in names for s in project.calling(n)]
+        callers: list[ModuleSummary] = []
+        for n in names:
+            found = project.calling(n)
+            if found is None:
+                return True  # the project's files are unknown: nothing proves the setup is missing
+            callers += found
         importers = [s for s in callers if here in {m.path for m in project.imported_by(s.path, s.imports)}]
         # Judged with its callers: those that import it, else (no importer found) any that could.
-        return bool(importers) or (bool(callers) and not project.importers(here))
+        return bool(importers) or (bool(callers) and project.importers(here) == [])
 
     @cached_property
     def own_summary(self) -> ModuleSummary | None:
@@ -221,7 +226,7 @@ class FileContext:
         project = self.project
         if project is not None:
             here = Path(self.path).resolve()
-            if project.importers(here):
+            if project.importers(here) != []:  # imported, or unknown (None): its callers might name one
                 return False
             texts += [m.text for m in project.imported_by(here, self.imports.table)]
         return not any(_ACCELERATOR.search(text) for text in texts)
