@@ -152,9 +152,9 @@ class Session:
         ordered with the lints and the server still starts without loading them.
         """
         path = to_path(key)
-        if not path.endswith(".py") or key not in self.workspace.text_documents:
+        text = None if closed else documents.source(self.workspace, key)
+        if not path.endswith(".py") or (text is None and not closed):
             return
-        text = None if closed else self.workspace.get_text_document(key).source
 
         def update() -> None:
             from torchlint.engine.project import project_for
@@ -386,7 +386,7 @@ class Session:
 
     def relint_all(self) -> None:
         self.results.clear()
-        keys = {self.owner(uri) for uri in list(self.workspace.text_documents)}
+        keys = {self.owner(doc.uri) for doc in list(self.workspace.text_documents.values())}
         if self.pull:
             caps = self.server.client_capabilities.workspace
             if caps and caps.diagnostics and caps.diagnostics.refresh_support:
