@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -272,10 +273,10 @@ class Project:
         """Whether questions about every project file can be answered (the project is within LIMIT)."""
         return len(self.files()) <= LIMIT
 
-    def build_index(self, limit: int | None = None) -> bool:
-        """Index up to `limit` files still to be indexed (None: all); True when the index is current.
-
-        The language server builds it in steps between lints; the CLI on the first question."""
+    def build_index(self, seconds: float | None = None) -> bool:
+        """Index the files still to be indexed, for about `seconds` (None: all); True when the index is
+        current. The language server builds it in such steps between lints; the CLI on the first question."""
+        until = None if seconds is None else time.monotonic() + seconds
         files = self.files()
         if self._index is None:
             self._index = ImportIndex(self._indexed_text, self.package_of)
@@ -293,10 +294,8 @@ class Project:
                 index.reindex()  # a package appeared or went: relative imports resolve anew
         todo = self._todo
         assert todo is not None
-        done = 0
-        while todo and (limit is None or done < limit):
+        while todo and (until is None or time.monotonic() < until):
             path = todo.pop()
-            done += 1
             text = self._overlays.get(path)
             if path not in self._members:
                 index.remove(path)
@@ -560,7 +559,7 @@ SCAN_DEPENDENCY = "torchlint-scan:"  # "torchlint-scan:<project root>", beside t
 
 def scan_digest(dependency: str) -> str:
     """What a scan dependency stands for now: the project's files, their sizes and times."""
-    return _project_at(Path(dependency[len(SCAN_DEPENDENCY) :])).files_digest()
+    return project_at(Path(dependency[len(SCAN_DEPENDENCY) :])).files_digest()
 
 
 def forget_files(paths: list[str] | None = None) -> None:
@@ -586,7 +585,7 @@ def project_for(path: str) -> Project | None:
             return None
     except OSError:
         return None
-    return _project_at(find_root(p))
+    return project_at(find_root(p))
 
 
 def keep_index_in(directory: Path, path: str) -> None:
@@ -597,7 +596,7 @@ def keep_index_in(directory: Path, path: str) -> None:
         project.index_file = directory / "index" / f"{name}.json"
 
 
-def _project_at(root: Path) -> Project:
+def project_at(root: Path) -> Project:
     """The one index of the project at `root`, made on first use."""
     project = _PROJECTS.get(root)
     if project is None:

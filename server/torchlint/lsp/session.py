@@ -19,7 +19,7 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("torchlint.lsp")
 
 DEBOUNCE = 0.15  # seconds of quiet after an edit before linting
+INDEX_STEP = 0.05  # seconds of building a project's import index between two lints
+SCAN = "torchlint-scan:"  # engine.project.SCAN_DEPENDENCY (not imported: the server starts without the engine)
 CONFIG_NAMES = ("pyproject.toml", "torchlint.toml")
 SECTION = "torchlint"  # the client's settings section
 
@@ -53,6 +55,7 @@ class Published:
     generation: int
     diagnostics: dict[str, list[types.Diagnostic]]
     dependencies: frozenset[str] = frozenset()  # other project files (paths) these findings depend on
+    waiting: frozenset[str] = frozenset()  # roots of projects whose index was not built yet (answers unknown)
 
 
 def derived_from(dependencies: frozenset[str], changed: str) -> bool:
@@ -61,8 +64,7 @@ def derived_from(dependencies: frozenset[str], changed: str) -> bool:
     started or stopped calling what they looked for)."""
     if changed in dependencies:
         return True
-    prefix = "torchlint-scan:"
-    return any(d.startswith(prefix) and Path(changed).is_relative_to(d[len(prefix) :]) for d in dependencies)
+    return any(d.startswith(SCAN) and Path(changed).is_relative_to(d[len(SCAN) :]) for d in dependencies)
 
 
 def is_config(uri: str) -> bool:
@@ -95,6 +97,8 @@ class Session:
         self._shown: set[str] = set()  # messages already shown once
         self._config_mtimes: dict[str, float | None] = {}  # config files read, and their mtime then
         self._good: dict[str, last_good.Lint] = {}  # each open document's (cell's) last lint that parsed
+        self._indexing: set[str] = set()  # project roots whose import index is being built (lint thread only)
+        self._indexed: set[str] = set()  # project roots whose import index is built
 
     # --- documents ------------------------------------------------------------------
 
@@ -170,10 +174,7 @@ class Session:
         changed = str(Path(path).resolve())
         for key, published in list(self.results.items()):
             if derived_from(published.dependencies, changed):
-                self.results.pop(key, None)
-                self.touch(key)
-                if not self.pull:
-                    self.schedule(key, DEBOUNCE)
+                self.relint(key)
 
     def files_changed(self, paths: Iterable[str]) -> None:
         """Python files or notebooks changed on disk (created, saved elsewhere, deleted): the index
@@ -219,13 +220,85 @@ class Session:
 
     def warm_up(self) -> None:
         """Load the engine and rules on the lint thread while the client finishes starting."""
-        self.lint_pool.submit(lambda: self.resolver)
+
+        def load() -> None:
+            from torchlint.engine.project import Project
+
+            # Whole-project questions answer "unknown" until the project's import index is built in
+            # the background (index_project): a file's own findings never wait for the project.
+            Project.waits_for_index = False
+            _ = self.resolver  # loads the rules and libcst
+
+        self.lint_pool.submit(load)
+
+    def index_project(self, path: str) -> None:
+        """Build the import index of `path`'s project on the lint thread, a step at a time between lints;
+        when it is ready, the open documents whose findings waited for it are linted again."""
+        loop = asyncio.get_running_loop()
+
+        def start() -> None:
+            from torchlint.engine.project import project_for
+
+            project = project_for(path)
+            if project is not None:
+                self._build_index(str(project.root), loop)
+
+        self._submit(start)
+
+    def index_workspace(self) -> None:
+        """Start building each workspace folder's project index at start-up, before a request needs it."""
+        folders = [to_path(str(f.uri)) for f in self.workspace.folders.values()]
+        if not folders and self.workspace.root_path:
+            folders = [str(self.workspace.root_path)]
+        for folder in folders:
+            if os.path.isdir(folder):
+                self.index_project(os.path.join(folder, "__init__.py"))  # any file of the folder names its project
+
+    def _build_index(self, root: str, loop: asyncio.AbstractEventLoop) -> bool:
+        """(Lint thread.) Start building `root`'s index unless it is built or being built; False if built."""
+        from torchlint.engine.project import project_at
+
+        project = project_at(Path(root))
+        if project.index_ready:
+            return False
+        if root in self._indexing:
+            return True
+        self._indexing.add(root)
+
+        def step() -> None:
+            if project.build_index(INDEX_STEP):
+                self._indexing.discard(root)
+                loop.call_soon_threadsafe(self.index_built, root)
+            else:
+                self._submit(step)  # behind the lints that arrived meanwhile
+
+        self._submit(step)
+        return True
+
+    def _submit(self, work: Callable[[], None]) -> None:
+        try:
+            self.lint_pool.submit(work)
+        except RuntimeError:  # shut down
+            pass
+
+    def index_built(self, root: str) -> None:
+        """`root`'s index is ready: lint again the documents whose findings waited for it."""
+        self._indexed.add(root)
+        for key, published in list(self.results.items()):
+            if root in published.waiting:
+                self.relint(key)
+
+    def relint(self, key: str) -> None:
+        self.results.pop(key, None)
+        self.touch(key)
+        if not self.pull:
+            self.schedule(key, DEBOUNCE)
 
     def setup(self, snap: Snapshot) -> LintSetup:
         return setup(self.resolver, self.settings_for(snap.key), snap.path)
 
     def _lint_sync(
-        self, snap: Snapshot, dependencies: set[str]
+        self, snap: Snapshot, dependencies: set[str], waiting: set[str], loop: asyncio.AbstractEventLoop
     ) -> tuple[dict[str, list[types.Diagnostic]], LintSetup | None]:
         if not self.settings_for(snap.key).enable:
             return {p.uri: [] for p in snap.parts}, None
@@ -235,6 +308,9 @@ class Session:
 
             self._parser = ChunkParser()
         result = self._through_syntax_errors(snap, diagnostics.lint(snap, lint_setup, self._parser, dependencies))
+        for dependency in dependencies:  # answers that waited for a project's index: build it (once)
+            if dependency.startswith(SCAN) and self._build_index(dependency[len(SCAN) :], loop):
+                waiting.add(dependency[len(SCAN) :])
         if not self._frozen:
             # Everything loaded by now (lsprotocol's thousands of types, libcst, the rules) lives
             # as long as the server: move it out of the cyclic GC's way, once, so full
@@ -319,8 +395,11 @@ class Session:
             )
         loop = asyncio.get_running_loop()
         dependencies: set[str] = set()
+        waiting: set[str] = set()
         try:
-            result, lint_setup = await loop.run_in_executor(self.lint_pool, self._lint_sync, snap, dependencies)
+            result, lint_setup = await loop.run_in_executor(
+                self.lint_pool, self._lint_sync, snap, dependencies, waiting, loop
+            )
         except Exception as exc:  # a bug in a rule or the engine: report it, keep serving
             log.exception("lint failed for %s", key)
             self.log_once(f"torchlint failed on {snap.path}: {type(exc).__name__}: {exc}", types.MessageType.Error)
@@ -331,10 +410,12 @@ class Session:
             self.show_once(f"torchlint: {lint_setup.config_error}", types.MessageType.Error)
         if lint_setup is not None and lint_setup.source and lint_setup.source not in self._config_mtimes:
             self._config_mtimes[lint_setup.source] = _mtime(lint_setup.source)
-        published = Published(snap.generation, result, frozenset(dependencies))
+        published = Published(snap.generation, result, frozenset(dependencies), frozenset(waiting))
         self.results[key] = published
         if not self.pull:
             self.publish(key, published)
+        if published.waiting & self._indexed:  # the index was built while this lint waited to be published
+            self.relint(key)
         return published
 
     def lost(self, snap: Snapshot) -> bool:
