@@ -17,7 +17,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,11 +25,10 @@ from torchlint.engine.names import relative_module
 
 _WORD = re.compile(r"\w+")
 # `from .a.b import (x, y)`: the module with its dots, then the names (a parenthesised list may span lines)
-_FROM = re.compile(r"\bfrom\s+(\.*)\s*([\w.]*)\s+import\s*(\([^)]*\)|(?:[^\n\\]|\\\n)*)")
+_FROM = re.compile(r"\bfrom\s+(\.*)\s*(\w[\w.]*)?\s+import\s*(\([^)]*\)|(?:[^\n\\]|\\\n)*)")
 # `import a.b as c, d`: the words up to the end of the logical line
 _IMPORT = re.compile(r"\bimport\s+((?:[^\n\\;]|\\\n)*)")
-# a name followed by an opening parenthesis, with blanks, line continuations or a comment between
-_CALLED = re.compile(r"(\w+)(?:[ \t\r\n\f]|\\\n|#[^\n]*)*\(")
+_BEFORE_CALL = " \t\r\n\f\\)"  # what may stand between a called name and its `(` (`(obj.f)(x)`, `f \` newline)
 VERSION = 1  # of the facts' format on disk
 
 
@@ -52,17 +51,59 @@ class Facts:
 
 
 def facts(text: str) -> Facts:
+    """A file's facts, in time linear in its length: only the lines holding `import` meet a regex."""
     words: set[str] = set()
     relative: set[tuple[int, str]] = set()
-    for m in _FROM.finditer(text):
-        if m.group(1):
-            relative.add((len(m.group(1)), m.group(2)))
-        else:
-            words.update(_WORD.findall(m.group(2)))
-        words.update(_WORD.findall(m.group(3)))
-    for m in _IMPORT.finditer(text):
-        words.update(_WORD.findall(m.group(1)))
-    return Facts(frozenset(words), tuple(sorted(relative)), frozenset(_CALLED.findall(text)))
+    for statement in _import_lines(text):
+        for m in _FROM.finditer(statement):
+            module = m.group(2) or ""
+            if m.group(1):
+                relative.add((len(m.group(1)), module))
+            else:
+                words.update(_WORD.findall(module))
+            words.update(_WORD.findall(m.group(3)))
+        for m in _IMPORT.finditer(statement):
+            words.update(_WORD.findall(m.group(1)))
+    return Facts(frozenset(words), tuple(sorted(relative)), frozenset(_called(text)))
+
+
+def _import_lines(text: str) -> Iterator[str]:
+    """Each logical line that holds the word `import`, with the lines it continues and a parenthesised
+    list that follows it."""
+    pos = text.find("import")
+    while pos != -1:
+        start = text.rfind("\n", 0, pos) + 1
+        while start >= 2 and text[start - 2] == "\\":  # continues the line above
+            start = text.rfind("\n", 0, start - 2) + 1
+        end = text.find("\n", pos)
+        while end > 0 and text[end - 1] == "\\":
+            end = text.find("\n", end + 1)
+        end = len(text) if end == -1 else end
+        opened = text.rfind("(", pos, end)
+        if opened != -1 and text.find(")", opened, end) == -1:
+            close = text.find(")", opened)
+            end = len(text) if close == -1 else close + 1
+        yield text[start:end]
+        pos = text.find("import", end)
+
+
+def _called(text: str) -> set[str]:
+    """Every name right before a `(`, give or take blanks, line continuations, a `)` or a comment."""
+    out: set[str] = set()
+    chunks = text.split("(")
+    for chunk in chunks[:-1]:
+        while True:
+            chunk = chunk.rstrip(_BEFORE_CALL)
+            i = len(chunk)
+            while i and (chunk[i - 1].isalnum() or chunk[i - 1] == "_"):
+                i -= 1
+            if i < len(chunk):
+                out.add(chunk[i:])
+            line = chunk[chunk.rfind("\n") + 1 :]
+            if "#" not in line:  # `f  # comment` then `(` on the next line: the name before the comment too
+                break
+            chunk = chunk[: len(chunk) - len(line) + line.rfind("#")]
+    return out
 
 
 class ImportIndex:
