@@ -119,4 +119,8 @@ def test_facts_are_a_superset_of_the_words_that_matter():
     assert {"f", "g", "h", "c", "d", "e"} <= found.words
     assert found.relative == ((2, "a.b"),)
     assert {"k", "n"} <= found.called
+    # every way CPython lets a name be called: a comment or a parenthesised callee between name and `(`
+    odd = facts("#####\nf  # banner ###\n(1)\n(obj.g)(2)\nh \\\n(3)\nfrom \\\n  pkg import \\\n  mod\n")
+    assert {"f", "g", "h"} <= odd.called
+    assert {"pkg", "mod"} <= odd.words
     assert found.import_words("top.pkg") == found.words | {"top", "a", "b"}

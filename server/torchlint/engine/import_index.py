@@ -25,9 +25,9 @@ from torchlint.engine.names import relative_module
 
 _WORD = re.compile(r"\w+")
 # `from .a.b import (x, y)`: the module with its dots, then the names (a parenthesised list may span lines)
-_FROM = re.compile(r"\bfrom\s+(\.*)\s*(\w[\w.]*)?\s+import\s*(\([^)]*\)|(?:[^\n\\]|\\\n)*)")
+_FROM = re.compile(r"\bfrom\s+(\.*)\s*(\w[\w.]*)?\s+import\s*(\([^)]*\)|[^\n]*)")
 # `import a.b as c, d`: the words up to the end of the logical line
-_IMPORT = re.compile(r"\bimport\s+((?:[^\n\\;]|\\\n)*)")
+_IMPORT = re.compile(r"\bimport\s+([^\n;]*)")
 _BEFORE_CALL = " \t\r\n\f\\)"  # what may stand between a called name and its `(` (`(obj.f)(x)`, `f \` newline)
 VERSION = 1  # of the facts' format on disk
 
@@ -54,7 +54,8 @@ def facts(text: str) -> Facts:
     """A file's facts, in time linear in its length: only the lines holding `import` meet a regex."""
     words: set[str] = set()
     relative: set[tuple[int, str]] = set()
-    for statement in _import_lines(text):
+    for lines in _import_lines(text):
+        statement = lines.replace("\\\n", " ")  # line continuations join a statement's words
         for m in _FROM.finditer(statement):
             module = m.group(2) or ""
             if m.group(1):
