@@ -220,16 +220,15 @@ class FileContext:
     def stays_on_cpu(self) -> bool:
         """A program that never names an accelerator: no device move or device argument in this file or
         the project modules it imports, and no project file imports it (then its callers might)."""
-        if not self.is_program:
-            return False
-        texts = [self.text]
+        if not self.is_program or _ACCELERATOR.search(self.text):
+            return False  # cheapest first: most training scripts name their device themselves
         project = self.project
-        if project is not None:
-            here = Path(self.path).resolve()
-            if project.importers(here) != []:  # imported, or unknown (None): its callers might name one
-                return False
-            texts += [m.text for m in project.imported_by(here, self.imports.table)]
-        return not any(_ACCELERATOR.search(text) for text in texts)
+        if project is None:
+            return True
+        here = Path(self.path).resolve()
+        if project.importers(here) != []:  # imported, or unknown (None): its callers might name one
+            return False
+        return not any(_ACCELERATOR.search(m.text) for m in project.imported_by(here, self.imports.table))
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)
