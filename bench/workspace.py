@@ -136,7 +136,8 @@ def fake_environment(folder: Path, stem: str, files: int = 6000) -> None:
 
 
 def scaling_project(root: Path, modules: int) -> Path:
-    """`modules` generated modules in packages, and a training script that imports one of them."""
+    """`modules` generated modules in packages, and a training script that imports one of them and asks a
+    whole-project question (a host sync per step is one only if no project file imports the script)."""
     (root / ".git").mkdir(parents=True)
     (root / "pyproject.toml").write_text("[project]\nname = 'gen'\nversion = '0'\n")
     for i in range(modules):
@@ -145,12 +146,14 @@ def scaling_project(root: Path, modules: int) -> Path:
         (path.parent / "__init__.py").touch()
         (root / "gen" / "__init__.py").touch()
         path.write_text(
-            f"from torch import nn\n\n\nclass Block{i}(nn.Module):\n    def forward(self, x):\n        return x\n"
+            f'"""Block {i} of the training code."""\nfrom torch import nn\n\n\n'
+            f"class Block{i}(nn.Module):\n    def forward(self, x):\n        return x\n"
         )
     script = root / "train.py"
     script.write_text(
         "import torch\nfrom gen.p0.m0 import Block0\n\nmodel = Block0()\nopt = torch.optim.SGD(model.parameters(), 0.1)\n"
-        "for x in range(10):\n    opt.zero_grad()\n    loss = model(torch.ones(2)).sum()\n    loss.backward()\n    opt.step()\n"
+        "for x in range(10):\n    opt.zero_grad()\n    loss = model(torch.ones(2)).sum()\n    loss.backward()\n"
+        "    opt.step()\n    print(loss.item())\n"
     )
     return script
 
