@@ -268,6 +268,7 @@ class Session:
         def step() -> None:
             if project.build_index(INDEX_STEP):
                 self._indexing.discard(root)
+                gc.freeze()  # the index lives as long as the server: out of the collector's rescans
                 loop.call_soon_threadsafe(self.index_built, root)
             else:
                 self._submit(step)  # behind the lints that arrived meanwhile
