@@ -285,9 +285,11 @@ class Session:
     def index_built(self, root: str) -> None:
         """`root`'s index is ready: lint again the documents whose findings waited for it."""
         self._indexed.add(root)
-        for key, published in list(self.results.items()):
-            if root in published.waiting:
-                self.relint(key)
+        waited = [key for key, published in self.results.items() if root in published.waiting]
+        for key in waited:
+            self.relint(key)
+        if waited and self.pull:
+            self.refresh_pull()
 
     def relint(self, key: str) -> None:
         self.results.pop(key, None)
@@ -470,13 +472,17 @@ class Session:
         self.results.clear()
         keys = {self.owner(doc.uri) for doc in list(self.workspace.text_documents.values())}
         if self.pull:
-            caps = self.server.client_capabilities.workspace
-            if caps and caps.diagnostics and caps.diagnostics.refresh_support:
-                self.server.workspace_diagnostic_refresh(None)
+            self.refresh_pull()
             return
         for key in keys:
             self.touch(key)
             self.schedule(key, 0)
+
+    def refresh_pull(self) -> None:
+        """Ask a client that pulls diagnostics to pull them again (if it can be asked)."""
+        caps = self.server.client_capabilities.workspace
+        if caps and caps.diagnostics and caps.diagnostics.refresh_support:
+            self.server.workspace_diagnostic_refresh(None)
 
     def show_once(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
         if message not in self._shown:
