@@ -99,6 +99,23 @@ def test_an_edit_reindexes_one_file(tmp_path):
     assert [s.path.name for s in project.calling("fit") or []] == ["run.py", "train.py"]
 
 
+def test_a_save_reindexes_the_file_without_listing_the_project_again(tmp_path):
+    _write(tmp_path, [("train", "pkg/model", 2, "fit", 0)])
+    project = Project(tmp_path)
+    model, run = tmp_path / "pkg/model.py", tmp_path / "tools/run.py"
+    assert [s.path for s in project.importers(model) or []] == [tmp_path / "train.py"]
+    listing = project.files()
+    run.write_text("from pkg import model\n")
+    project.forget_files([run])  # the editor's watcher: changed on disk
+    assert [s.path for s in project.importers(model) or []] == [run, tmp_path / "train.py"]
+    assert project.files() is listing
+    created = tmp_path / "tools/new.py"
+    created.write_text("from pkg import model\n")
+    project.forget_files([created])  # created: the project is listed again
+    assert [s.path for s in project.importers(model) or []] == [created, run, tmp_path / "train.py"]
+    assert project.files() is not listing
+
+
 def test_facts_survive_a_restart_on_disk(tmp_path):
     _write(tmp_path, [("train", "pkg/model", 2, "fit", 1)])
     stored = tmp_path / "cache" / "index.json"

@@ -234,8 +234,16 @@ class Project:
     def forget_files(self, paths: list[Path] | None = None) -> None:
         """Files were created, deleted or changed (the editor's watcher says so; None: any may have):
         list them again, index those again, and read the target torch version again (a config or
-        requirements file may be among them)."""
-        self._files = None
+        requirements file may be among them). Files changed in place (saved) keep the listing: a save
+        costs the files saved, not a walk of the project."""
+        in_place = (
+            paths is not None
+            and self._files is not None
+            and self._files is self._listing
+            and all(p in self._members and p.is_file() for p in paths)
+        )
+        if not in_place:
+            self._files = None
         self._digest = None
         self._found.clear()
         self.__dict__.pop("torch_version", None)
