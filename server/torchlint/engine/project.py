@@ -330,8 +330,8 @@ class Project:
         those are is a dependency of the findings too (`scan_dependency`): one that starts calling it
         changes them."""
         self.scanned = True
-        if not self.complete or (not self.index_ready and not self.waits_for_index):
-            return None
+        if (not self.index_ready and not self.waits_for_index) or not self.complete:
+            return None  # readiness first: listing the project is the background build's work
         self.build_index()
         assert self._index is not None
         paths = self._index.importing(word) if lookup == "importing" else self._index.calling(word)
