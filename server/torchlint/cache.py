@@ -122,7 +122,7 @@ class Cache:
     def put(self, k: str, path: str, findings: list[Finding], dependencies: tuple[str, ...] = ()) -> None:
         entry = self._entry(k)
         try:
-            if not self.directory.exists():
+            if not (self.directory / ".gitignore").exists():  # made by the project index's facts too
                 self.directory.mkdir(parents=True, exist_ok=True)
                 (self.directory / ".gitignore").write_text("*\n")
             entry.parent.mkdir(exist_ok=True)

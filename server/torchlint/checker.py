@@ -101,6 +101,9 @@ def _read_and_run(job: Job) -> FileResult:
         hit = store.get(k, job.path)
         if hit is not None:
             return FileResult(job.path, hit)
+        from torchlint.engine.project import keep_index_in
+
+        keep_index_in(Path(job.cache_dir), job.path)
         result = _run_job(job, data)
         store.put(k, job.path, result.findings, result.dependencies)
         return result

@@ -278,9 +278,13 @@ def load_file(path: Path, known: Collection[str]) -> Settings | None:
 class ConfigResolver:
     """Finds the settings that apply to each file (nearest config wins)."""
 
-    def __init__(self, known: Iterable[str], explicit: Path | None = None, widen: bool = False) -> None:
+    def __init__(
+        self, known: Iterable[str], explicit: Path | None = None, widen: bool = False, lenient: bool = False
+    ) -> None:
         self.known = list(known)
         self.widen = widen  # every path gets `Settings.widened()`
+        # an invalid config file counts as none (the project index: the check of the file itself reports it)
+        self.lenient = lenient
         self._cache: dict[Path, Settings] = {}
         self.explicit: Settings | None = None
         if explicit is not None:
@@ -314,7 +318,12 @@ class ConfigResolver:
         for name in ("torchlint.toml", "pyproject.toml"):
             candidate = directory / name
             if candidate.is_file():
-                settings = load_file(candidate, self.known)
+                try:
+                    settings = load_file(candidate, self.known)
+                except ConfigError:
+                    if not self.lenient:
+                        raise
+                    settings = Settings(root=directory, source=str(candidate))
                 if settings is not None:
                     break
         if settings is None:

@@ -1,4 +1,9 @@
-"""Which files to check: walk directories, honour .gitignore and excludes."""
+"""The one file set: which files the CLI checks, the project index reads and the editor's
+"lint workspace" publishes. A walk skips, in this order of cost: what `.gitignore` files and
+`.git/info/exclude` ignore, the `exclude` / `extend-exclude` patterns (with the default ones),
+and any folder that is a Python environment whatever its name (`is_environment`). A folder or
+file named on the command line is walked even if it is one of those (docs/configuration.md).
+"""
 
 from __future__ import annotations
 
@@ -19,8 +24,8 @@ class Candidate:
     explicit: bool  # named on the command line: checked even if excluded
 
 
-def _gitignore(directory: Path) -> pathspec.PathSpec | None:
-    f = directory / ".gitignore"
+def _gitignore(directory: Path, name: str = ".gitignore") -> pathspec.PathSpec | None:
+    f = directory / name
     if not f.is_file():
         return None
     try:
@@ -30,15 +35,46 @@ def _gitignore(directory: Path) -> pathspec.PathSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+def is_environment(folder: Path) -> bool:
+    """A Python environment (venv, virtualenv, conda) or an installed-packages folder, whatever its name:
+    `env/`, `venv311/`, `.conda/`, `myenv/` hold thousands of third-party files that are not the project."""
+    return folder.name == "site-packages" or (folder / "pyvenv.cfg").is_file() or (folder / "conda-meta").is_dir()
+
+
+def _info_exclude(repo: Path) -> pathspec.PathSpec | None:
+    """The repository's `.git/info/exclude` (`.git` may be a worktree's file naming the git dir)."""
+    git = repo / ".git"
+    if git.is_file():
+        try:
+            line = git.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        if not line.startswith("gitdir:"):
+            return None
+        git = (repo / line[len("gitdir:") :].strip()).resolve()
+        common = git / "commondir"
+        if common.is_file():
+            try:
+                git = (git / common.read_text(encoding="utf-8", errors="replace").strip()).resolve()
+            except OSError:
+                return None
+    return _gitignore(git / "info", "exclude")
+
+
 def _ancestor_ignores(directory: Path) -> list[tuple[Path, pathspec.PathSpec]]:
-    """.gitignore files above the walk root, up to the repository root."""
+    """.gitignore files above the walk root, up to the repository root, and the repository's info/exclude."""
     found = []
     d = Path(os.path.abspath(directory))
     while True:
         spec = _gitignore(d)
         if spec is not None:
             found.append((d, spec))
-        if (d / ".git").exists() or d.parent == d:
+        if (d / ".git").exists():
+            exclude = _info_exclude(d)
+            if exclude is not None:
+                found.append((d, exclude))
+            break
+        if d.parent == d:
             break
         d = d.parent
     return list(reversed(found))
@@ -93,7 +129,7 @@ def discover(paths: list[Path], resolver: ConfigResolver, suffixes=SUFFIXES) -> 
             for name in sorted(dirnames):
                 sub = d / name
                 rel = _rel(sub, anchor or settings.root)
-                if settings.excluded(rel) or _ignored(absd / name, True, specs):
+                if settings.excluded(rel) or _ignored(absd / name, True, specs) or is_environment(sub):
                     continue
                 keep.append(name)
             dirnames[:] = keep

@@ -116,9 +116,10 @@ class Session:
 
 
 @contextlib.asynccontextmanager
-async def session(root: Path, capabilities=PUSH, settings=None, init_options=None, folders=None):
-    """`folders`: {workspace folder: its own `torchlint` settings} (default: `root` alone)."""
-    client = await ClientServerConfig(server_command=[TORCHLINT, "server"]).start()
+async def session(root: Path, capabilities=PUSH, settings=None, init_options=None, folders=None, command=None):
+    """`folders`: {workspace folder: its own `torchlint` settings} (default: `root` alone); `command`: the
+    server's command line (default: `torchlint server`)."""
+    client = await ClientServerConfig(server_command=command or [TORCHLINT, "server"]).start()
     if settings is not None:
         client.set_configuration(settings, section="torchlint")
     for folder, scoped in (folders or {}).items():

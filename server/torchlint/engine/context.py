@@ -153,10 +153,15 @@ class FileContext:
             return True
         if self.is_program:
             return False
-        callers = [s for n in names for s in project.calling(n)]
+        callers: list[ModuleSummary] = []
+        for n in names:
+            found = project.calling(n)
+            if found is None:
+                return True  # the project's files are unknown: nothing proves the setup is missing
+            callers += found
         importers = [s for s in callers if here in {m.path for m in project.imported_by(s.path, s.imports)}]
         # Judged with its callers: those that import it, else (no importer found) any that could.
-        return bool(importers) or (bool(callers) and not project.importers(here))
+        return bool(importers) or (bool(callers) and project.importers(here) == [])
 
     @cached_property
     def own_summary(self) -> ModuleSummary | None:
@@ -233,16 +238,15 @@ class FileContext:
     def stays_on_cpu(self) -> bool:
         """A program that never names an accelerator: no device move or device argument in this file or
         the project modules it imports, and no project file imports it (then its callers might)."""
-        if not self.is_program:
-            return False
-        texts = [self.text]
+        if not self.is_program or _ACCELERATOR.search(self.text):
+            return False  # cheapest first: most training scripts name their device themselves
         project = self.project
-        if project is not None:
-            here = Path(self.path).resolve()
-            if project.importers(here):
-                return False
-            texts += [m.text for m in project.imported_by(here, self.imports.table)]
-        return not any(_ACCELERATOR.search(text) for text in texts)
+        if project is None:
+            return True
+        here = Path(self.path).resolve()
+        if project.importers(here) != []:  # imported, or unknown (None): its callers might name one
+            return False
+        return not any(_ACCELERATOR.search(m.text) for m in project.imported_by(here, self.imports.table))
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import os
+import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -22,6 +23,8 @@ from functools import cached_property
 from pathlib import Path
 
 from torchlint import notebook
+from torchlint.discovery import discover
+from torchlint.engine.import_index import ImportIndex
 from torchlint.engine.kinds import PASS_THROUGH, SAME_OBJECT_METHODS, Kind, is_module_base, kind_from_qualname
 from torchlint.engine.names import CANONICAL, relative_module
 from torchlint.engine.source import python_ast
@@ -29,8 +32,11 @@ from torchlint.engine.target_version import TorchVersion
 from torchlint.engine.target_version import resolve as resolve_version
 
 ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
-_SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", "build", "dist", ".tox", ".ipynb_checkpoints"})
-_MAX_FILES = 5000  # a scan for callers stops here: a monorepo is not one project
+# Past this many files, questions about every file of the project ("who imports me") answer
+# "unknown" (rules stay silent) and the project says so once: never a walk-order-dependent subset.
+LIMIT = 20_000
+_INDEXED = (".py", ".ipynb")
+log = logging.getLogger("torchlint.project")
 
 
 @dataclass
@@ -149,6 +155,10 @@ def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary |
 class Project:
     """The modules under one root, summarised on demand."""
 
+    # Whether a question about every file builds the import index at once (the CLI), or answers
+    # "unknown" until it is built (the language server builds it in the background, then re-lints).
+    waits_for_index = True
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self._summaries: dict[Path, tuple[object, ModuleSummary | None]] = {}
@@ -157,6 +167,13 @@ class Project:
         self._kinds: dict[tuple[Path, str], Kind] = {}
         self._files: list[Path] | None = None
         self._digest: str | None = None  # files_digest, until the files change
+        self._index: ImportIndex | None = None
+        self._todo: set[Path] | None = None  # files to (re)index; None: every file of the project
+        self._listing: list[Path] | None = None  # the file list the index was last brought up to
+        self._members: set[Path] = set()
+        self.index_ready = False  # every file was indexed once (then only changed files are read again)
+        self.index_file: Path | None = None  # where the index's facts are kept between runs (None: nowhere)
+        self._reported = False  # the over-the-limit message was logged
 
     @cached_property
     def torch_version(self) -> TorchVersion:
@@ -170,6 +187,8 @@ class Project:
         else:
             self._overlays[path] = text
         self._kinds.clear()
+        if self._todo is not None:
+            self._todo.add(path)
 
     def module_name(self, path: Path) -> tuple[str, str]:
         """(dotted module name, package) of a file under the root; `src/` layouts included."""
@@ -233,55 +252,115 @@ class Project:
         self._kinds.clear()
         return summary
 
-    def forget_files(self) -> None:
-        """Files were created, deleted or changed (the editor's watcher says so): list them again,
-        and read the target torch version again (a config or requirements file may be among them)."""
-        self._files = None
+    def forget_files(self, paths: list[Path] | None = None) -> None:
+        """Files were created, deleted or changed (the editor's watcher says so; None: any may have):
+        list them again, index those again, and read the target torch version again (a config or
+        requirements file may be among them). Files changed in place (saved) keep the listing: a save
+        costs the files saved, not a walk of the project."""
+        in_place = (
+            paths is not None
+            and self._files is not None
+            and self._files is self._listing
+            and all(p in self._members and p.is_file() for p in paths)
+        )
+        if not in_place:
+            self._files = None
         self._digest = None
         self.__dict__.pop("torch_version", None)
+        if paths is None:
+            self._todo = None
+        elif self._todo is not None:
+            self._todo.update(paths)
 
     def files(self) -> list[Path]:
-        """Every Python file and notebook under the root (virtual environments and build output
-        skipped): notebooks cannot be imported, but they drive a project's library modules."""
+        """Every Python file and notebook of the project, as the CLI would check them (discovery.py:
+        .gitignore, excludes, environments skipped): notebooks cannot be imported, but they drive a
+        project's library modules. Sorted, so every question sees the same files in the same order."""
         if self._files is None:
-            found: list[Path] = []
-            for folder, dirs, names in os.walk(self.root):
-                dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".venv") and d != "venv"]
-                found.extend(Path(folder, n) for n in names if n.endswith((".py", ".ipynb")))
-                if len(found) > _MAX_FILES:
-                    break
-            self._files = sorted(found)
+            from torchlint.config import ConfigResolver
+            from torchlint.registry import known_codes  # loaded by any lint already
+
+            try:
+                found = [c.path for c in discover([self.root], ConfigResolver(known_codes(), lenient=True), _INDEXED)]
+            except OSError:
+                found = []
+            self._files = found
+            if len(found) > LIMIT and not self._reported:
+                self._reported = True
+                log.warning(
+                    "%s: project index limited to %d files (this project has %d): questions about every file of"
+                    " the project stay unanswered; check a smaller folder or exclude what is not the project",
+                    self.root,
+                    LIMIT,
+                    len(found),
+                )
         return self._files
 
-    def calling(self, token: str) -> list[ModuleSummary]:
-        """Summaries of the project files that call a function or method named `token`."""
-        return [s for s in self._containing(token) if token in s.called]
+    @property
+    def complete(self) -> bool:
+        """Whether questions about every project file can be answered (the project is within LIMIT)."""
+        return len(self.files()) <= LIMIT
 
-    def _containing(self, token: str) -> list[ModuleSummary]:
-        """Summaries of the project files whose text contains `token`. Which files those are is a
-        dependency of the findings too (`scan_dependency`): a file that starts calling it changes them."""
-        _current().scanned = True
-        out = []
-        for path in self.files():
+    def build_index(self, seconds: float | None = None) -> bool:
+        """Index the files still to be indexed, for about `seconds` (None: all); True when the index is
+        current. The language server builds it in such steps between lints; the CLI on the first question."""
+        until = None if seconds is None else time.monotonic() + seconds
+        files = self.files()
+        if self._index is None:
+            self._index = ImportIndex(self._indexed_text, self.package_of)
+            if self.index_file is not None:
+                self._index.load(self.index_file)
+        index = self._index
+        if files is not self._listing:  # listed anew: files may have come or gone
+            self._listing, self._members = files, set(files)
+            index.keep_only(self._members)
+            if self._todo is None:
+                self._todo = set(files)
+            else:
+                self._todo.update(p for p in files if not index.has(p))
+            if any(p.name == "__init__.py" for p in self._todo):
+                index.reindex()  # a package appeared or went: relative imports resolve anew
+        todo = self._todo
+        assert todo is not None
+        while todo and (until is None or time.monotonic() < until):
+            path = todo.pop()
             text = self._overlays.get(path)
-            if text is None and path.suffix == ".ipynb":
-                text = self._notebook_code(path)  # its JSON holds outputs too: scan the code alone
-                if text is None:
-                    continue
-            if text is None:
+            if path not in self._members:
+                index.remove(path)
+            elif text is not None:
+                index.update(path, ("overlay", hash(text)), text)
+            else:
                 try:
-                    with open(path, "rb") as f:
-                        raw = f.read()
+                    index.update(path, _stat_key(path))
                 except OSError:
-                    continue
-                if token.encode() not in raw:
-                    continue
-            elif token not in text:
-                continue
-            summary = self.summary(path)
-            if summary is not None:
-                out.append(summary)
-        return out
+                    index.remove(path)
+        if todo:
+            return False
+        self.index_ready = True
+        if index.changed and self.index_file is not None:
+            index.save(self.index_file)
+        return True
+
+    def _indexed_text(self, path: Path) -> str | None:
+        """The text the index reads of a file: a notebook's code cells (its JSON holds outputs too)."""
+        return self._notebook_code(path) if path.suffix == ".ipynb" else _read(path)
+
+    def _candidates(self, lookup: str, word: str) -> list[ModuleSummary] | None:
+        """Summaries of the files the index names for `word` (None: unknown, over LIMIT). Which files
+        those are is a dependency of the findings too (`scan_dependency`): one that starts calling it
+        changes them."""
+        _current().scanned = True
+        if (not self.index_ready and not self.waits_for_index) or not self.complete:
+            return None  # readiness first: listing the project is the background build's work
+        self.build_index()
+        assert self._index is not None
+        paths = self._index.importing(word) if lookup == "importing" else self._index.calling(word)
+        return [s for s in map(self.summary, paths) if s is not None]
+
+    def calling(self, token: str) -> list[ModuleSummary] | None:
+        """Summaries of the project files that call a function or method named `token` (None: unknown)."""
+        found = self._candidates("calling", token)
+        return None if found is None else [s for s in found if token in s.called]
 
     @property
     def scan_dependency(self) -> str:
@@ -333,21 +412,20 @@ class Project:
                 break
         return list(seen.values())
 
-    def importers(self, path: Path) -> list[ModuleSummary]:
-        """Project files that import the module at `path` (directly)."""
+    def importers(self, path: Path) -> list[ModuleSummary] | None:
+        """Project files that import the module at `path` (directly); None: unknown (over LIMIT)."""
         stem = path.stem if path.name != "__init__.py" else path.parent.name
-        out = []
-        for summary in self._containing(stem):
-            for q in summary.imports.values():
-                parts = q.split(".")
-                for cut in range(len(parts), 0, -1):
-                    if self.find_module(".".join(parts[:cut]), summary.path.parent) == path:
-                        out.append(summary)
-                        break
-                else:
-                    continue
-                break
-        return out
+        found = self._candidates("importing", stem)
+        return None if found is None else [s for s in found if self.imports_module(s, path)]
+
+    def imports_module(self, summary: ModuleSummary, path: Path) -> bool:
+        """Whether the summarised file imports the module at `path` (one of its imports resolves there)."""
+        for q in summary.imports.values():
+            parts = q.split(".")
+            for cut in range(len(parts), 0, -1):
+                if self.find_module(".".join(parts[:cut]), summary.path.parent) == path:
+                    return True
+        return False
 
     # -- symbols ------------------------------------------------------------------------
     def resolve(self, qualname: str, from_dir: Path, depth: int = 0) -> tuple[ModuleSummary, str] | None:
@@ -513,14 +591,17 @@ SCAN_DEPENDENCY = "torchlint-scan:"  # "torchlint-scan:<project root>", beside t
 
 def scan_digest(dependency: str) -> str:
     """What a scan dependency stands for now: the project's files, their sizes and times."""
-    return _project_at(Path(dependency[len(SCAN_DEPENDENCY) :])).files_digest()
+    return project_at(Path(dependency[len(SCAN_DEPENDENCY) :])).files_digest()
 
 
 def forget_files(paths: list[str] | None = None) -> None:
     """Files changed on disk: the projects holding them (all, for None) list files and read settings anew."""
+    resolved = None if paths is None else [Path(p).resolve() for p in paths]
     for root, project in _PROJECTS.items():
-        if paths is None or any(Path(p).resolve().is_relative_to(root) for p in paths):
+        if resolved is None:
             project.forget_files()
+        elif any(p.is_relative_to(root) for p in resolved):
+            project.forget_files([p for p in resolved if p.is_relative_to(root)])
 
 
 def project_for(path: str) -> Project | None:
@@ -536,10 +617,18 @@ def project_for(path: str) -> Project | None:
             return None
     except (OSError, RuntimeError):  # a symlink loop is a RuntimeError before Python 3.13
         return None
-    return _project_at(find_root(p))
+    return project_at(find_root(p))
 
 
-def _project_at(root: Path) -> Project:
+def keep_index_in(directory: Path, path: str) -> None:
+    """Keep the import index of `path`'s project in `directory` (the CLI's cache) between runs."""
+    project = project_for(path)
+    if project is not None and project.index_file is None:
+        name = hashlib.sha256(str(project.root).encode()).hexdigest()[:24]
+        project.index_file = directory / "index" / f"{name}.json"
+
+
+def project_at(root: Path) -> Project:
     """The one index of the project at `root`, made on first use."""
     project = _PROJECTS.get(root)
     if project is None:

@@ -25,7 +25,6 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 NEWEST = (2, 13)
 _TORCH_NAMES = ("torch", "pytorch")
-_VENVS = (".venv", "venv", "env")
 # `torch>=2.1`, "torch==2.4.*", pytorch=2.3 (conda), inside any requirements-like text
 _REQUIREMENT = re.compile(
     r"""(?<![\w.-])(?:torch|pytorch)\s*(?:\[[^\]]*\])?\s*(?:(?:[<>=!~]=?|===?)\s*[\w.*+!-]+\s*,?\s*)*"""
@@ -130,12 +129,19 @@ def _from_environment(root: Path) -> TorchVersion | None:
 
 
 def installed(root: Path) -> TorchVersion | None:
-    """The torch in the project's virtual environment, else in torchlint's own (metadata only)."""
-    for venv in _VENVS:
-        for dist in sorted((root / venv).glob("lib/python3*/site-packages/torch-*.dist-info")):
+    """The torch in an environment at the project's root (any name: discovery.is_environment), else in
+    torchlint's own (metadata only)."""
+    from torchlint.discovery import is_environment  # not at import: discovery reads the configuration
+
+    try:
+        folders = sorted(p for p in root.iterdir() if p.is_dir() and is_environment(p))
+    except OSError:
+        folders = []
+    for venv in folders:
+        for dist in sorted(venv.glob("lib/python3*/site-packages/torch-*.dist-info")):
             found = parse_version(dist.name[len("torch-") : -len(".dist-info")])
             if found is not None:
-                return TorchVersion(*found, f"installed in {venv}/")
+                return TorchVersion(*found, f"installed in {venv.name}/")
     from importlib import metadata  # not at import: start-up time
 
     try:

@@ -82,17 +82,18 @@ def encoding(workspace: Workspace) -> str:
 
 
 def owner(workspace: Workspace, uri: str) -> str:
-    """The key a document is linted under: its notebook for a cell, else itself."""
+    """The key a document is linted under: its notebook for a cell, else itself. Keys are the URI strings
+    the client sent (`a%2Bb` stays so): what is published under them is what the client compares."""
     nb = workspace.get_notebook_document(cell_uri=uri)
-    return unquote(nb.uri) if nb is not None else unquote(uri)
+    return str(nb.uri) if nb is not None else uri
 
 
 def is_open(workspace: Workspace, key: str) -> bool:
-    return key in workspace.text_documents or workspace.get_notebook_document(notebook_uri=key) is not None
+    return _open(workspace, key) is not None or workspace.get_notebook_document(notebook_uri=key) is not None
 
 
 def _open(workspace: Workspace, key: str) -> TextDocument | None:
-    doc: TextDocument | None = workspace.text_documents.get(key)
+    doc: TextDocument | None = workspace.text_documents.get(unquote(key))  # pygls keys them decoded
     return doc
 
 
@@ -113,9 +114,9 @@ def snapshot(workspace: Workspace, key: str, generation: int) -> Snapshot | None
     if nb is not None:
         cells = []
         for cell in nb.cells:
-            doc = _open(workspace, unquote(cell.document))
+            doc = _open(workspace, cell.document)
             code = cell.kind == types.NotebookCellKind.Code and doc is not None and doc.language_id in (None, "python")
-            cells.append((unquote(cell.document), doc.source if doc is not None else "", code))
+            cells.append((cell.document, doc.source if doc is not None else "", code))
         return notebook_snapshot(key, cells, generation, encoding(workspace))
     text = source(workspace, key)
     return None if text is None else text_snapshot(key, text, generation, encoding(workspace))

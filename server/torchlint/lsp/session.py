@@ -19,7 +19,7 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +47,8 @@ _LintOutput = tuple[dict[str, list[types.Diagnostic]], LintSetup | None]  # diag
 
 DEBOUNCE = 0.15  # seconds of quiet after an edit before linting
 FIX_ALL_TRIES = 3  # computations of a fix-all while the document keeps changing under it
+INDEX_STEP = 0.05  # seconds of building a project's import index between two lints
+SCAN = "torchlint-scan:"  # engine.project.SCAN_DEPENDENCY (not imported: the server starts without the engine)
 CONFIG_NAMES = ("pyproject.toml", "torchlint.toml")
 SECTION = "torchlint"  # the client's settings section
 
@@ -56,6 +58,7 @@ class Published:
     generation: int
     diagnostics: dict[str, list[types.Diagnostic]]
     dependencies: frozenset[str] = frozenset()  # other project files (paths) these findings depend on
+    waiting: frozenset[str] = frozenset()  # roots of projects whose index was not built yet (answers unknown)
 
 
 def derived_from(dependencies: frozenset[str], changed: str) -> bool:
@@ -64,8 +67,7 @@ def derived_from(dependencies: frozenset[str], changed: str) -> bool:
     started or stopped calling what they looked for)."""
     if changed in dependencies:
         return True
-    prefix = "torchlint-scan:"
-    return any(d.startswith(prefix) and Path(changed).is_relative_to(d[len(prefix) :]) for d in dependencies)
+    return any(d.startswith(SCAN) and Path(changed).is_relative_to(d[len(SCAN) :]) for d in dependencies)
 
 
 def is_config(uri: str) -> bool:
@@ -99,6 +101,8 @@ class Session:
         self._config_mtimes: dict[str, float | None] = {}  # config files read, and their mtime then
         self._good: dict[str, last_good.Lint] = {}  # each open document's (cell's) last lint that parsed
         self._analysing = False  # the first lint has started (and its progress with it)
+        self._indexing: set[str] = set()  # project roots whose import index is being built (lint thread only)
+        self._indexed: set[str] = set()  # project roots whose import index is built
 
     # --- documents ------------------------------------------------------------------
 
@@ -160,9 +164,9 @@ class Session:
         ordered with the lints and the server still starts without loading them.
         """
         path = to_path(key)
-        if not path.endswith(".py") or key not in self.workspace.text_documents:
+        text = None if closed else documents.source(self.workspace, key)
+        if not path.endswith(".py") or (text is None and not closed):
             return
-        text = None if closed else self.workspace.get_text_document(key).source
 
         def update() -> None:
             from torchlint.engine.project import project_for
@@ -178,10 +182,7 @@ class Session:
         changed = str(Path(path).resolve())
         for key, published in list(self.results.items()):
             if derived_from(published.dependencies, changed):
-                self.results.pop(key, None)
-                self.touch(key)
-                if not self.pull:
-                    self.schedule(key, DEBOUNCE)
+                self.relint(key)
 
     def files_changed(self, paths: Iterable[str]) -> None:
         """Python files or notebooks changed on disk (created, saved elsewhere, deleted): the index
@@ -227,12 +228,89 @@ class Session:
 
     def warm_up(self) -> None:
         """Load the engine and rules on the lint thread while the client finishes starting."""
-        self.lint_pool.submit(lambda: self.resolver)
+
+        def load() -> None:
+            from torchlint.engine.project import Project
+
+            # Whole-project questions answer "unknown" until the project's import index is built in
+            # the background (index_project): a file's own findings never wait for the project.
+            Project.waits_for_index = False
+            _ = self.resolver  # loads the rules and libcst
+
+        self.lint_pool.submit(load)
+
+    def index_project(self, path: str) -> None:
+        """Build the import index of `path`'s project on the lint thread, a step at a time between lints;
+        when it is ready, the open documents whose findings waited for it are linted again."""
+        loop = asyncio.get_running_loop()
+
+        def start() -> None:
+            from torchlint.engine.project import project_for
+
+            project = project_for(path)
+            if project is not None:
+                self._build_index(str(project.root), loop)
+
+        self._submit(start)
+
+    def index_workspace(self) -> None:
+        """Start building each workspace folder's project index at start-up, before a request needs it."""
+        folders = [to_path(str(f.uri)) for f in self.workspace.folders.values()]
+        if not folders and self.workspace.root_path:
+            folders = [str(self.workspace.root_path)]
+        for folder in folders:
+            if os.path.isdir(folder):
+                self.index_project(os.path.join(folder, "__init__.py"))  # any file of the folder names its project
+
+    def _build_index(self, root: str, loop: asyncio.AbstractEventLoop) -> bool:
+        """(Lint thread.) Start building `root`'s index unless it is built or being built; False if built."""
+        from torchlint.engine.project import project_at
+
+        project = project_at(Path(root))
+        if project.index_ready:
+            return False
+        if root in self._indexing:
+            return True
+        self._indexing.add(root)
+
+        def step() -> None:
+            if project.build_index(INDEX_STEP):
+                self._indexing.discard(root)
+                gc.freeze()  # the index lives as long as the server: out of the collector's rescans
+                loop.call_soon_threadsafe(self.index_built, root)
+            else:
+                self._submit(step)  # behind the lints that arrived meanwhile
+
+        self._submit(step)
+        return True
+
+    def _submit(self, work: Callable[[], None]) -> None:
+        try:
+            self.lint_pool.submit(work)
+        except RuntimeError:  # shut down
+            pass
+
+    def index_built(self, root: str) -> None:
+        """`root`'s index is ready: lint again the documents whose findings waited for it."""
+        self._indexed.add(root)
+        waited = [key for key, published in self.results.items() if root in published.waiting]
+        for key in waited:
+            self.relint(key)
+        if waited and self.pull:
+            self.refresh_pull()
+
+    def relint(self, key: str) -> None:
+        self.results.pop(key, None)
+        self.touch(key)
+        if not self.pull:
+            self.schedule(key, DEBOUNCE)
 
     def setup(self, snap: Snapshot) -> LintSetup:
         return setup(self.resolver, self.settings_for(snap.key), snap.path)
 
-    def _lint_sync(self, snap: Snapshot, dependencies: set[str]) -> _LintOutput:
+    def _lint_sync(
+        self, snap: Snapshot, dependencies: set[str], waiting: set[str], loop: asyncio.AbstractEventLoop
+    ) -> _LintOutput:
         if not self.settings_for(snap.key).enable:
             return {p.uri: [] for p in snap.parts}, None
         lint_setup = self.setup(snap)
@@ -241,6 +319,9 @@ class Session:
 
             self._parser = ChunkParser()
         result = self._through_syntax_errors(snap, diagnostics.lint(snap, lint_setup, self._parser, dependencies))
+        for dependency in dependencies:  # answers that waited for a project's index: build it (once)
+            if dependency.startswith(SCAN) and self._build_index(dependency[len(SCAN) :], loop):
+                waiting.add(dependency[len(SCAN) :])
         if not self._frozen:
             # Everything loaded by now (lsprotocol's thousands of types, libcst, the rules) lives
             # as long as the server: move it out of the cyclic GC's way, once, so full
@@ -325,8 +406,9 @@ class Session:
             )
         loop = asyncio.get_running_loop()
         dependencies: set[str] = set()
+        waiting: set[str] = set()
         try:
-            running = loop.run_in_executor(self.lint_pool, self._lint_sync, snap, dependencies)
+            running = loop.run_in_executor(self.lint_pool, self._lint_sync, snap, dependencies, waiting, loop)
             if self._analysing:
                 result, lint_setup = await running
             else:
@@ -341,10 +423,12 @@ class Session:
             self.show_once(f"torchlint: {lint_setup.config_error}", types.MessageType.Error)
         if lint_setup is not None and lint_setup.source and lint_setup.source not in self._config_mtimes:
             self._config_mtimes[lint_setup.source] = _mtime(lint_setup.source)
-        published = Published(snap.generation, result, frozenset(dependencies))
+        published = Published(snap.generation, result, frozenset(dependencies), frozenset(waiting))
         self.results[key] = published
         if not self.pull:
             self.publish(key, published)
+        if published.waiting & self._indexed:  # the index was built while this lint waited to be published
+            self.relint(key)
         return published
 
     async def _first_lint(self, running: asyncio.Future[_LintOutput]) -> _LintOutput:
@@ -414,15 +498,19 @@ class Session:
 
     def relint_all(self) -> None:
         self.results.clear()
-        keys = {self.owner(uri) for uri in list(self.workspace.text_documents)}
+        keys = {self.owner(doc.uri) for doc in list(self.workspace.text_documents.values())}
         if self.pull:
-            caps = self.server.client_capabilities.workspace
-            if caps and caps.diagnostics and caps.diagnostics.refresh_support:
-                self.server.workspace_diagnostic_refresh(None)
+            self.refresh_pull()
             return
         for key in keys:
             self.touch(key)
             self.schedule(key, 0)
+
+    def refresh_pull(self) -> None:
+        """Ask a client that pulls diagnostics to pull them again (if it can be asked)."""
+        caps = self.server.client_capabilities.workspace
+        if caps and caps.diagnostics and caps.diagnostics.refresh_support:
+            self.server.workspace_diagnostic_refresh(None)
 
     def show_once(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
         if message not in self._shown:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote
 
 from lsprotocol import types
 
@@ -39,7 +38,7 @@ OPTIONS = types.CodeActionOptions(
 
 
 async def code_action(session: Session, params: types.CodeActionParams) -> list[types.CodeAction]:
-    uri = unquote(params.text_document.uri)
+    uri = params.text_document.uri
     key = session.owner(uri)
     if not session.is_open(key):
         return []

@@ -10,7 +10,6 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -34,7 +33,7 @@ def _uri_arg(args: tuple[Any, ...], name: str) -> str:
         value = value.get("uri")
     if not isinstance(value, str) or not value:
         raise JsonRpcInvalidParams(f"{name} takes the document URI as its argument")
-    return unquote(value)
+    return value
 
 
 async def apply_all_fixes(session: Session, *args: Any) -> dict[str, object]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -16,7 +14,7 @@ SERVER_CANCELLED = -32802  # LSP's ServerCancelled: the client may ask again
 async def document_diagnostic(
     session: Session, params: types.DocumentDiagnosticParams
 ) -> types.RelatedFullDocumentDiagnosticReport:
-    uri = unquote(params.text_document.uri)
+    uri = params.text_document.uri
     key = session.owner(uri)
     if not session.is_open(key):
         return types.RelatedFullDocumentDiagnosticReport(items=[])

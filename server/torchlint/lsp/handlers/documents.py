@@ -3,8 +3,6 @@ document's generation and (re)schedules or clears its lint."""
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 from lsprotocol import types
 
 from torchlint.lsp.session import Session, is_config
@@ -26,26 +24,26 @@ def did_save(session: Session, params: types.DidSaveTextDocumentParams) -> None:
 
 
 def did_close(session: Session, params: types.DidCloseTextDocumentParams) -> None:
-    uri = unquote(params.text_document.uri)
+    uri = params.text_document.uri
     session.closed(uri, [uri])
 
 
 def notebook_did_open(session: Session, params: types.DidOpenNotebookDocumentParams) -> None:
-    key = unquote(params.notebook_document.uri)
+    key = params.notebook_document.uri
     session.clear([key])  # what "Lint Workspace" put on the closed notebook's file: its cells show it now
     session.opened(key)
 
 
 def notebook_did_change(session: Session, params: types.DidChangeNotebookDocumentParams) -> None:
     structure = params.change.cells.structure if params.change.cells else None
-    closed_cells = [unquote(c.uri) for c in structure.did_close] if structure and structure.did_close else []
-    session.edited(unquote(params.notebook_document.uri))
+    closed_cells = [c.uri for c in structure.did_close] if structure and structure.did_close else []
+    session.edited(params.notebook_document.uri)
     session.clear(closed_cells)
 
 
 def notebook_did_save(session: Session, params: types.DidSaveNotebookDocumentParams) -> None:
-    session.saved(unquote(params.notebook_document.uri))
+    session.saved(params.notebook_document.uri)
 
 
 def notebook_did_close(session: Session, params: types.DidCloseNotebookDocumentParams) -> None:
-    session.closed(unquote(params.notebook_document.uri), [unquote(c.uri) for c in params.cell_text_documents])
+    session.closed(params.notebook_document.uri, [c.uri for c in params.cell_text_documents])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 from lsprotocol import types
 
 from torchlint import noqa
@@ -13,7 +11,7 @@ from torchlint.lsp.session import Session
 
 
 def hover(session: Session, params: types.HoverParams) -> types.Hover | None:
-    text = documents.source(session.workspace, unquote(params.text_document.uri))
+    text = documents.source(session.workspace, params.text_document.uri)
     if text is None:
         return None
     return noqa_hover(text, params.position, documents.encoding(session.workspace))

@@ -18,6 +18,7 @@ def initialize(session: Session, params: types.InitializeParams) -> None:
 
 async def initialized(session: Session, params: types.InitializedParams) -> None:
     session.warm_up()
+    session.index_workspace()
     session.watch_config_files()
     if await session.fetch_settings():
         session.relint_all()
