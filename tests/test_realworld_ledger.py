@@ -97,3 +97,17 @@ def test_shipped_ledger_is_well_formed():
     names = {r for r, _ in repos}
     for row in run.read_labels(ROOT / "bench" / "realworld" / "labels.tsv"):
         assert row.repo in names and row.label in run.LABELS and row.reason and len(row.line_sha) == 12, row
+
+
+def test_the_default_errors_are_counted_apart():
+    findings = [
+        run.Finding("o/r", "a.py", 1, "TL101", "error", "x"),
+        run.Finding("o/r", "a.py", 2, "TL105", "warning", "y"),
+    ]
+    labels = [
+        run.Label("o/r", "a.py", 1, "TL101", "wrong", "why", run.line_sha("x")),
+        run.Label("o/r", "a.py", 2, "TL105", "right", "why", run.line_sha("y")),
+    ]
+    report = run.build_report(findings, findings, labels)
+    assert report.default_errors == {"TL101": {"findings": 1, "wrong": 1}}
+    assert "errors only" in run.format_report(report)

@@ -143,6 +143,7 @@ def per_rule(findings: list[Finding], labels: list[Label | None]) -> dict[str, C
 @dataclass
 class Report:
     default: dict[str, Counter[str]]
+    default_errors: dict[str, Counter[str]]  # the default selection's error-severity findings alone
     all_only: dict[str, Counter[str]]
     new: list[Finding]
     gone: list[Label]
@@ -156,7 +157,9 @@ def build_report(default: list[Finding], every: list[Finding], labels: list[Labe
     a_labels, _ = match(all_only, labels)
     both, gone = match(default + all_only, labels)
     new = [f for f, lab in zip(default + all_only, both) if lab is None]
-    return Report(per_rule(default, d_labels), per_rule(all_only, a_labels), new, gone)
+    errors = [(f, lab) for f, lab in zip(default, d_labels) if f.severity == "error"]
+    error_table = per_rule([f for f, _ in errors], [lab for _, lab in errors])
+    return Report(per_rule(default, d_labels), error_table, per_rule(all_only, a_labels), new, gone)
 
 
 def format_table(title: str, table: dict[str, Counter[str]]) -> str:
@@ -176,6 +179,8 @@ def format_table(title: str, table: dict[str, Counter[str]]) -> str:
 def format_report(r: Report) -> str:
     out = [
         format_table("default selection", r.default),
+        "",
+        format_table("default selection, errors only", r.default_errors),
         "",
         format_table("--select ALL only (errors and warnings)", r.all_only),
         "",
