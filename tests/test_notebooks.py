@@ -112,7 +112,7 @@ def test_an_unparsable_cell_is_left_out_and_the_rest_is_analysed(tmp_path):
         ("def f(x):\n    y = x\n    return x +\n\n\n", (3, 15), "invalid syntax"),
         ("a = 1\nb = (a,\n", (2, 5), "'(' was never closed"),
         ("import torch\ndef g():\n", (2, 9), "expected an indented block after function definition on line 2"),
-        ("  x = 1", (1, 2), "unexpected indent"),
+        ("x = 1\n  y = 2", (2, 2), "unexpected indent"),  # a cell indented as a whole runs: IPython dedents it
         ("s = 'abc\nt = 2\n", (1, 5), "unterminated string literal (detected at line 1)"),
     ],
 )
@@ -291,3 +291,14 @@ def test_a_message_that_cites_another_line_names_its_cell(tmp_path, run_cli):
     out = run_cli("check", "--no-cache", "--select", "TL803", nb).stdout
     (line,) = [line for line in out.splitlines() if "TL803" in line]
     assert "on cell 4, line 2" in line and "on line" not in line, line
+
+
+def test_a_cell_indented_as_a_whole_runs_as_ipython_runs_it(tmp_path):
+    """IPython strips the indentation of a cell's first line from every line (a cell pasted from inside a
+    function): no syntax error, findings at the cell's own columns, and a fix keeps the indentation."""
+    indented = "    state = torch.load('weights.pt')\n\n    note = 1\n"
+    nb = write_notebook(tmp_path / "nb.ipynb", [SETUP_CELL, indented])
+    assert found(nb) == [("cell_2", 1, 13, "TL601")]  # `torch.load` at its column in the cell
+    check(nb, mode="fix", unsafe_fixes=True)
+    cells = json.loads(nb.read_text())["cells"]
+    assert "".join(cells[1]["source"]) == indented.replace("'weights.pt')", "'weights.pt', weights_only=True)")

@@ -49,6 +49,7 @@ class Span:
     index: int  # Cell.index
     first_line: int  # program line (1-based) of the cell's first line
     line_count: int  # lines of the cell in the program
+    indent: str = ""  # the indentation IPython strips from the whole cell (and the program does too)
 
 
 @dataclass
@@ -72,7 +73,7 @@ class Program:
         for s in self.spans:
             end = s.first_line + s.line_count  # the next marker (or the end of the program)
             if s.first_line <= line < end:
-                return s.index, line - s.first_line + 1, column
+                return s.index, line - s.first_line + 1, column + len(s.indent)
             if line == end:
                 return (s.index, s.line_count + 1, 1) if column == 1 else None
         if self.spans and line > self.spans[-1].first_line:
@@ -83,8 +84,11 @@ class Program:
     def cell_edits(self, fix: Fix) -> list[tuple[int, Edit]] | None:
         """A fix's edits in cell coordinates; None if an edit crosses cells."""
         out = []
+        dedented = {s.index for s in self.spans if s.indent}
         for e in fix.edits:
             start, end = self.locate(e.line, e.column), self.locate(e.end_line, e.end_column)
+            if start is not None and start[0] in dedented:
+                return None  # its lines would need their indentation back, line by line: the CLI's split does
             if start is None or end is None or start[0] != end[0]:
                 return None
             out.append((start[0], Edit(start[1], start[2], end[1], end[2], e.content)))
@@ -121,8 +125,10 @@ class Program:
         if sorted(out) != sorted(s.index for s in self.spans) or len(restored) != len(self.magics):
             return None
         sources = {}
+        indents = {s.index: s.indent for s in self.spans}
         for index, lines in out.items():
-            src = "".join(lines)
+            indent = indents.get(index, "")
+            src = "".join(indent + line if indent and line.strip() else line for line in lines)
             if not self.endings.get(index, True) and src.endswith("\n"):
                 src = src[:-1]
             sources[index] = src
@@ -141,6 +147,9 @@ def build(cells: list[Cell]) -> Program:
         lines = split_lines(cell.source)
         if lines and lines[-1] == "":
             lines.pop()
+        indent = _leading_indent(lines)
+        if indent:
+            lines = [text[len(indent) :] for text in lines]
         program.endings[cell.index] = cell.source.endswith(("\n", "\r"))
         stand_ins = ipython_syntax.stand_ins(lines)
         error = _refused("".join(stand_ins.get(i, text) + "\n" for i, text in enumerate(lines)))
@@ -154,10 +163,20 @@ def build(cells: list[Cell]) -> Program:
                 program.magics.append(text)
                 text = f"{stand_ins[i]}  {marker}" if stand_ins[i] else marker
             parts.append(text + "\n")
-        program.spans.append(Span(cell.index, line + 1, len(lines)))
+        program.spans.append(Span(cell.index, line + 1, len(lines), indent))
         line += 1 + len(lines)
     program.text = "".join(parts)
     return program
+
+
+def _leading_indent(lines: list[str]) -> str:
+    """The indentation IPython removes from a cell before running it: that of its first non-blank line, when
+    every non-blank line starts with it (IPython's `leading_indent`; a cell pasted from inside a function)."""
+    first = next((text for text in lines if text.strip()), "")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    if indent and all(text.startswith(indent) or not text.strip() for text in lines):
+        return indent
+    return ""
 
 
 def _refused(python: str) -> SourceError | None:
