@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from torchlint.probe import ranks
 from torchlint.probe.simulated_gpus import DEFAULT_GPU
+from torchlint.probe.sites import BOOT_FILE
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _BOOT = (
@@ -133,7 +134,7 @@ def run(request: Request, stdout=None) -> Outcome:
         )
         command = [request.python, "-c", _BOOT]
         if request.nproc_per_node > 1:  # PyTorch's own launcher runs a file: the boot code becomes one
-            boot = os.path.join(tmp, "torchlint_probe_boot.py")
+            boot = os.path.join(tmp, BOOT_FILE)
             with open(boot, "w", encoding="utf-8") as fh:
                 fh.write(_BOOT.replace("; ", "\n"))
             command = [
