@@ -56,6 +56,9 @@ REPORT = {
     "properties": {
         "script": {"type": "string"},
         "steps": {"type": "integer"},
+        "watched_steps": {"type": "integer", "minimum": 0},
+        "exit_status": {"type": "integer"},
+        "devices_checked": {"type": "boolean"},
         "step_kind": {"enum": ["optimizer", "backward"]},
         "seconds": {"type": "number"},
         "stopped_by": {"enum": ["end", "max-steps", "max-seconds", "exception"]},
@@ -73,6 +76,7 @@ REPORT = {
                         "message": {"type": "string"},
                         "path": {"type": ["string", "null"]},
                         "line": {"type": ["integer", "null"]},
+                        "unsupported": {"type": "string"},  # what simulated CUDA lacked (exit 4)
                     },
                 },
             ]
@@ -83,7 +87,7 @@ REPORT = {
             "items": {
                 "type": "object",
                 "required": ["code", "line", "path", "message", "status"],
-                "properties": {"status": {"enum": ["confirmed", "not-observed", "not-reached"]}},
+                "properties": {"status": {"enum": ["confirmed", "not-observed", "not-reached", "not-applicable"]}},
             },
         },
     },
@@ -215,3 +219,33 @@ def test_without_simulation_a_cpu_run_sees_no_cuda(reports):
     assert report["simulated_cuda"] is False
     assert report["observations"] == []
     assert proc.returncode == 0
+    # No GPU and no simulation: the device findings could not happen here, which is not "not observed".
+    assert report["devices_checked"] is False
+    statuses = {f["code"]: f["status"] for f in report["findings"]}
+    assert statuses["TL301"] == "not-applicable"
+    from torchlint.probe import render
+
+    assert "TL301 not applicable on this machine" in render.to_text(report)
+
+
+def test_a_manual_update_that_never_clears_the_gradient_accumulates(reports):
+    report, proc = reports("manual_update_accumulates.py")
+    (obs,) = only(report, "grads-not-cleared")
+    assert obs["line"] == 14 and obs["facts"]["parameters"] == 2  # at loss.backward()
+    assert obs["facts"]["steps"] == [2, 3, 4, 5, 6, 7, 8] and obs["message"].endswith("never cleared")
+    assert proc.returncode == 1
+    clean, _ = reports("manual_sgd.py", "--max-steps", "5")  # p.grad.zero_() after each update
+    assert only(clean, "grads-not-cleared") == []
+
+
+def test_step_counts_say_what_was_watched_and_what_ran():
+    from torchlint.probe import render
+
+    obs = {"kind": "host-sync", "path": "/x/t.py", "line": 3, "message": "m", "count": 8, "first_step": 1, "facts": {}}
+    crash = {**obs, "kind": "crash", "count": 1}
+    base = {"script": "/x/t.py", "seconds": 1.0, "simulated_cuda": True, "devices_used": ["cuda:0"], "findings": []}
+    report = {**base, "steps": 20, "watched_steps": 8, "stopped_by": "max-steps", "exception": None}
+    text = render.to_text({**report, "observations": [obs]})
+    assert "20 optimizer steps, 8 watched in full" in text and "(in 8 of 8 watched steps, from step 1)" in text
+    at_import = {**base, "steps": 0, "watched_steps": 1, "stopped_by": "exception", "exception": {"type": "E"}}
+    assert "(before any step)" in render.to_text({**at_import, "observations": [crash]})

@@ -8,6 +8,7 @@ killed at the hard limit still leaves what it saw.
 from __future__ import annotations
 
 import json
+import linecache
 import os
 import signal
 import sys
@@ -29,7 +30,7 @@ def _crash(probe, exc: BaseException) -> dict:
     from torchlint.probe.crashes import shows, simulation_gap
     from torchlint.probe.sites import Site
 
-    message = str(exc).splitlines()[0] if str(exc) else ""
+    message = _summary(str(exc))
     frames = probe.state.attributor.frames(exc.__traceback__)
     if probe.simulate and simulation_gap(str(exc)):
         where = frames[0] if frames else (None, None)
@@ -82,8 +83,12 @@ def main(argv: list[str]) -> int:
 
     from torchlint.probe.instrument import Probe
 
-    with open(script, "rb") as fh:
-        source = fh.read()
+    if request.get("source") is not None:  # a notebook's code cells: tracebacks and spans read its lines
+        source = request["source"]
+        linecache.cache[script] = (len(source), None, source.splitlines(keepends=True), script)
+    else:
+        with open(script, "rb") as fh:
+            source = fh.read()
     probe = Probe(
         script,
         request["max_steps"],
@@ -158,6 +163,17 @@ def main(argv: list[str]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     return 0
+
+
+def _summary(text: str) -> str:
+    """An exception's message in one line. One that carries another process's traceback (`mp.spawn`'s
+    ProcessRaisedException starts with blank lines) adds that traceback's last line: the error itself."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if len(lines) > 1 and any(line.startswith("Traceback (most recent call last)") for line in lines):
+        return f"{lines[0]} {lines[-1]}"
+    return lines[0]
 
 
 def _print_traceback(exc: BaseException) -> None:

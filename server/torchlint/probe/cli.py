@@ -8,7 +8,8 @@ import os
 import signal
 import sys
 
-from torchlint.probe import launch, merge, render
+from torchlint.notebook import NotebookError
+from torchlint.probe import launch, merge, notebooks, render
 from torchlint.probe.simulated_gpus import DEFAULT_GPU, GPUS
 
 EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR, EXIT_CRASHED, EXIT_UNSUPPORTED = 0, 1, 2, 3, 4
@@ -126,6 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isfile(script):
         print(f"torchlint probe: error: {args.script}: no such file", file=sys.stderr)
         return EXIT_ERROR
+    program = None
+    if script.endswith(".ipynb"):
+        try:
+            program = notebooks.program_of(script)
+        except NotebookError as exc:
+            print(f"torchlint probe: error: {args.script}: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        for line in notebooks.skipped(program):
+            print(f"torchlint probe: note: IPython line skipped, {line}", file=sys.stderr)
     request = launch.Request(
         script,
         list(args.script_args),
@@ -138,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         gpu=args.simulated_gpu,
         nproc_per_node=args.nproc_per_node,
         every_step=args.every_step,
+        source=program.text if program is not None else None,
     )
     # Ctrl-C, or the language server cancelling the run, stops the script's whole process tree. Python
     # leaves SIGINT ignored when it started ignored (a background job of a non-interactive shell, some
@@ -172,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
             "path": None,
             "line": None,
         }
-    report = build_report(script, result)
+    report = build_report(script, result, program.text if program is not None else None)
+    if program is not None:
+        notebooks.to_cells(program, script, report)
     sys.stdout.write(render.to_json(report) if args.output_format == "json" else render.to_text(report))
     return exit_status(report)
 
@@ -197,14 +210,16 @@ def _death(returncode: int | None) -> str:
     return f"exit status {returncode}"
 
 
-def build_report(script: str, result: dict) -> dict:
-    """The child's result plus the script's static findings, each with its runtime status."""
+def build_report(script: str, result: dict, text: str | None = None) -> dict:
+    """The child's result plus the static findings of the script (or of `text`, the program it ran), each
+    with its runtime status."""
     from torchlint.engine import lint_text
     from torchlint.registry import rules
 
     catalogue = rules()
-    with open(script, encoding="utf-8", errors="replace") as fh:
-        text = fh.read()
+    if text is None:
+        with open(script, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
     wanted = [cls for code, cls in catalogue.items() if code in merge.OBSERVABLE]
     findings = lint_text(script, text, wanted).findings
     return {

@@ -8,6 +8,7 @@ import warnings
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
+from torchlint.probe import spawned
 from torchlint.probe.coverage import LineCoverage
 from torchlint.probe.distributed_checks import DistributedChecks
 from torchlint.probe.modes import DispatchMode, FunctionMode, State
@@ -38,6 +39,7 @@ class Probe:
         self.coverage = LineCoverage(script)
         self.distributed = DistributedChecks(self.state)
         self.on_checkpoint = None
+        self.gpu = gpu
         self.cuda = SimulatedCuda(self.state.tags, gpu, device_count)
         self.sampling = Sampling(enabled=not every_step)
         self._function: FunctionMode | None = None  # entered while watching, and between windows when simulating
@@ -49,6 +51,7 @@ class Probe:
     def install(self, code) -> None:
         if self.simulate:
             self._undo += self.cuda.install()
+            self._undo += spawned.install(self.gpu, self.state.device_count)
         elif torch.cuda.is_available():
             self._sync_debug()
         self.distributed.install()
@@ -188,7 +191,10 @@ class Probe:
         items = [o for o in self.obs.items() if o.kind != "host-sync" or self._every_step(o.steps)]
         return {
             "steps": self.training.steps,
-            "watched_steps": self.sampling.watched_between(1, self.obs.step),
+            # the steps that ran, and the unfinished one after them when something happened there
+            "watched_steps": self.sampling.watched_between(
+                1, max([self.training.steps, *(max(o.steps) for o in items if o.steps)])
+            ),
             "step_kind": "backward" if self.training.steps and not self.training.optimizer_made else "optimizer",
             "observations": [o.to_json() for o in items],
             "devices_used": sorted(self.state.tags.devices | self.state.devices_used),

@@ -42,6 +42,7 @@ class Request:
     gpu: str = DEFAULT_GPU  # the GPU simulated CUDA pretends to be
     nproc_per_node: int = 1  # above 1: the script runs under torch.distributed.run, one child per rank
     every_step: bool = False  # watch every step in full instead of sampling (see sampling.py)
+    source: str | None = None  # the program to run instead of the script's bytes (a notebook's code cells)
 
 
 @dataclass
@@ -129,6 +130,7 @@ def run(request: Request, stdout=None) -> Outcome:
                 "gpu": request.gpu,
                 "per_rank": request.nproc_per_node > 1,
                 "every_step": request.every_step,
+                "source": request.source,
                 "result": result_path,
             }
         )

@@ -62,7 +62,7 @@ def to_text(report: dict) -> str:
             f"{exc['type']}: {exc['message']} (not a bug of the script: on a GPU this runs; "
             "probe it there or with --no-simulate-cuda)"
         )
-    elif exc and not any(o["kind"] == "crash" for o in report["observations"]):  # else the crash says it
+    elif exc and not died and not any(o["kind"] == "crash" for o in report["observations"]):  # else it is said
         out.append(f"{_where(exc['path'], exc['line'])}: {exc['type']}: {exc['message']}")
     for o in report["observations"]:
         library = f" [via {o['facts']['via']}]" if o["facts"].get("via") else ""
@@ -76,7 +76,10 @@ def to_text(report: dict) -> str:
     if not report.get("devices_checked", True):
         out.append("warning: no GPU here and simulation is off: device checks did not apply")
     if not report["observations"]:
-        out.append("nothing observed before the process died" if died else "no runtime problems observed")
+        if died or (exc and exc.get("unsupported")):
+            out.append("nothing observed before the run ended")
+        else:
+            out.append("no runtime problems observed")
     if report["findings"]:
         out.append("static findings:")
         for f in report["findings"]:

@@ -142,7 +142,8 @@ class Attributor:
         for f in frames[last + 1 :]:
             name = f.f_code.co_filename
             if not name.startswith(PROBE_DIR) and not name.endswith(_PLUMBING):
-                return f"{f.f_globals.get('__name__', '?')}.{getattr(f.f_code, 'co_qualname', f.f_code.co_name)}"
+                name = f"{f.f_globals.get('__name__', '?')}.{getattr(f.f_code, 'co_qualname', f.f_code.co_name)}"
+                return name.removesuffix(".__new__").removesuffix(".__init__")
         user = frames[last]
         return linecache.getline(user.f_code.co_filename, user.f_lineno).strip() or "?"
 
