@@ -187,7 +187,9 @@ class SimulatedCuda:
             setattr(owner, name, value)
             undo.append(lambda: setattr(owner, name, old) if had else delattr(owner, name))
 
-        set_device, on_device = self.set_device, self.device_context
+        set_device = self.set_device
+        on_device = type("device", (_DeviceContext,), {"cuda": self, "__module__": "torch.cuda"})
+        on_tensors_device = type("device_of", (_OfTensor, on_device), {"__module__": "torch.cuda"})
 
         def stream_of(device=None):
             return self.streams[int(self._device(device).split(":")[1]) % self.device_count]
@@ -200,7 +202,7 @@ class SimulatedCuda:
             "current_device": lambda: self.current,
             "set_device": set_device,
             "device": on_device,
-            "device_of": lambda obj: on_device(obj.get_device() if isinstance(obj, torch.Tensor) else obj),
+            "device_of": on_tensors_device,
             "init": lambda: None,
             "ipc_collect": lambda: None,
             "get_arch_list": lambda: [f"sm_{self.gpu.major}{self.gpu.minor}"],
@@ -324,18 +326,16 @@ class SimulatedCuda:
         check_ordinal(name, self.device_count)
         self.current = int(name.split(":")[1])
 
-    def device_context(self, device) -> _DeviceContext:
-        return _DeviceContext(self, device)
-
 
 class _DeviceContext:
-    """`torch.cuda.device(i)` and `torch.accelerator.device_index(i)`: the current device inside a block
-    (a class, as in PyTorch: code and pickles refer to it as one)."""
+    """`torch.cuda.device(i)` and `torch.accelerator.device_index(i)`: the current device inside a block.
+    A class, as in PyTorch (code refers to it as one); `install` makes one per simulation, with `cuda` set."""
 
-    def __init__(self, cuda: SimulatedCuda, device):
-        self.cuda = cuda
+    cuda: SimulatedCuda
+
+    def __init__(self, device):
         self.device = device
-        self.before = cuda.current
+        self.before = self.cuda.current
 
     def __enter__(self):
         self.before = self.cuda.current
@@ -346,6 +346,13 @@ class _DeviceContext:
     def __exit__(self, *exc) -> bool:
         self.cuda.current = self.before
         return False
+
+
+class _OfTensor:
+    """`torch.cuda.device_of(t)`: the device of a tensor (the CPU's -1 changes nothing)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if isinstance(obj, torch.Tensor) else obj)
 
 
 def _autocast_on_cpu(init):
