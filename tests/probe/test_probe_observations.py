@@ -219,13 +219,18 @@ def test_without_simulation_a_cpu_run_sees_no_cuda(reports):
     assert report["simulated_cuda"] is False
     assert report["observations"] == []
     assert proc.returncode == 0
-    # No GPU and no simulation: the device findings could not happen here, which is not "not observed".
     assert report["devices_checked"] is False
-    statuses = {f["code"]: f["status"] for f in report["findings"]}
-    assert statuses["TL301"] == "not-applicable"
+
+
+def test_without_gpu_or_simulation_device_findings_are_not_applicable_rather_than_not_observed(reports):
     from torchlint.probe import render
 
-    assert "TL301 not applicable on this machine" in render.to_text(report)
+    report, proc = reports("noise_in_forward.py", "--no-simulate-cuda")
+    assert report["devices_checked"] is False and proc.returncode == 0
+    assert [(f["code"], f["line"], f["status"]) for f in report["findings"]] == [("TL304", 13, "not-applicable")]
+    assert "TL304 not applicable on this machine" in render.to_text(report)
+    simulated, _ = reports("noise_in_forward.py")
+    assert [f["status"] for f in simulated["findings"]] == ["confirmed"]
 
 
 def test_a_manual_update_that_never_clears_the_gradient_accumulates(reports):

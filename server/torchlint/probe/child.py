@@ -32,24 +32,17 @@ def _crash(probe, exc: BaseException) -> dict:
 
     message = _summary(str(exc))
     frames = probe.state.attributor.frames(exc.__traceback__)
+    where = frames[0] if frames else (None, None)
+    exception = {"type": type(exc).__name__, "message": message, "path": where[0], "line": where[1]}
     if probe.simulate and simulation_gap(str(exc)):
-        where = frames[0] if frames else (None, None)
-        unsupported = probe.state.attributor.called_from_user(exc.__traceback__)
-        return {
-            "type": type(exc).__name__,
-            "message": message,
-            "path": where[0],
-            "line": where[1],
-            "unsupported": unsupported,
-        }
+        return {**exception, "unsupported": probe.state.attributor.called_from_user(exc.__traceback__)}
     if frames:
         facts = {"type": type(exc).__name__, "message": message}
         kind = shows(str(exc))
         if kind:
             facts["shows"] = kind
         probe.obs.add("crash", Site(*frames[0], None, tuple(frames[1:])), f"{type(exc).__name__}: {message}", facts)
-    where = frames[0] if frames else (None, None)
-    return {"type": type(exc).__name__, "message": message, "path": where[0], "line": where[1]}
+    return exception
 
 
 def main(argv: list[str]) -> int:

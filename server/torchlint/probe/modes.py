@@ -403,9 +403,7 @@ class FunctionMode(TorchFunctionMode):
                 s.devices_used.add(target)
             return func(*args, **kwargs)
         check_ordinal(target, s.device_count)
-        library_to_real = False
-        if target is None or target == src or library_to_real:
-            # Same logical device (or torch grouping by the real device): no move.
+        if target is None or target == src:  # same logical device: no move (a library's `.cpu()` moves too)
             if name in ("cuda", "cpu") or (dtype is None and not copy and fmt is torch.preserve_format):
                 return t
             out = t.to(dtype=dtype, copy=copy, memory_format=fmt)
