@@ -424,9 +424,18 @@ class FunctionMode(TorchFunctionMode):
         if target is None:
             real = func(t)
             return real.replace("torch.", "torch.cuda.", 1) if dev.startswith("cuda") else real
+        rest = {k: v for k, v in kwargs.items() if k != "dtype"}
+        if isinstance(target, torch.dtype):  # a dtype keeps the device
+            out = func(t, target, **rest)
+            self.s.tags.set(out, dev)
+            return out
         wanted = target if isinstance(target, str) else f"{target.__module__}.{target.__name__}"
-        if ".cuda." not in wanted:
-            return func(t, target, **{k: v for k, v in kwargs.items() if k != "dtype"})
+        if ".cuda." not in wanted:  # a CPU type: a copy on the CPU
+            out = func(t, target, **rest)
+            if dev.startswith("cuda"):
+                out = out.clone() if out is t else out
+                self.s.tags.set(out, "cpu")
+            return out
         out = func(t, wanted.replace("torch.cuda.", "torch.", 1))
         self.s.tags.set(out, dev if dev.startswith("cuda") else "cuda:0")
         return out

@@ -109,6 +109,8 @@ SURVEY = [
     ("x.cpu().is_cuda", lambda v: v is False),
     ("x.type()", lambda v: v == "torch.cuda.FloatTensor"),
     ("torch.ones(2).type('torch.cuda.DoubleTensor')", lambda v: cuda(v) and v.dtype == torch.float64),
+    ("x.type(torch.int64)", lambda v: cuda(v) and v.dtype == torch.int64),
+    ("x.type('torch.LongTensor')", lambda v: cpu(v) and v.dtype == torch.int64),
     ("x.new_zeros(2)", cuda),
     ("torch.zeros_like(x)", cuda),
     ("x.pin_memory()", cuda),
