@@ -67,15 +67,24 @@ class CudaGenerators:
             for g, state in zip(self.generators, states):
                 g.set_state(state)
 
+        def manual_seed(seed) -> None:
+            self._of().manual_seed(int(seed))
+
+        def seed() -> None:
+            self._of().seed()
+
+        def set_state(new_state, device="cuda") -> None:
+            self._of(device).set_state(new_state.clone())
+
         return {
-            "manual_seed": lambda seed: self._of().manual_seed(int(seed)) and None,
+            "manual_seed": manual_seed,
             "manual_seed_all": lambda seed: seed_all(int(seed)),
-            "seed": lambda: self._of().seed() and None,
+            "seed": seed,
             "seed_all": lambda: seed_all(),
             "initial_seed": lambda: self._of().initial_seed(),
             "get_rng_state": lambda device="cuda": self._of(device).get_state(),
             "get_rng_state_all": lambda: [g.get_state() for g in self.generators],
-            "set_rng_state": lambda new_state, device="cuda": self._of(device).set_state(new_state.clone()) and None,
+            "set_rng_state": set_state,
             "set_rng_state_all": set_states,
             "default_generators": self.generators,
         }
