@@ -135,6 +135,9 @@ def test_without_torch_in_the_interpreter_the_advice_is_to_install_torch():
     assert probe_runner._failure(2, "torchlint probe: error: no such file\n", "python") == (
         "probe failed (exit 2): torchlint probe: error: no such file"
     )
+    # A report was printed: the script's own exit status (sys.exit(2)) or what simulation lacked (4) is in it.
+    assert probe_runner._failure(2, "usage: train.py\n", "python", reported=True) is None
+    assert probe_runner._failure(4, "RuntimeError: ...\n", "python", reported=True) is None
 
 
 def test_a_refused_request_is_logged_by_the_client_only_not_as_a_server_error_with_traceback(caplog):

@@ -59,7 +59,10 @@ OBSERVATION = {
         "count": {"type": "integer", "minimum": 1},
         "first_step": {"type": "integer", "minimum": 1},
         "facts": {"type": "object"},
-        "ranks": {"type": "array", "items": {"type": "integer", "minimum": 0}},  # --nproc-per-node: who saw it
+        "ranks": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "watched_steps": {"type": "integer", "minimum": 0},
+        "exit_status": {"type": "integer"},
+        "devices_checked": {"type": "boolean"},  # --nproc-per-node: who saw it
         "stack": {
             "type": "array",
             "minItems": 1,
@@ -98,6 +101,7 @@ REPORT = {
                         "path": {"type": ["string", "null"]},
                         "line": {"type": ["integer", "null"]},
                         "rank": {"type": "integer", "minimum": 0},  # --nproc-per-node: the lowest crashed rank
+                        "unsupported": {"type": "string"},  # what simulated CUDA lacked (exit 4)
                     },
                 },
             ]
@@ -108,7 +112,7 @@ REPORT = {
             "items": {
                 "type": "object",
                 "required": ["code", "line", "path", "message", "status"],
-                "properties": {"status": {"enum": ["confirmed", "not-observed", "not-reached"]}},
+                "properties": {"status": {"enum": ["confirmed", "not-observed", "not-reached", "not-applicable"]}},
             },
         },
     },
@@ -124,7 +128,8 @@ PREFETCH = [
     *(
         (path.name, ())
         for path in sorted(SCRIPTS.glob("*.py"))
-        if path.name not in {"workers_and_fork.py", "args_and_cwd.py", "forever.py"}
+        if path.name
+        not in {"workers_and_fork.py", "args_and_cwd.py", "forever.py", "ends_early.py", "gpu_idioms_clean.py"}
         and not path.name.startswith("sampled_")
     ),
     ("forever.py", ("--max-seconds", "3")),

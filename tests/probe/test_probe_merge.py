@@ -102,6 +102,6 @@ def test_text_report_lists_observations_then_findings():
     }
     lines = render.to_text(report).splitlines()
     assert lines[0] == "probe: 3 optimizer steps in 1.0s (simulated CUDA); --max-steps reached"
-    assert lines[1].endswith("train.py:7: host-sync: m (1 step from step 1) [via lib.fn]")
+    assert lines[1].endswith("train.py:7: host-sync: m (in 1 of 3 watched steps, from step 1) [via lib.fn]")
     assert lines[2] == "static findings:"
     assert lines[3].endswith("train.py:9: TL101 not reached: msg")

@@ -146,3 +146,38 @@ def test_without_simulation_a_cpu_run_sees_no_cuda(reports):
     assert report["simulated_cuda"] is False
     assert report["observations"] == []
     assert proc.returncode == 0
+    assert report["devices_checked"] is False
+
+
+def test_without_gpu_or_simulation_device_findings_are_not_applicable_rather_than_not_observed(reports):
+    from torchlint.probe import render
+
+    report, proc = reports("noise_in_forward.py", "--no-simulate-cuda")
+    assert report["devices_checked"] is False and proc.returncode == 0
+    assert [(f["code"], f["line"], f["status"]) for f in report["findings"]] == [("TL304", 13, "not-applicable")]
+    assert "TL304 not applicable on this machine" in render.to_text(report)
+    simulated, _ = reports("noise_in_forward.py")
+    assert [f["status"] for f in simulated["findings"]] == ["confirmed"]
+
+
+def test_a_manual_update_that_never_clears_the_gradient_accumulates(reports):
+    report, proc = reports("manual_update_accumulates.py")
+    (obs,) = only(report, "grads-not-cleared")
+    assert obs["line"] == 14 and obs["facts"]["parameters"] == 2  # at loss.backward()
+    assert obs["facts"]["steps"] == [2, 3, 4, 5, 6, 7, 8] and obs["message"].endswith("never cleared")
+    assert proc.returncode == 1
+    clean, _ = reports("manual_sgd.py", "--max-steps", "5")  # p.grad.zero_() after each update
+    assert only(clean, "grads-not-cleared") == []
+
+
+def test_step_counts_say_what_was_watched_and_what_ran():
+    from torchlint.probe import render
+
+    obs = {"kind": "host-sync", "path": "/x/t.py", "line": 3, "message": "m", "count": 8, "first_step": 1, "facts": {}}
+    crash = {**obs, "kind": "crash", "count": 1}
+    base = {"script": "/x/t.py", "seconds": 1.0, "simulated_cuda": True, "devices_used": ["cuda:0"], "findings": []}
+    report = {**base, "steps": 20, "watched_steps": 8, "stopped_by": "max-steps", "exception": None}
+    text = render.to_text({**report, "observations": [obs]})
+    assert "20 optimizer steps, 8 watched in full" in text and "(in 8 of 8 watched steps, from step 1)" in text
+    at_import = {**base, "steps": 0, "watched_steps": 1, "stopped_by": "exception", "exception": {"type": "E"}}
+    assert "(before any step)" in render.to_text({**at_import, "observations": [crash]})

@@ -32,14 +32,55 @@ def test_exception_is_reported_at_the_user_line(reports):
         "line": 6,
     }
     assert "ValueError: corrupt batch 2" in proc.stderr  # the script's traceback goes to stderr
+    frames = [line for line in proc.stderr.splitlines() if line.startswith('  File "')]
+    assert [f.split(",")[0].rsplit("/", 1)[-1] for f in frames] == ['raises.py"', 'raises.py"']  # none of ours
 
 
-def test_a_process_that_dies_without_raising_is_reported(reports):
-    report, proc = reports("dies.py")
-    assert report["stopped_by"] == "exception"
+def test_os_exit_keeps_its_status_and_the_steps_it_ran(reports):
+    report, proc = reports("dies.py")  # os._exit(7) after 3 steps
+    assert (report["stopped_by"], report["exit_status"], report["steps"]) == ("end", 7, 3)
+    assert report["exception"] is None
+    assert proc.returncode == 7
+
+
+@pytest.mark.parametrize(
+    "how,status,words",
+    [
+        (["exit", "1"], 1, "the script exited with status 1"),
+        (["exit", "0"], 0, "the script ended"),
+        (["argparse"], 2, "the script exited with status 2"),
+        (["os_exit", "5"], 5, "the script exited with status 5"),
+    ],
+)
+def test_the_scripts_own_exit_status_is_kept_and_said(how, status, words):
+    from torchlint.probe import render
+
+    report, proc = probe(SCRIPTS / "ends_early.py", args=how)
+    assert (proc.returncode, report["exit_status"], report["steps"]) == (status, status, 3), proc.stderr
+    assert f"3 optimizer steps in {report['seconds']:.1f}s (simulated CUDA); {words}" in render.to_text(report)
+
+
+def test_a_process_killed_by_a_signal_is_a_crash_with_nothing_said_after_it():
+    from torchlint.probe import render
+
+    report, proc = probe(SCRIPTS / "ends_early.py", args=["kill"])
+    assert proc.returncode == 3
     assert report["exception"]["type"] == "ProcessDied"
-    assert report["exception"]["message"] == "exit status 7"
-    assert report["steps"] >= 1  # what the last checkpoint saw
+    assert report["exception"]["message"] == "killed by SIGKILL"
+    text = render.to_text(report)
+    assert f"at least {report['steps']} optimizer steps" in text and "died (killed by SIGKILL)" in text
+    assert "no runtime problems observed" not in text
+
+
+def test_a_mistyped_option_is_named_as_unknown():
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "torchlint", "probe", "--max-step", "5", str(SCRIPTS / "raises.py")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "unknown option --max-step (did you mean --max-steps?)" in proc.stderr
+    assert "required" not in proc.stderr
 
 
 def test_infinite_loop_is_stopped_by_the_time_limit(reports):
@@ -136,3 +177,21 @@ def test_probe_never_writes_into_the_users_tree(tmp_path):
         report, proc = probe(tree / script, cwd=tree)
         assert report is not None, proc.stderr
     assert _tree_digest(tree) == before
+
+
+def test_a_notebook_runs_its_code_cells_in_order_and_reports_in_cell_positions(reports):
+    report, proc = reports("notebook_training.ipynb")
+    assert proc.returncode == 1, proc.stderr
+    assert (report["steps"], report["stopped_by"]) == (5, "end")
+    notebook = str(SCRIPTS / "notebook_training.ipynb")
+    where = {o["kind"]: (o["path"], o["line"]) for o in report["observations"]}
+    assert where == {
+        "device-mismatch": (f"{notebook}:cell_4", 4),  # loss = model(x).sum(), the 4th line of cell 4
+        "grads-not-cleared": (f"{notebook}:cell_4", 6),
+    }
+    assert [(f["path"], f["line"], f["code"], f["status"]) for f in report["findings"]] == [
+        (f"{notebook}:cell_4", 2, "TL101", "confirmed")
+    ]
+    # IPython lines are skipped, and said so
+    assert "IPython line skipped, cell 2: %matplotlib inline" in proc.stderr
+    assert "IPython line skipped, cell 4: !nvidia-smi" in proc.stderr

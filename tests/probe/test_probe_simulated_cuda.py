@@ -3,7 +3,7 @@
 import re
 
 import pytest
-from probe_helpers import reports  # noqa: F401 - the fixture
+from probe_helpers import SCRIPTS, only, probe, reports  # noqa: F401 - the fixture
 
 pytest.importorskip("torch")
 
@@ -54,3 +54,61 @@ def test_text_report_warns_when_the_device_was_never_used():
     assert "never put a tensor on the simulated CUDA device" in render.to_text(report)
     report["devices_used"] = ["cuda:0"]
     assert "never put" not in render.to_text(report)
+
+
+def test_the_survey_of_cuda_and_accelerator_calls_runs_as_on_a_one_gpu_machine(reports):
+    report, proc = reports("cuda_survey.py")
+    assert proc.returncode == 0, proc.stderr
+    assert "SURVEY MISMATCH" not in proc.stderr, proc.stderr
+    (summary,) = re.findall(r"SURVEY (\d+) calls, (\d+) mismatches", proc.stderr)
+    assert int(summary[0]) >= 100 and summary[1] == "0"
+    assert report["exception"] is None and report["observations"] == []
+
+
+def test_gpu_idioms_run_clean_and_a_checkpoint_saved_in_simulation_is_a_gpu_checkpoint(tmp_path):
+    import torch
+
+    checkpoint = tmp_path / "model.pt"
+    report, proc = probe(SCRIPTS / "gpu_idioms_clean.py", args=[str(checkpoint)])
+    assert proc.returncode == 0, proc.stderr
+    assert (report["steps"], report["stopped_by"], report["observations"]) == (6, "end", [])
+    assert "loaded ['cuda:0']" in proc.stderr  # torch.load without map_location: back on the GPU
+    with pytest.raises(RuntimeError, match="CUDA"):  # as a checkpoint written on a GPU would
+        torch.load(checkpoint, weights_only=True)
+    assert all(t.device.type == "cpu" for t in torch.load(checkpoint, map_location="cpu").values())
+
+
+def test_a_device_index_past_the_simulated_devices_fails_as_on_a_gpu(reports):
+    report, proc = reports("wrong_device_index.py")
+    assert proc.returncode == 3
+    (crash,) = only(report, "crash")
+    assert crash["line"] == 5 and "invalid device ordinal" in crash["message"]
+
+
+def test_a_crash_the_simulation_causes_names_what_it_lacks_and_is_not_the_scripts(reports):
+    report, proc = reports("unsupported_cuda_graph.py")
+    assert proc.returncode == 4
+    assert report["exception"]["unsupported"] == "torch.cuda.graphs.CUDAGraph"
+    assert report["exception"]["line"] == 5  # where it was called, for context
+    assert only(report, "crash") == []  # not attributed to the user's line
+    from torchlint.probe import render
+
+    text = render.to_text(report)
+    assert "simulation does not support `torch.cuda.graphs.CUDAGraph`" in text
+    assert "no runtime problems observed" not in text
+
+
+def test_simulation_gaps_are_told_from_the_scripts_own_errors():
+    from torchlint.probe import crashes
+
+    assert crashes.simulation_gap("Torch not compiled with CUDA enabled")
+    assert crashes.simulation_gap("module 'torch._C' has no attribute '_cuda_getDevice'")
+    assert not crashes.simulation_gap("CUDA error: invalid device ordinal")
+    assert not crashes.simulation_gap("corrupt batch 2")
+
+
+def test_a_process_started_with_spawn_runs_under_the_same_simulation(reports):
+    report, proc = reports("spawned_ranks.py")
+    assert proc.returncode == 0, proc.stderr
+    assert "rank 0 trained on cuda:0 of 1" in proc.stderr
+    assert report["exception"] is None

@@ -89,3 +89,20 @@ def test_without_an_optimizer_each_backward_is_a_step(reports):
     report, proc = reports("manual_sgd.py", "--max-steps", "5")
     assert (report["steps"], report["step_kind"], report["stopped_by"]) == (5, "backward", "max-steps")
     assert proc.stderr.count("epoch ") == 4  # stopped right after the fifth backward(), not after 1000 epochs
+
+
+def test_the_boot_file_of_nproc_per_node_runs_is_never_the_users_code():
+    from torchlint.probe.sites import BOOT_FILE, Attributor
+
+    assert Attributor().is_user(f"/tmp/torchlint-probe-x/{BOOT_FILE}") is False
+    assert Attributor().is_user("/tmp/torchlint-probe-x/train.py") is True
+
+
+def test_a_crash_message_that_carries_another_processs_traceback_keeps_its_error():
+    from torchlint.probe.child import _summary
+
+    spawned = "\n\n-- Process 0 terminated with the following error:\nTraceback (most recent call last):\n"
+    spawned += '  File "t.py", line 3, in run\n    torch.cuda.set_device(rank)\nRuntimeError: no GPU\n'
+    assert _summary(spawned) == "-- Process 0 terminated with the following error: RuntimeError: no GPU"
+    assert _summary("corrupt batch 2") == "corrupt batch 2"
+    assert _summary("") == ""

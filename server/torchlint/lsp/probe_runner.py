@@ -31,6 +31,7 @@ _STATUS_WORDS = {
     "confirmed": "confirmed by the runtime probe",
     "not-observed": "not observed by the runtime probe (its lines ran)",
     "not-reached": "not reached by the runtime probe (its lines did not run)",
+    "not-applicable": "not applicable: the probe ran without a GPU and without simulated CUDA",
 }
 
 
@@ -113,20 +114,21 @@ async def _run(python: str, path: str, progress: WorkDone, limits: list[str]) ->
         communicate.cancel()
         raise
     stdout, stderr = communicate.result()
-    failure = _failure(proc.returncode, stderr.decode("utf-8", "replace"), python)
+    failure = _failure(proc.returncode, stderr.decode("utf-8", "replace"), python, bool(stdout.strip()))
     if failure:
         raise JsonRpcInvalidParams(failure)
     return stdout.decode("utf-8", "replace")
 
 
-def _failure(returncode: int | None, err: str, python: str) -> str | None:
-    """Why a probe run failed, as the user should read it; None when it ran (its report says the rest)."""
+def _failure(returncode: int | None, err: str, python: str, reported: bool = False) -> str | None:
+    """Why a probe run failed, as the user should read it; None when it ran (its report says the rest:
+    a crash, what simulated CUDA lacked, the script's own exit status)."""
     if "cannot import torch in" in err:
         # The script's interpreter lacks torch, and torch is all it needs: the probe runs from this torchlint.
         return f"the probe needs torch in {python}: install it there with `pip install torch`"
     if "No module named" in err and "torchlint.probe" in err:
         return "probe not available: this torchlint has no `torchlint probe`"
-    if returncode not in (0, 1, 3):  # 3: the script crashed, and the report says where
+    if not reported and returncode not in (0, 1, 3):
         lines = [ln for ln in err.splitlines() if ln.startswith("torchlint probe: error")] or err.splitlines()[-5:]
         return f"probe failed (exit {returncode}): {' '.join(lines)[-2000:]}"
     return None

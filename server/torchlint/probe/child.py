@@ -8,6 +8,7 @@ killed at the hard limit still leaves what it saw.
 from __future__ import annotations
 
 import json
+import linecache
 import os
 import signal
 import sys
@@ -24,20 +25,24 @@ def _write(path: str, result: dict) -> None:
 
 
 def _crash(probe, exc: BaseException) -> dict:
-    """The exception at the innermost user frame, recorded as a `crash` observation too."""
-    from torchlint.probe.crashes import shows
+    """The exception at the innermost user frame, recorded as a `crash` observation too; a crash that
+    simulated CUDA caused (a CUDA feature it does not stand in for) names that feature instead."""
+    from torchlint.probe.crashes import shows, simulation_gap
     from torchlint.probe.sites import Site
 
-    message = str(exc).splitlines()[0] if str(exc) else ""
+    message = _summary(str(exc))
     frames = probe.state.attributor.frames(exc.__traceback__)
+    where = frames[0] if frames else (None, None)
+    exception = {"type": type(exc).__name__, "message": message, "path": where[0], "line": where[1]}
+    if probe.simulate and simulation_gap(str(exc)):
+        return {**exception, "unsupported": probe.state.attributor.called_from_user(exc.__traceback__)}
     if frames:
         facts = {"type": type(exc).__name__, "message": message}
         kind = shows(str(exc))
         if kind:
             facts["shows"] = kind
         probe.obs.add("crash", Site(*frames[0], None, tuple(frames[1:])), f"{type(exc).__name__}: {message}", facts)
-    where = frames[0] if frames else (None, None)
-    return {"type": type(exc).__name__, "message": message, "path": where[0], "line": where[1]}
+    return exception
 
 
 def main(argv: list[str]) -> int:
@@ -71,8 +76,12 @@ def main(argv: list[str]) -> int:
 
     from torchlint.probe.instrument import Probe
 
-    with open(script, "rb") as fh:
-        source = fh.read()
+    if request.get("source") is not None:  # a notebook's code cells: tracebacks and spans read its lines
+        source = request["source"]
+        linecache.cache[script] = (len(source), None, source.splitlines(keepends=True), script)
+    else:
+        with open(script, "rb") as fh:
+            source = fh.read()
     probe = Probe(
         script,
         request["max_steps"],
@@ -83,6 +92,7 @@ def main(argv: list[str]) -> int:
     )
     code = probe.coverage.compile(source)
     result["simulated_cuda"] = probe.simulate
+    result["devices_checked"] = probe.state.track_devices  # simulated, or a real GPU to check against
     pid = os.getpid()
 
     def snapshot(stopped_by: str) -> dict:
@@ -111,6 +121,15 @@ def main(argv: list[str]) -> int:
     from torchlint.probe.training import Stop
 
     probe.on_checkpoint = checkpoint
+    real_exit = os._exit
+
+    def exit_now(status):
+        """`os._exit` in the script: its report is written first, with the steps it really ran."""
+        if os.getpid() == pid:
+            _write(out_path, {**snapshot("end"), "exit_status": status})
+        real_exit(status)
+
+    os._exit = exit_now
     probe.install(code)
     if request["max_seconds"]:
         signal.signal(signal.SIGALRM, on_alarm)
@@ -120,14 +139,16 @@ def main(argv: list[str]) -> int:
             exec(code, main_module.__dict__)
     except Stop as stop:
         stopped_by = stop.reason
-    except SystemExit:
+    except SystemExit as exc:
         stopped_by = "end"
+        result["exit_status"] = _exit_status(exc)
     except BaseException as exc:  # the user's error: report it at the user's line
         stopped_by = "exception"
         result["exception"] = _crash(probe, exc)
-        traceback.print_exception(exc, file=sys.stderr)
+        _print_traceback(exc)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        os._exit = real_exit
     if os.getpid() != pid:  # a fork of the user's program finished: it reports nothing
         os._exit(0)
     probe.uninstall()
@@ -135,6 +156,48 @@ def main(argv: list[str]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     return 0
+
+
+def _summary(text: str) -> str:
+    """An exception's message in one line. One that carries another process's traceback (`mp.spawn`'s
+    ProcessRaisedException starts with blank lines) adds that traceback's last line: the error itself."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if len(lines) > 1 and any(line.startswith("Traceback (most recent call last)") for line in lines):
+        return f"{lines[0]} {lines[-1]}"
+    return lines[0]
+
+
+def _print_traceback(exc: BaseException) -> None:
+    """The script's traceback as `python script.py` prints it: the probe's frames (its boot, this file, the
+    modes every torch call passes through) are left out."""
+    from torchlint.probe.sites import BOOT_FILE, PROBE_DIR
+
+    def ours(frame) -> bool:
+        return (
+            frame.filename.startswith(PROBE_DIR) or frame.filename == "<string>" or frame.filename.endswith(BOOT_FILE)
+        )
+
+    def strip(te, seen) -> None:
+        if te is None or id(te) in seen:
+            return
+        seen.add(id(te))
+        te.stack = traceback.StackSummary.from_list([f for f in te.stack if not ours(f)])
+        for inner in (te.__cause__, te.__context__, *(getattr(te, "exceptions", None) or ())):
+            strip(inner, seen)
+
+    te = traceback.TracebackException.from_exception(exc)
+    strip(te, set())
+    sys.stderr.write("".join(te.format()))
+
+
+def _exit_status(exc: SystemExit) -> int:
+    """The status `sys.exit(code)` gives the process; a message is printed, as Python does."""
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import signal
 import sys
 
-from torchlint.probe import launch, merge, render
+from torchlint.notebook import NotebookError
+from torchlint.probe import launch, merge, notebooks, render
 from torchlint.probe.simulated_gpus import DEFAULT_GPU, GPUS
 
-EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR, EXIT_CRASHED = 0, 1, 2, 3
+EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR, EXIT_CRASHED, EXIT_UNSUPPORTED = 0, 1, 2, 3, 4
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="torchlint probe",
+        allow_abbrev=False,  # `--max-step 5` is a typo to name, not an abbreviation that eats the script
         description="Run a training script for a few steps under instrumentation and confirm static findings. "
         "This executes the script: run it only on code you trust.",
     )
@@ -104,10 +107,9 @@ def split_command_line(parser: argparse.ArgumentParser, argv: list[str]) -> tupl
             ours += argv[i : i + 1 + value]
             i += 1 + value
         elif script_seen or (arg.startswith("-") and arg != "-"):
-            if not script_seen:  # an unknown option before the script: let argparse say so
-                ours.append(arg)
-                i += 1
-                continue
+            if not script_seen:  # before the script, every option is the probe's
+                close = difflib.get_close_matches(name, list(takes_value), n=1)
+                parser.error(f"unknown option {name}" + (f" (did you mean {close[0]}?)" if close else ""))
             return ours, argv[i:]
         else:
             ours.append(arg)
@@ -125,6 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isfile(script):
         print(f"torchlint probe: error: {args.script}: no such file", file=sys.stderr)
         return EXIT_ERROR
+    program = None
+    if script.endswith(".ipynb"):
+        try:
+            program = notebooks.program_of(script)
+        except NotebookError as exc:
+            print(f"torchlint probe: error: {args.script}: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        for line in notebooks.skipped(program):
+            print(f"torchlint probe: note: IPython line skipped, {line}", file=sys.stderr)
     request = launch.Request(
         script,
         list(args.script_args),
@@ -137,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         gpu=args.simulated_gpu,
         nproc_per_node=args.nproc_per_node,
         every_step=args.every_step,
+        source=program.text if program is not None else None,
     )
     # Ctrl-C, or the language server cancelling the run, stops the script's whole process tree. Python
     # leaves SIGINT ignored when it started ignored (a background job of a non-interactive shell, some
@@ -163,34 +175,57 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     if outcome.killed:
         result["stopped_by"] = "max-seconds"
-    elif result.get("partial"):  # the child died between checkpoints (a crash, a signal, os._exit)
+    elif result.get("partial"):  # the child died between checkpoints (a signal, a crash in C)
         result["stopped_by"] = "exception"
         result["exception"] = {
             "type": "ProcessDied",
-            "message": f"exit status {outcome.returncode}",
+            "message": _death(outcome.returncode),
             "path": None,
             "line": None,
         }
-    report = build_report(script, result)
+    report = build_report(script, result, program.text if program is not None else None)
+    if program is not None:
+        notebooks.to_cells(program, script, report)
     sys.stdout.write(render.to_json(report) if args.output_format == "json" else render.to_text(report))
-    if report["exception"] is not None:
-        return EXIT_CRASHED
+    return exit_status(report)
+
+
+def exit_status(report: dict) -> int:
+    """4 simulation did not support the script, 3 it crashed, else its own non-zero exit status, else 1
+    when something was observed and 0 when not."""
+    exc = report["exception"]
+    if exc is not None:
+        return EXIT_UNSUPPORTED if exc.get("unsupported") else EXIT_CRASHED
+    if report.get("exit_status"):
+        return report["exit_status"]
     return EXIT_OBSERVED if report["observations"] else EXIT_CLEAN
 
 
-def build_report(script: str, result: dict) -> dict:
-    """The child's result plus the script's static findings, each with its runtime status."""
+def _death(returncode: int | None) -> str:
+    if returncode is not None and returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def build_report(script: str, result: dict, text: str | None = None) -> dict:
+    """The child's result plus the static findings of the script (or of `text`, the program it ran), each
+    with its runtime status."""
     from torchlint.engine import lint_text
     from torchlint.registry import rules
 
     catalogue = rules()
-    with open(script, encoding="utf-8", errors="replace") as fh:
-        text = fh.read()
+    if text is None:
+        with open(script, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
     wanted = [cls for code, cls in catalogue.items() if code in merge.OBSERVABLE]
     findings = lint_text(script, text, wanted).findings
     return {
         "script": script,
         "steps": result["steps"],
+        "watched_steps": result.get("watched_steps", result["steps"]),
         "step_kind": result.get("step_kind", "optimizer"),
         "seconds": result["seconds"],
         "stopped_by": result["stopped_by"],
@@ -198,8 +233,15 @@ def build_report(script: str, result: dict) -> dict:
         "devices_used": result.get("devices_used", []),
         **({"ranks": result["ranks"]} if "ranks" in result else {}),
         "exception": result["exception"],
+        "exit_status": result.get("exit_status", 0),
+        "devices_checked": result.get("devices_checked", True),
         "observations": result["observations"],
         "findings": merge.merge(
-            script, findings, result["observations"], set(result["executed_lines"]), set(catalogue)
+            script,
+            findings,
+            result["observations"],
+            set(result["executed_lines"]),
+            set(catalogue),
+            result.get("devices_checked", True),
         ),
     }

@@ -23,3 +23,24 @@ def shows(message: str) -> str | None:
         if text in message:
             return kind
     return None
+
+
+# What PyTorch says when code reaches CUDA that simulation does not stand in for: on a GPU machine
+# these calls work, so the crash is the simulation's, never the script's.
+_SIMULATION_GAPS = (
+    "Torch not compiled with CUDA enabled",
+    "Cannot access accelerator device when none is available",
+    "is not linked with support for cuda devices",
+    "without ATen_cuda library",
+    "Found no NVIDIA driver",
+    "No CUDA GPUs are available",
+    "from the 'CUDA' backend",
+    "has no attribute '_cuda_",
+    "CUDA is not available",
+    "Tried to instantiate dummy base class",  # torch.cuda classes with no CUDA build behind them
+)
+
+
+def simulation_gap(message: str) -> bool:
+    """Whether an exception's message says that a CUDA feature was missing, not that the script erred."""
+    return any(text in message for text in _SIMULATION_GAPS)

@@ -39,18 +39,26 @@ class DeviceTags:
         dev = t.device
         return f"cuda:{dev.index or 0}" if dev.type == "cuda" else dev.type if dev.index is None else str(dev)
 
+    def of_storage(self, storage: _Storage) -> str | None:
+        """The simulated device of a storage, None when it has none."""
+        entry = self._tags.get(storage._cdata)
+        return entry[0] if entry is not None and not _Storage._expired(entry[1]) else None
+
     def set(self, t: torch.Tensor, device: str) -> None:
         try:
             storage = t.untyped_storage()
         except (RuntimeError, NotImplementedError, TypeError):
             return
+        self.set_storage(storage, device)
+
+    def set_storage(self, storage: _Storage, device: str) -> None:
         key = storage._cdata
         entry = self._tags.get(key)
         if entry is not None:
             if entry[0] == device and not _Storage._expired(entry[1]):
                 return  # views and in-place results keep the storage, and its tag
             self._drop(key)
-        if device == t.device.type:
+        if device == storage.device.type:
             return
         self._tags[key] = (device, storage._weak_ref(), storage.nbytes())
         self.devices.add(device)

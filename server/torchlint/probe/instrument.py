@@ -8,8 +8,8 @@ import warnings
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
+from torchlint.probe import spawned
 from torchlint.probe.coverage import LineCoverage
-from torchlint.probe.device_tags import parse_device
 from torchlint.probe.distributed_checks import DistributedChecks
 from torchlint.probe.modes import DispatchMode, FunctionMode, State
 from torchlint.probe.observations import Observations
@@ -34,10 +34,12 @@ class Probe:
         self.script = script
         self.obs = Observations()
         self.state = State(self.obs, Attributor(), self.simulate, track_devices=real_cuda)
+        self.state.device_count = max(1, device_count)
         self.training = TrainingChecks(self.state, script, max_steps)
         self.coverage = LineCoverage(script)
         self.distributed = DistributedChecks(self.state)
         self.on_checkpoint = None
+        self.gpu = gpu
         self.cuda = SimulatedCuda(self.state.tags, gpu, device_count)
         self.sampling = Sampling(enabled=not every_step)
         self._function: FunctionMode | None = None  # entered while watching, and between windows when simulating
@@ -49,7 +51,7 @@ class Probe:
     def install(self, code) -> None:
         if self.simulate:
             self._undo += self.cuda.install()
-            self._patch_load()
+            self._undo += spawned.install(self.gpu, self.state.device_count)
         elif torch.cuda.is_available():
             self._sync_debug()
         self.distributed.install()
@@ -157,30 +159,6 @@ class Probe:
                 if isinstance(value, torch.Tensor) and value is not param and value.shape == param.shape:
                     tags.set(value, device)
 
-    def _patch_load(self) -> None:
-        """`torch.load(map_location="cuda")` loads on the CPU and tags the tensors as cuda."""
-        original = torch.load
-        tags = self.state.tags
-
-        def load(f, map_location=None, *args, **kwargs):
-            target = parse_device(map_location) if isinstance(map_location, (str, torch.device)) else None
-            if not target or not target.startswith("cuda"):
-                return original(f, map_location, *args, **kwargs)
-            obj = original(f, "cpu", *args, **kwargs)
-            stack = [obj]
-            while stack:
-                item = stack.pop()
-                if isinstance(item, torch.Tensor):
-                    tags.set(item, target)
-                elif isinstance(item, dict):
-                    stack.extend(item.values())
-                elif isinstance(item, (list, tuple)):
-                    stack.extend(item)
-            return obj
-
-        torch.load = load
-        self._undo.append(lambda: setattr(torch, "load", original))
-
     def _sync_debug(self) -> None:
         """On a real GPU, PyTorch's own sync detector reports syncs inside CUDA kernels too."""
         torch.cuda.set_sync_debug_mode("warn")
@@ -213,6 +191,10 @@ class Probe:
         items = [o for o in self.obs.items() if o.kind != "host-sync" or self._every_step(o.steps)]
         return {
             "steps": self.training.steps,
+            # the steps that ran, and the unfinished one after them when something happened there
+            "watched_steps": self.sampling.watched_between(
+                1, max([self.training.steps, *(max(o.steps) for o in items if o.steps)])
+            ),
             "step_kind": "backward" if self.training.steps and not self.training.optimizer_made else "optimizer",
             "observations": [o.to_json() for o in items],
             "devices_used": sorted(self.state.tags.devices | self.state.devices_used),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from torchlint.probe import ranks
 from torchlint.probe.simulated_gpus import DEFAULT_GPU
+from torchlint.probe.sites import BOOT_FILE
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _BOOT = (
@@ -41,6 +42,7 @@ class Request:
     gpu: str = DEFAULT_GPU  # the GPU simulated CUDA pretends to be
     nproc_per_node: int = 1  # above 1: the script runs under torch.distributed.run, one child per rank
     every_step: bool = False  # watch every step in full instead of sampling (see sampling.py)
+    source: str | None = None  # the program to run instead of the script's bytes (a notebook's code cells)
 
 
 @dataclass
@@ -128,12 +130,13 @@ def run(request: Request, stdout=None) -> Outcome:
                 "gpu": request.gpu,
                 "per_rank": request.nproc_per_node > 1,
                 "every_step": request.every_step,
+                "source": request.source,
                 "result": result_path,
             }
         )
         command = [request.python, "-c", _BOOT]
         if request.nproc_per_node > 1:  # PyTorch's own launcher runs a file: the boot code becomes one
-            boot = os.path.join(tmp, "torchlint_probe_boot.py")
+            boot = os.path.join(tmp, BOOT_FILE)
             with open(boot, "w", encoding="utf-8") as fh:
                 fh.write(_BOOT.replace("; ", "\n"))
             command = [

@@ -5,7 +5,8 @@ happened on one of its lines: the observation's own line, any user frame of its 
 stack (a mismatch inside a custom module's `forward` confirms TL301 at `model(x)`), or
 a related site in its facts. A `crash` counts as the kind its error shows (facts
 `shows`: a device-mismatch error confirms what a device mismatch would). `not-observed` when its lines ran but the problem did not show, and
-`not-reached` when none of its lines ran. Only findings of rules that the probe can
+`not-reached` when none of its lines ran; `not-applicable` for a device finding when no device could be
+checked (real-device mode on a machine without a GPU). Only findings of rules that the probe can
 observe are returned; the table below is the one place that says which.
 """
 
@@ -32,6 +33,9 @@ KIND_CODES: dict[str, tuple[str, ...]] = {
     "sampler-epoch-not-set": ("TL403",),
 }
 OBSERVABLE = frozenset(code for codes in KIND_CODES.values() for code in codes)
+# What only a second device can show: without a GPU or simulated CUDA none of it can happen.
+DEVICE_KINDS = ("device-mismatch", "module-device-split", "ddp-before-device-move")
+DEVICE_CODES = frozenset(code for kind in DEVICE_KINDS for code in KIND_CODES[kind])
 
 
 def _lines(obs: dict, path: str) -> set[int]:
@@ -52,7 +56,14 @@ def _same(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def merge(path: str, findings: list, observations: list[dict], executed: set[int], known: set[str]) -> list[dict]:
+def merge(
+    path: str,
+    findings: list,
+    observations: list[dict],
+    executed: set[int],
+    known: set[str],
+    devices_checked: bool = True,
+) -> list[dict]:
     """Each observable static finding of `path` as Finding.to_json() plus `status`."""
     by_code: dict[str, set[int]] = {}
     for obs in observations:
@@ -66,6 +77,8 @@ def merge(path: str, findings: list, observations: list[dict], executed: set[int
         span = set(range(min(f.line, f.statement_line or f.line), max(f.end_line, f.node_end_line, f.line) + 1))
         if span & by_code.get(f.code, set()):
             status = "confirmed"
+        elif not devices_checked and f.code in DEVICE_CODES:
+            status = "not-applicable"
         elif span & executed:
             status = "not-observed"
         else:

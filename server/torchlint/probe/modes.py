@@ -19,6 +19,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from torchlint.probe.device_tags import DeviceTags, Origins, parse_device
 from torchlint.probe.observations import Observations
+from torchlint.probe.simulated_devices import check_ordinal
 from torchlint.probe.sites import Attributor
 
 Tensor = torch.Tensor
@@ -38,6 +39,17 @@ _CROSS_DEVICE = {
     aten.alias,
 }
 _CPU_INDEX_OK = {aten.index, aten.index_put_, aten.index_put, aten._index_put_impl_, aten._unsafe_index}
+# Arguments PyTorch wants on the CPU next to CUDA inputs (packed sequences keep their sizes there), and
+# outputs it makes on the CPU whatever its inputs' device; by op name, for both modes.
+_CPU_ARGUMENTS = {
+    "_pack_padded_sequence": {"lengths"},
+    "_pad_packed_sequence": {"batch_sizes"},
+    "lstm": {"batch_sizes"},
+    "gru": {"batch_sizes"},
+    "rnn_tanh": {"batch_sizes"},
+    "rnn_relu": {"batch_sizes"},
+}
+_CPU_OUTPUTS = {"_pack_padded_sequence": {1}, "_pad_packed_sequence": {1}}
 _CONVS = {aten.convolution, aten._convolution, aten.convolution_backward}
 # Torch functions that copy a non-contiguous input behind the user's back.
 _IMPLICIT_COPY = {"reshape", "flatten", "matmul", "reshape_as", "einsum", "tensordot", "unflatten"}
@@ -104,6 +116,8 @@ _ARITHMETIC = {
     "requires_grad_",
 }
 _BACKWARD = {"backward", "grad"}
+# Tensor methods whose answer names the device: simulated CUDA answers them itself.
+_QUERIES = {"get_device", "type"}
 _DEVICES: dict[str, torch.device] = {}  # `.device` answers: one object per logical device
 
 
@@ -131,6 +145,7 @@ class State:
         self.in_step = False  # inside optimizer.step(): grads meet params, mismatches there are echoes
         self.watching = True  # this step is watched in full (see sampling.py)
         self.on_grad_output = None  # set by the training checks: (tensor) -> None
+        self.device_count = 1  # simulated CUDA devices: an index past them fails as on a GPU
 
     def device(self, t: Tensor) -> str:
         return self.tags.get(t) if self.simulate else _real(t)
@@ -184,12 +199,14 @@ def _first_tensor(args: tuple, kwargs: dict) -> Tensor | None:
     return None
 
 
-def _tensors_out(out):
+def _tensors_out(out, name: str = ""):
+    """The tensors of an op's result, but those PyTorch makes on the CPU whatever the device (`_CPU_OUTPUTS`)."""
     if isinstance(out, Tensor):
         yield out
     elif isinstance(out, (list, tuple)):
-        for o in out:
-            if isinstance(o, Tensor):
+        cpu = _CPU_OUTPUTS.get(name, ())
+        for k, o in enumerate(out):
+            if isinstance(o, Tensor) and k not in cpu:
                 yield o
 
 
@@ -207,6 +224,22 @@ def _simulated_input(tags: DeviceTags, args: tuple, kwargs: dict) -> str | None:
                     if dev != "cpu":
                         return dev
     return None
+
+
+def graph_leaves(roots):
+    """The tensors whose `.grad` a backward from these autograd graph roots accumulates into."""
+    seen: set = set()
+    todo = [fn for fn in roots if fn is not None]
+    while todo:
+        node = todo.pop()
+        leaf = getattr(node, "variable", None)
+        if isinstance(leaf, Tensor):
+            yield leaf
+            continue
+        for nxt, _i in node.next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
 
 
 class LeafGrads:
@@ -228,22 +261,12 @@ class LeafGrads:
         self._walk(fn)
 
     def _walk(self, fn) -> None:
-        seen = set()
-        todo = [fn] if fn is not None else []
-        while todo:
-            node = todo.pop()
-            leaf = getattr(node, "variable", None)
-            if isinstance(leaf, Tensor):
-                known = self._hooked.get(id(leaf))
-                if known is None or known() is not leaf:
-                    self._hooked[id(leaf)] = weakref.ref(leaf)
-                    leaf.register_post_accumulate_grad_hook(self._accumulated)
-                    self._tag(leaf)  # a gradient made between windows, before the hook, and kept
-                continue
-            for nxt, _i in node.next_functions:
-                if nxt is not None and nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
+        for leaf in graph_leaves((fn,)):
+            known = self._hooked.get(id(leaf))
+            if known is None or known() is not leaf:
+                self._hooked[id(leaf)] = weakref.ref(leaf)
+                leaf.register_post_accumulate_grad_hook(self._accumulated)
+                self._tag(leaf)  # a gradient made between windows, before the hook, and kept
 
     def _accumulated(self, leaf: Tensor) -> None:
         if not self.s.watching:
@@ -276,6 +299,8 @@ class FunctionMode(TorchFunctionMode):
             return self._get(func, args)
         if name == "__set__":
             return func(*args, **kwargs)
+        if name in _QUERIES and s.simulate:
+            return self._query(func, name, args, kwargs)
         if name in _MOVES and args and isinstance(args[0], Tensor):
             return self._move(func, name, args, kwargs)
         if name in _SYNCS or name in ("__getitem__", "where"):
@@ -284,6 +309,7 @@ class FunctionMode(TorchFunctionMode):
         if s.simulate and kwargs.get("device") is not None:
             target = parse_device(kwargs["device"])
             if target and target.startswith("cuda"):
+                check_ordinal(target, s.device_count)
                 kwargs = {**kwargs, "device": "cpu"}
         elif s.track_devices and name in _FACTORIES:
             origin = s.attributor.site()
@@ -300,6 +326,9 @@ class FunctionMode(TorchFunctionMode):
         if target is not None:
             for t in _tensors_out(out):
                 s.tags.set(t, target)
+        if s.simulate and name in _CPU_OUTPUTS:  # the ops inside followed the inputs' device
+            for k in _CPU_OUTPUTS[name]:
+                s.tags.set(out[k], "cpu")
         if origin is not None:
             s.origins.record(out, origin)
         elif name in _ARITHMETIC and s.track_devices and args:
@@ -335,12 +364,15 @@ class FunctionMode(TorchFunctionMode):
             return self._get(func, args)
         if name in _MOVES and args and isinstance(args[0], Tensor):
             return self._move(func, name, args, kwargs)
+        if name in _QUERIES:
+            return self._query(func, name, args, kwargs)
         tags = self.s.tags
         target = None
         device = kwargs.get("device") if kwargs else None
         if device is not None:
             target = parse_device(device)
             if target and target.startswith("cuda"):
+                check_ordinal(target, self.s.device_count)
                 kwargs = {**kwargs, "device": "cpu"}
         out = func(*args, **kwargs)
         if out is None or (args and out is args[0]) or not isinstance(out, (Tensor, list, tuple)):
@@ -354,7 +386,7 @@ class FunctionMode(TorchFunctionMode):
         source = _simulated_input(tags, args, kwargs)
         if source is not None:
             inputs = {id(a) for a in (*args, *kwargs.values())}
-            for t in _tensors_out(out):
+            for t in _tensors_out(out, name):
                 if id(t) not in inputs:
                     tags.set(t, source)
         return out
@@ -370,9 +402,8 @@ class FunctionMode(TorchFunctionMode):
             if target:
                 s.devices_used.add(target)
             return func(*args, **kwargs)
-        library_to_real = target == "cpu" and s.attributor.caller_is_library()
-        if target is None or target == src or library_to_real:
-            # Same logical device (or torch grouping by the real device): no move.
+        check_ordinal(target, s.device_count)
+        if target is None or target == src:  # same logical device: no move (a library's `.cpu()` moves too)
             if name in ("cuda", "cpu") or (dtype is None and not copy and fmt is torch.preserve_format):
                 return t
             out = t.to(dtype=dtype, copy=copy, memory_format=fmt)
@@ -380,6 +411,33 @@ class FunctionMode(TorchFunctionMode):
             return out
         out = t.to(dtype=dtype, non_blocking=non_blocking, copy=True, memory_format=fmt)
         s.tags.set(out, target)
+        return out
+
+    def _query(self, func, name, args, kwargs):
+        """`get_device()` and `type()` answer with the simulated device; `type("torch.cuda.X")` converts and
+        moves."""
+        t = args[0]
+        dev = self.s.tags.get(t)
+        if name == "get_device":
+            return int(dev.split(":")[1]) if dev.startswith("cuda:") else -1
+        target = args[1] if len(args) > 1 else kwargs.get("dtype")
+        if target is None:
+            real = func(t)
+            return real.replace("torch.", "torch.cuda.", 1) if dev.startswith("cuda") else real
+        rest = {k: v for k, v in kwargs.items() if k != "dtype"}
+        if isinstance(target, torch.dtype):  # a dtype keeps the device
+            out = func(t, target, **rest)
+            self.s.tags.set(out, dev)
+            return out
+        wanted = target if isinstance(target, str) else f"{target.__module__}.{target.__name__}"
+        if ".cuda." not in wanted:  # a CPU type: a copy on the CPU
+            out = func(t, target, **rest)
+            if dev.startswith("cuda"):
+                out = out.clone() if out is t else out
+                self.s.tags.set(out, "cpu")
+            return out
+        out = func(t, wanted.replace("torch.cuda.", "torch.", 1))
+        self.s.tags.set(out, dev if dev.startswith("cuda") else "cuda:0")
         return out
 
     def _sync(self, name, args, kwargs):
@@ -483,10 +541,14 @@ class DispatchMode(TorchDispatchMode):
                     self._mismatch(func, group)
                     return
             return
+        on_cpu = _CPU_ARGUMENTS.get(packet.__name__, ())
+        names = [a.name for a in func._schema.arguments] if on_cpu else ()
         relevant = [
             (i, j, t, d)
             for i, j, t, d in devs
-            if not (d == "cpu" and t.dim() == 0) and not (packet in _CPU_INDEX_OK and j is not None and d == "cpu")
+            if not (d == "cpu" and t.dim() == 0)
+            and not (packet in _CPU_INDEX_OK and j is not None and d == "cpu")
+            and not (d == "cpu" and isinstance(i, int) and i < len(names) and names[i] in on_cpu)
         ]
         if len({d for *_, d in relevant}) > 1:
             self._mismatch(func, relevant)
@@ -532,11 +594,14 @@ class DispatchMode(TorchDispatchMode):
             # An explicit device= here is the real one (the function mode rewrote logical ones).
             if _mutates(func):
                 return
-            target = next((d for *_, d in devs if d != "cpu"), None)
+            if func.overloadpacket in _CPU_INDEX_OK:  # an indexing result lives where the indexed tensor is
+                target = next((d for i, j, _t, d in devs if i == 0 and j is None and d != "cpu"), None)
+            else:
+                target = next((d for *_, d in devs if d != "cpu"), None)
         else:
             target = self._ambient()
         if target is not None:
-            for t in _tensors_out(out):
+            for t in _tensors_out(out, func.overloadpacket.__name__):
                 s.tags.set(t, target)
 
     def _ambient(self):

@@ -17,6 +17,7 @@ def merge(per_rank: dict[int, dict]) -> dict:
         **first,
         "ranks": sorted(per_rank),
         "steps": max(r["steps"] for r in ordered),
+        "watched_steps": max(r.get("watched_steps", r["steps"]) for r in ordered),
         "seconds": max(r["seconds"] for r in ordered),
         "stopped_by": min((r["stopped_by"] for r in ordered), key=_STOP_ORDER.index),
         "simulated_cuda": any(r["simulated_cuda"] for r in ordered),
@@ -25,6 +26,8 @@ def merge(per_rank: dict[int, dict]) -> dict:
         "devices_used": sorted({d for r in ordered for d in r.get("devices_used", [])}),
         "error": next((r["error"] for r in ordered if r.get("error")), None),
         "partial": any(r.get("partial") for r in ordered),
+        "exit_status": next((r["exit_status"] for r in ordered if r.get("exit_status")), 0),
+        "devices_checked": all(r.get("devices_checked", True) for r in ordered),
     }
     observations: dict[tuple, dict] = {}
     for rank, result in sorted(per_rank.items()):

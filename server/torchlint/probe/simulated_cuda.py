@@ -17,8 +17,11 @@ from collections import OrderedDict
 
 import torch
 
+from torchlint.probe import simulated_checkpoints, simulated_devices, simulated_parallel
 from torchlint.probe.device_tags import DeviceTags, parse_device
+from torchlint.probe.simulated_devices import check_ordinal
 from torchlint.probe.simulated_gpus import DEFAULT_GPU, GPUS, Gpu
+from torchlint.probe.simulated_rng import CudaGenerators, Generator
 
 _BLOCK = 2 * 1024 * 1024  # the caching allocator reserves in 2 MiB segments
 
@@ -33,6 +36,7 @@ class _Properties:
         self.multi_processor_count = gpu.multi_processor_count
         self.L2_cache_size = gpu.L2_cache_size
         self.is_integrated = False
+        self.uuid = f"GPU-00000000-0000-0000-0000-{index:012d}"
         self.is_multi_gpu_board = False
         self.index = index
 
@@ -115,6 +119,7 @@ class SimulatedCuda:
         self.peak: dict[str, int] = {}
         self.sync_debug_mode = 0
         self.streams = [Stream(f"cuda:{i}") for i in range(self.device_count)]
+        self.rng = CudaGenerators(self.device_count, lambda: self.current)
 
     # -- memory ---------------------------------------------------------------------------------
     def _device(self, device=None) -> str:
@@ -182,18 +187,9 @@ class SimulatedCuda:
             setattr(owner, name, value)
             undo.append(lambda: setattr(owner, name, old) if had else delattr(owner, name))
 
-        def set_device(device):
-            self.current = int(self._device(device).split(":")[1])
-
-        @contextlib.contextmanager
-        def on_device(device):
-            before = self.current
-            if device is not None and device != -1:
-                set_device(device)
-            try:
-                yield
-            finally:
-                self.current = before
+        set_device = self.set_device
+        on_device = type("device", (_DeviceContext,), {"cuda": self, "__module__": "torch.cuda"})
+        on_tensors_device = type("device_of", (_OfTensor, on_device), {"__module__": "torch.cuda"})
 
         def stream_of(device=None):
             return self.streams[int(self._device(device).split(":")[1]) % self.device_count]
@@ -206,6 +202,15 @@ class SimulatedCuda:
             "current_device": lambda: self.current,
             "set_device": set_device,
             "device": on_device,
+            "device_of": on_tensors_device,
+            "init": lambda: None,
+            "ipc_collect": lambda: None,
+            "get_arch_list": lambda: [f"sm_{self.gpu.major}{self.gpu.minor}"],
+            "can_device_access_peer": lambda device, peer: device != peer,
+            "set_per_process_memory_fraction": lambda fraction, device=None: None,
+            "is_current_stream_capturing": lambda: False,
+            "is_tf32_supported": lambda: self.gpu.major >= 8,
+            "get_allocator_backend": lambda: "native",
             "synchronize": lambda device=None: None,
             "get_device_name": lambda device=None: _Properties(self.gpu, 0).name,
             "get_device_properties": lambda device=None: _Properties(self.gpu, self.current),
@@ -235,8 +240,33 @@ class SimulatedCuda:
             "reset_accumulated_memory_stats": lambda device=None: None,
             "empty_cache": lambda: None,
         }
-        for name, value in {**runtime, **memory}.items():
+        rng = self.rng.api()
+        for name, value in {**runtime, **memory, **rng, **legacy_types(self)}.items():
             patch(cuda, name, value)
+        for name, value in rng.items():
+            patch(cuda.random, name, value)
+        patch(cuda.memory, "_record_memory_history", lambda *args, **kwargs: None)
+        # Profiler ranges mark nothing here (push and pop answer the nesting depth, as NVTX does).
+        ranges: list = []
+
+        def range_pop() -> int:
+            if not ranges:
+                return -1
+            ranges.pop()
+            return len(ranges)
+
+        for name, value in {
+            "range_push": lambda msg: ranges.append(msg) or len(ranges) - 1,
+            "range_pop": range_pop,
+            "mark": lambda msg: None,
+            "range": lambda msg, *args, **kwargs: contextlib.nullcontext(),
+        }.items():
+            patch(cuda.nvtx, name, value)
+        # cuDNN is there, as on any CUDA build, but no tensor is one it takes: PyTorch's own kernels run.
+        cudnn = torch.backends.cudnn
+        patch(cudnn, "is_available", lambda: True)
+        patch(cudnn, "version", lambda: 90100)
+        patch(cudnn, "is_acceptable", lambda tensor: False)
         for name, value in memory.items():
             if hasattr(cuda.memory, name):
                 patch(cuda.memory, name, value)
@@ -249,6 +279,7 @@ class SimulatedCuda:
             "current_device_idx": lambda: self.current,
             "set_device_index": set_device,
             "set_device_idx": set_device,
+            "device_index": on_device,
             "synchronize": lambda device=None: None,
             "current_stream": stream_of,
             "set_stream": lambda stream: None,
@@ -278,7 +309,101 @@ class SimulatedCuda:
 
         patch(pin, "pin_memory", lambda data, device=None: data)
         patch(torch.Tensor, "pin_memory", lambda tensor, device=None: tensor)
+        # Device-generic streams and events; a tensor's use on a stream needs no bookkeeping here.
+        patch(torch, "Stream", Stream)
+        patch(torch, "Event", Event)
+        patch(torch.Tensor, "record_stream", lambda tensor, stream: None)
+        patch(torch, "Generator", Generator)
+        autocast = torch.amp.autocast_mode.autocast
+        patch(autocast, "__init__", _autocast_on_cpu(autocast.__init__))
+        undo += simulated_devices.install(self.device_count)
+        undo += simulated_checkpoints.install(self.tags, self.device_count)
+        undo += simulated_parallel.install()
         return undo
+
+    def set_device(self, device) -> None:
+        name = self._device(device)
+        check_ordinal(name, self.device_count)
+        self.current = int(name.split(":")[1])
+
+
+class _DeviceContext:
+    """`torch.cuda.device(i)` and `torch.accelerator.device_index(i)`: the current device inside a block.
+    A class, as in PyTorch (code refers to it as one); `install` makes one per simulation, with `cuda` set."""
+
+    cuda: SimulatedCuda
+
+    def __init__(self, device):
+        self.device = device
+        self.before = self.cuda.current
+
+    def __enter__(self):
+        self.before = self.cuda.current
+        if self.device is not None and self.device != -1:
+            self.cuda.set_device(self.device)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.cuda.current = self.before
+        return False
+
+
+class _OfTensor:
+    """`torch.cuda.device_of(t)`: the device of a tensor (the CPU's -1 changes nothing)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if isinstance(obj, torch.Tensor) else obj)
+
+
+def _autocast_on_cpu(init):
+    """`autocast("cuda", dtype)` casts the CPU work to that dtype (CUDA's default: float16)."""
+
+    def simulated_init(self, device_type, dtype=None, *args, **kwargs):
+        if device_type == "cuda":
+            device_type, dtype = "cpu", dtype or torch.float16
+        init(self, device_type, dtype, *args, **kwargs)
+
+    return simulated_init
+
+
+_LEGACY_DTYPES = {
+    "FloatTensor": torch.float32,
+    "DoubleTensor": torch.float64,
+    "HalfTensor": torch.float16,
+    "BFloat16Tensor": torch.bfloat16,
+    "LongTensor": torch.int64,
+    "IntTensor": torch.int32,
+    "ShortTensor": torch.int16,
+    "CharTensor": torch.int8,
+    "ByteTensor": torch.uint8,
+    "BoolTensor": torch.bool,
+}
+
+
+class _LegacyType(type):
+    """`torch.cuda.FloatTensor`: builds the CPU tensor of that type on the current simulated device, and
+    answers `isinstance` by dtype and simulated device."""
+
+    cuda: SimulatedCuda
+    dtype: torch.dtype
+    cpu_type: type
+
+    def __call__(cls, *args, **kwargs):
+        tensor = cls.cpu_type(*args, **kwargs)
+        cls.cuda.tags.set(tensor, f"cuda:{cls.cuda.current}")
+        return tensor
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, torch.Tensor) and obj.dtype == cls.dtype and cls.cuda.tags.get(obj).startswith("cuda")
+
+
+def legacy_types(cuda: SimulatedCuda) -> dict:
+    return {
+        name: _LegacyType(
+            name, (), {"cuda": cuda, "dtype": dtype, "cpu_type": getattr(torch, name), "__module__": "torch.cuda"}
+        )
+        for name, dtype in _LEGACY_DTYPES.items()
+    }
 
 
 def _debug_level(mode) -> int:

@@ -13,13 +13,15 @@ import sys
 import sysconfig
 from dataclasses import dataclass, field
 
-_PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
+PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The file `--nproc-per-node` hands to PyTorch's launcher: the probe's own code, never the user's.
+BOOT_FILE = "torchlint_probe_boot.py"
 # Frames of the mode machinery itself: never a useful "via".
 _PLUMBING = ("overrides.py", "_python_dispatch.py", "_tensor.py", "_ops.py", "hooks.py", "eval_frame.py")
 
 
 def _library_roots() -> tuple[str, ...]:
-    roots = {_PROBE_DIR}
+    roots = {PROBE_DIR}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(key)
         if path:
@@ -80,7 +82,7 @@ class Attributor:
     def is_user(self, filename: str) -> bool:
         user = self._cache.get(filename)
         if user is None:
-            if filename.startswith("<"):
+            if filename.startswith("<") or os.path.basename(filename) == BOOT_FILE:
                 user = False
             else:
                 real = os.path.realpath(filename)
@@ -103,7 +105,7 @@ class Attributor:
             if self.is_user(name):
                 caller_sites = self._callers(frame.f_back) if callers else ()
                 return Site(self.real(name), frame.f_lineno, via, caller_sites, code, frame.f_lasti)
-            if via is None and want and not name.startswith(_PROBE_DIR) and not name.endswith(_PLUMBING):
+            if via is None and want and not name.startswith(PROBE_DIR) and not name.endswith(_PLUMBING):
                 module = frame.f_globals.get("__name__", "?")
                 via = f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
             frame = frame.f_back
@@ -128,12 +130,29 @@ class Attributor:
             if self.is_user(f.f_code.co_filename)
         ]
 
+    def called_from_user(self, tb) -> str:
+        """What the innermost user frame of a traceback called: the library function (`module.qualname`),
+        or the user's source line when the error came straight from C."""
+        import traceback
+
+        frames = [f for f, _n in traceback.walk_tb(tb)]
+        last = max((i for i, f in enumerate(frames) if self.is_user(f.f_code.co_filename)), default=None)
+        if last is None:
+            return "?"
+        for f in frames[last + 1 :]:
+            name = f.f_code.co_filename
+            if not name.startswith(PROBE_DIR) and not name.endswith(_PLUMBING):
+                name = f"{f.f_globals.get('__name__', '?')}.{getattr(f.f_code, 'co_qualname', f.f_code.co_name)}"
+                return name.removesuffix(".__new__").removesuffix(".__init__")
+        user = frames[last]
+        return linecache.getline(user.f_code.co_filename, user.f_lineno).strip() or "?"
+
     def caller_is_library(self) -> bool:
         """Whether the nearest frame that is neither probe code nor mode plumbing is library code."""
         frame = sys._getframe(1)
         while frame is not None:
             name = frame.f_code.co_filename
-            if not name.startswith(_PROBE_DIR) and not name.endswith(_PLUMBING):
+            if not name.startswith(PROBE_DIR) and not name.endswith(_PLUMBING):
                 return not self.is_user(name)
             frame = frame.f_back
         return False

@@ -16,7 +16,7 @@ from torch import nn
 from torch.nn.modules import module as module_hooks
 from torch.optim import optimizer as optim_hooks
 
-from torchlint.probe.modes import State
+from torchlint.probe.modes import State, graph_leaves
 from torchlint.probe.sites import Site
 
 _GRAPH_CAP = 5000
@@ -66,7 +66,10 @@ class TrainingChecks:
         self.max_steps = max_steps
         self.steps = 0
         self.params: dict[int, _Param] = {}
-        self.optimizers: dict[int, dict] = {}  # id -> {"ref", "steps", "accumulated": {step: n}, "zero": set, ...}
+        self.leaves: dict[int, weakref.ref] = {}  # id(param) -> the parameter, for those in `params`
+        self.versions: dict[int, int] = {}  # id(leaf) -> its version at the last step, in loops without optimizer
+        # id(optimizer), or "manual" for a loop without one -> {"name", "steps", "accumulated": {step: ids}, ...}
+        self.optimizers: dict[int | str, dict] = {}
         self.made: dict[int, tuple] = {}  # id(param) -> (weakref, Site, owner class, name)
         self.attr_sites: dict[tuple[int, str], Site] = {}  # (id(module), attr) -> where a tensor was assigned
         self.move_sites: dict[int, Site] = {}  # id(module) -> its last .to/.cuda/.cpu
@@ -104,8 +107,8 @@ class TrainingChecks:
         self._wrap(nn.Module, "zero_grad", self._on_zero_grad, quiet=True)
         self._wrap(torch.optim.Optimizer, "zero_grad", self._on_zero_grad, quiet=True)
         self._wrap(torch.optim.Optimizer, "__init__", self._on_optimizer_made)
-        for name in ("backward", "grad"):
-            self._after(torch.autograd, name, self._after_backward)
+        self._after(torch.autograd, "backward", self._after_backward)
+        self._after(torch.autograd, "grad", lambda *args, **kwargs: self._after_backward())
 
     def watch_modules(self, on: bool) -> None:
         """Module call hooks, only in watched steps: any global forward hook sends every module call
@@ -161,7 +164,7 @@ class TrainingChecks:
 
         def wrapper(*args, **kwargs):
             out = original(*args, **kwargs)
-            after()
+            after(*args, **kwargs)
             return out
 
         wrapper.__wrapped__ = original
@@ -205,16 +208,47 @@ class TrainingChecks:
     def _on_optimizer_made(self, optimizer, *args, **kwargs):
         self.optimizer_made = True
 
-    def _after_backward(self):
+    def _after_backward(self, tensors=None, *args, **kwargs):
         """Without an optimizer (manual SGD: `p.data.add_(-lr, p.grad)`) each backward() is a step."""
         if self.optimizer_made or self.s.busy:
             return
         self.s.busy += 1
         try:
+            if self.s.watching:
+                self._manual_update(tensors)
             self._end_step()
         finally:
             self.s.busy -= 1
         self._stop_at_limit()
+
+    def _manual_update(self, tensors) -> None:
+        """A step of a loop without an optimizer: parameters updated in place since the last backward()
+        (`w -= lr * w.grad` under no_grad bumps `w`'s version) whose gradient was not cleared in between
+        got this backward's gradient on top of the last one."""
+        rec = self.optimizers.get("manual")
+        if rec is None:
+            rec = self.optimizers["manual"] = self._record("manual update")
+        step = rec["steps"] + 1
+        rec["sites"][step] = self._site(callers=True)
+        roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
+        for leaf in graph_leaves(t.grad_fn for t in roots if isinstance(t, torch.Tensor)):
+            if id(leaf) not in self.params:
+                self._track(leaf)
+                self.versions[id(leaf)] = leaf._version
+        with torch._C.DisableTorchFunction():
+            for pid, version in list(self.versions.items()):
+                st, leaf = self.params[pid], self.leaves[pid]()
+                if leaf is None:
+                    continue
+                updated = leaf._version != version
+                if updated and st.stepped_with_grad and st.fresh and not st.cleared:
+                    rec["accumulated"].setdefault(step, set()).add(pid)
+                grad = leaf.grad
+                st.seen = (id(grad), grad._version) if grad is not None else None
+                st.stepped, st.fresh, st.cleared = True, False, False
+                st.stepped_with_grad = grad is not None
+                self.versions[pid] = leaf._version
+        rec["steps"] += 1
 
     def _on_zero_grad(self, owner, *args, **kwargs):
         if self.s.watching:
@@ -322,21 +356,29 @@ class TrainingChecks:
     def _watch(self, opt) -> dict:
         rec = self.optimizers.get(id(opt))
         if rec is None:
-            rec = self.optimizers[id(opt)] = {
-                "ref": weakref.ref(opt),
-                "steps": 0,
-                "accumulated": {},
-                "zero": [],
-                "sites": {},
-                "eval": [],
-            }
+            rec = self.optimizers[id(opt)] = self._record(type(opt).__name__)
             for p in self._opt_params(opt):
                 if id(p) not in self.params and p.requires_grad:
-                    self.params[id(p)] = _Param()
-                    ref = weakref.ref(p)
-                    p.register_hook(self._grad_hook(ref))
-                    p.register_post_accumulate_grad_hook(self._accumulated_hook)
+                    self._track(p)
         return rec
+
+    @staticmethod
+    def _record(name: str) -> dict:
+        return {
+            "name": name,
+            "steps": 0,
+            "accumulated": {},
+            "zero": [],
+            "sites": {},
+            "eval": [],
+        }
+
+    def _track(self, p) -> None:
+        """Follow a parameter's gradient: was it cleared before the next backward adds to it?"""
+        self.params[id(p)] = _Param()
+        ref = self.leaves[id(p)] = weakref.ref(p)
+        p.register_hook(self._grad_hook(ref))
+        p.register_post_accumulate_grad_hook(self._accumulated_hook)
 
     @staticmethod
     def _opt_params(opt):
@@ -468,8 +510,7 @@ class TrainingChecks:
         obs = self.s.obs
         obs.summaries.clear()
         for rec in self.optimizers.values():
-            opt = rec["ref"]()
-            name = type(opt).__name__ if opt is not None else "optimizer"
+            name = rec["name"]
             by_step_site: dict = {}
             for step, ids in rec["accumulated"].items():
                 site = rec["sites"].get(step)
