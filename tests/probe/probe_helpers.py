@@ -59,10 +59,7 @@ OBSERVATION = {
         "count": {"type": "integer", "minimum": 1},
         "first_step": {"type": "integer", "minimum": 1},
         "facts": {"type": "object"},
-        "ranks": {"type": "array", "items": {"type": "integer", "minimum": 0}},
-        "watched_steps": {"type": "integer", "minimum": 0},
-        "exit_status": {"type": "integer"},
-        "devices_checked": {"type": "boolean"},  # --nproc-per-node: who saw it
+        "ranks": {"type": "array", "items": {"type": "integer", "minimum": 0}},  # --nproc-per-node: who saw it
         "stack": {
             "type": "array",
             "minItems": 1,
@@ -88,6 +85,9 @@ REPORT = {
         "simulated_cuda": {"type": "boolean"},
         "devices_used": {"type": "array", "items": {"type": "string"}},
         "ranks": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "watched_steps": {"type": "integer", "minimum": 0},
+        "exit_status": {"type": "integer"},
+        "devices_checked": {"type": "boolean"},
         "exception": {
             "oneOf": [
                 {"type": "null"},
