@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from torchlint.engine import fix_text, lint_text
@@ -36,6 +37,16 @@ def python_files(repo: Path) -> list[Path]:
     return out
 
 
+def sources(repos: list[Path]) -> Iterator[tuple[Path, Path, str]]:
+    """(repository, path, text) of every Python file of the repositories that reads as UTF-8."""
+    for repo in repos:
+        for path in python_files(repo):
+            try:
+                yield repo, path, path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+
+
 def _compiles(text: str) -> bool:
     try:
         compile(text, "fixed.py", "exec")
@@ -49,26 +60,21 @@ def hunks(repos: list[Path]) -> tuple[list[tuple[str, str, str, str]], Counter[t
     everything = list(rules().values())
     found: list[tuple[str, str, str, str]] = []
     counts: Counter[tuple[str, str]] = Counter()
-    for repo in repos:
-        for path in python_files(repo):
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            for f in lint_text(str(path), text, everything).findings:
-                for fx in (f.fix, *f.alternatives):
-                    if fx is None or fx.applicability is Applicability.DISPLAY:
-                        continue
-                    fixed = apply_edits(text, fx.edits)
-                    name = str(path.relative_to(repo.parent))
-                    diff = "".join(
-                        difflib.unified_diff(
-                            text.splitlines(keepends=True), fixed.splitlines(keepends=True), name, name, n=1
-                        )
+    for repo, path, text in sources(repos):
+        for f in lint_text(str(path), text, everything).findings:
+            for fx in (f.fix, *f.alternatives):
+                if fx is None or fx.applicability is Applicability.DISPLAY:
+                    continue
+                fixed = apply_edits(text, fx.edits)
+                name = str(path.relative_to(repo.parent))
+                diff = "".join(
+                    difflib.unified_diff(
+                        text.splitlines(keepends=True), fixed.splitlines(keepends=True), name, name, n=1
                     )
-                    kind = fx.applicability.value + ("" if _compiles(fixed) else ", BREAKS COMPILATION")
-                    found.append((f.code, kind, name, diff))
-                    counts[f.code, fx.applicability.value] += 1
+                )
+                kind = fx.applicability.value + ("" if _compiles(fixed) else ", BREAKS COMPILATION")
+                found.append((f.code, kind, name, diff))
+                counts[f.code, fx.applicability.value] += 1
     return found, counts
 
 
@@ -102,15 +108,10 @@ def runs(repos: list[Path], seconds: float) -> Counter[str]:
     """The verdict of every file with safe fixes, run before and after `--fix`."""
     everything = list(rules().values())
     verdicts: Counter[str] = Counter()
-    for repo in repos:
-        for path in python_files(repo):
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            result = fix_text(str(path), text, everything)
-            if result.applied:
-                verdicts[run_verdict(path, result.text, seconds)] += 1
+    for _, path, text in sources(repos):
+        result = fix_text(str(path), text, everything)
+        if result.applied:
+            verdicts[run_verdict(path, result.text, seconds)] += 1
     return verdicts
 
 

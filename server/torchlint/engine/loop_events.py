@@ -137,9 +137,7 @@ def _one_loss_argument(call: cst.Call) -> bool:
     """The arguments could be an engine's `backward(loss)`: one positional argument, not None
     (`Tensor.backward(None, True)` passes the gradient and retain_graph positionally)."""
     positional = [a for a in call.args if a.keyword is None]
-    return len(positional) == 1 and not (
-        isinstance(positional[0].value, cst.Name) and positional[0].value.value == "None"
-    )
+    return len(positional) == 1 and not is_name(positional[0].value, "None")
 
 
 def autograd_backward(call: cst.Call) -> tuple[cst.BaseExpression | None, bool]:
