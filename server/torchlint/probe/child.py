@@ -112,6 +112,8 @@ def main(argv: list[str]) -> int:
     def on_alarm(signum, frame):
         from torchlint.probe.training import Stop
 
+        if os.getpid() == pid:  # if the script outlives the Stop and is killed, this report remains
+            _write(out_path, {**snapshot("max-seconds"), "partial": True})
         raise Stop("max-seconds")
 
     main_module = types.ModuleType("__main__")
