@@ -107,6 +107,21 @@ suite('Runtime probe', () => {
         vscode.languages.getDiagnostics(uri).find((d) => d.source === 'torchlint' && /confirmed by the runtime probe/.test(d.message)),
       );
       assert.strictEqual(codes([marked])[0], 'TL101');
+
+      // two lines typed above: the observation moves with its line, and the lint the edit starts keeps the mark
+      const edit = new vscode.WorkspaceEdit();
+      edit.insert(uri, new vscode.Position(0, 0), '# data\n# model\n');
+      assert.ok(await vscode.workspace.applyEdit(edit));
+      const moved = await waitFor('TL101 two lines down', () => {
+        const found = vscode.languages.getDiagnostics(uri);
+        const lines = found.filter((d) => d.source === 'torchlint' && codes([d])[0] === 'TL101').map((d) => d.range.start.line);
+        return lines.length === 1 && lines[0] === marked.range.start.line + 2 ? found : undefined;
+      });
+      const probe = moved.filter((d) => d.source === 'torchlint-probe');
+      assert.deepStrictEqual(probe.map((d) => [d.range.start.line, d.range.start.character]), [[12, 4]], 'the observation at `opt.step()`, moved');
+      const [kept] = moved.filter((d) => d.source === 'torchlint');
+      assert.match(kept.message, /\[confirmed by the runtime probe\]$/, 'the mark survives the lint after the edit');
+      await vscode.commands.executeCommand('workbench.action.files.revert');
     } finally {
       await cfg.update('probe.enabled', undefined, vscode.ConfigurationTarget.Workspace);
     }

@@ -174,4 +174,45 @@ suite('Notebooks', () => {
       await cfg.update('codeActionsOnSave', undefined, vscode.ConfigurationTarget.Workspace);
     }
   });
+
+  test('the per-cell form of notebook.codeActionsOnSave fixes every cell on save', async () => {
+    // VS Code asks `source.fixAll.torchlint` cell after cell and applies each answer at once, so the
+    // next cell's answer is computed while the notebook changes under it (it came back empty).
+    const cfg = vscode.workspace.getConfiguration('notebook');
+    await cfg.update('codeActionsOnSave', { 'source.fixAll.torchlint': 'explicit' }, vscode.ConfigurationTarget.Workspace);
+    try {
+      const notebook = await notebookOf('cell_save_fix.ipynb', [
+        'import torch\nloader = []\ny = torch.log(1 + loader)',
+        LOOP,
+        LOOP.replace(/\bopt\b/g, 'opt2'),
+      ]);
+      const cells = [0, 1, 2].map((i) => notebook.cellAt(i).document);
+      await diagnosticsWith(cells[0].uri, 'TL801');
+      await diagnosticsWith(cells[1].uri, 'TL101');
+      await diagnosticsWith(cells[2].uri, 'TL101');
+      await type(cells[0].uri, cells[0].lineAt(0).range.end, '  # edited');
+      await vscode.commands.executeCommand('workbench.action.files.save');
+      await waitFor('the notebook saved', () => !notebook.isDirty);
+      for (const cell of cells) {
+        await waitFor(`no findings left in ${cell.getText().split('\n')[0]}`, () => vscode.languages.getDiagnostics(cell.uri).length === 0);
+      }
+      assert.match(cells[0].getText(), /torch\.log1p\(loader\)/);
+      assert.strictEqual(cells[1].getText().split('opt.zero_grad()').length, 2, cells[1].getText());
+      assert.strictEqual(cells[2].getText().split('opt2.zero_grad()').length, 2, cells[2].getText());
+    } finally {
+      await cfg.update('codeActionsOnSave', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
+
+  test('a message that cites another line names it by cell and line, as Jupyter shows it', async () => {
+    const notebook = await notebookOf('cites.ipynb', [
+      'import torch.nn.functional as F\nprobs = F.softmax(logits, dim=1)',
+      'y = 2',
+      'x = 1\nloss = F.cross_entropy(probs, target)',
+    ]);
+    const [diag] = (await diagnosticsWith(notebook.cellAt(0).document.uri, 'TL803')).filter((d) => codes([d])[0] === 'TL803');
+    assert.match(diag.message, /on cell 3, line 2\b/);
+    assert.doesNotMatch(diag.message, /on line/);
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  });
 });
