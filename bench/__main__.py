@@ -148,6 +148,7 @@ def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat
         f"- Corpus: {len(files)} files, {lines:,} lines from {', '.join(str(r) for r in roots)}",
         f"- Each figure is the median of {repeat} runs; CPU is user+system time of the whole process tree.",
         "- torchlint's bytecode is compiled first and PYTHONDONTWRITEBYTECODE is unset, as in an installed copy.",
+        "- torchlint runs its default selection (no `--select`); TorchFix and Ruff run every rule they have.",
         *(f"- {note}" for note in notes),
         "",
         "| measurement | wall (s) | CPU (s) | CPU / bare parse | wall / bare parse | peak RSS (MB) |",
@@ -166,7 +167,10 @@ def write_results(out: Path, roots, files, base, rows, sizes, lsp, cores, repeat
             "## Language server",
             "",
             "didChange → publishDiagnostics over 100 edits (a comment line changed in the middle of the file), "
-            "each after a 0.2 s pause: the server lints the first edit after a pause at once and coalesces bursts.",
+            "each after a 0.2 s pause: the server lints the first edit after a pause at once and coalesces bursts. "
+            "Default selection, generated scripts. This is the best case (a comment edit); keystrokes typed inside "
+            "the training loop of real files and notebooks, per selection, are in WORKSPACE.md "
+            "(`python -m bench.workspace --typing`).",
             "",
             "| script | median (ms) | p95 (ms) | start-up (s) | RSS after (MB) |",
             "|---|---|---|---|---|",
