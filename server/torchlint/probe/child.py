@@ -133,6 +133,9 @@ def main(argv: list[str]) -> int:
 
     os._exit = exit_now
     probe.install(code)
+    # The script starts now: this first report tells the launcher to start its hard limit's clock, and
+    # stays if the child is killed before a step writes another (a script stuck in one long C call).
+    _write(out_path, {**snapshot("max-seconds"), "partial": True})
     if request["max_seconds"]:
         signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, request["max_seconds"])
