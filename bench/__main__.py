@@ -117,8 +117,9 @@ def main(argv=None) -> int:
         if importlib.util.find_spec("torch") is None:
             notes.append("torch is not installed: the runtime probe's overhead was not measured")
         else:
-            steps = 200
-            probe = probe_overhead.markdown(probe_overhead.measure_all(py, steps, args.repeat), steps, args.repeat)
+            probe = probe_overhead.markdown(
+                probe_overhead.measure_all(py, list(probe_overhead.STEPS), args.repeat), args.repeat
+            )
             print("\n".join(probe), flush=True)
 
     write_results(args.out, roots, files, base, rows, sizes, lsp, cores, args.repeat, notes, probe)

@@ -81,11 +81,16 @@ export function registerCommands(
         void vscode.window.showWarningMessage('The runtime probe runs your code: trust this workspace first.');
         return undefined;
       }
-      if (editor.document.uri.scheme !== 'file') {
+      // A notebook cell: the probe runs the whole notebook, saved, as "Run All" would.
+      const notebook = vscode.workspace.notebookDocuments.find((nb) =>
+        nb.getCells().some((cell) => cell.document === editor.document),
+      );
+      const target = notebook ?? editor.document;
+      if (target.uri.scheme !== 'file') {
         void vscode.window.showInformationMessage('The runtime probe runs scripts saved on disk.');
         return undefined;
       }
-      if (!server.settings(editor.document.uri).probe.enabled) {
+      if (!server.settings(target.uri).probe.enabled) {
         const enable = 'Enable and Run';
         const answer = await vscode.window.showWarningMessage(
           'The runtime probe executes this file for a few training steps. Allow it in this workspace?',
@@ -96,12 +101,12 @@ export function registerCommands(
         await consent.give();
         await server.notifySettingsChanged();
       }
-      await editor.document.save();
-      const name = editor.document.uri.path.split('/').pop();
+      await target.save();
+      const name = target.uri.path.split('/').pop();
       try {
         const result = await client.sendRequest(ExecuteCommandRequest.type, {
           command: SERVER_COMMAND.runProbe,
-          arguments: [editor.document.uri.toString()],
+          arguments: [target.uri.toString()],
         });
         const count = (result as { observations?: number } | null)?.observations ?? 0;
         void vscode.window.showInformationMessage(`torchlint probe: ${count} observation${count === 1 ? '' : 's'} in ${name}.`);

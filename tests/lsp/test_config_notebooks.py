@@ -334,3 +334,76 @@ async def test_probe_turned_on_just_before_the_command_is_honoured(project):
             await s.client.workspace_execute_command_async(run)
         s.client.set_configuration({"probe": {"enabled": True}}, section="torchlint")  # no notification yet
         assert (await s.client.workspace_execute_command_async(run))["observations"] == 0
+
+
+async def test_probe_command_on_a_notebook_shows_what_it_saw_in_its_cells(project):
+    """Given a cell (what the editor has active) or the notebook, the command probes the saved notebook and
+    puts each observation and finding status on its cell and line; an edit in a cell moves them along."""
+    pytest.importorskip("torch")
+    cells = [
+        ("markdown", "# Train"),
+        (
+            "code",
+            "import torch\nmodel = torch.nn.Linear(4, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
+        ),
+        ("code", "%matplotlib inline\nloader = [(torch.randn(8, 4), torch.randn(8, 2)) for _ in range(5)]"),
+        ("code", TRAIN.split("\n", 4)[4]),  # the loop of TRAIN, at the top of its cell
+    ]
+    nb = {
+        "cells": [
+            {
+                "cell_type": kind,
+                "metadata": {},
+                "source": text,
+                **({"outputs": [], "execution_count": None} if kind == "code" else {}),
+            }
+            for kind, text in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (project / "nb.ipynb").write_text(json.dumps(nb))
+    async with session(project) as s:
+        nb_uri, cell_uris, params = notebook_params(project, cells)
+        s.client.notebook_document_did_open(params)
+        (lint,) = await s.diagnostics(cell_uris[3], lambda d: len(d) == 1)
+        assert lint.code == "TL101"
+        run = types.ExecuteCommandParams("torchlint.runProbe", [cell_uris[2]])
+        result = await s.client.workspace_execute_command_async(run)
+        assert result == {"observations": 1, "confirmed": 1, "not-observed": 0, "not-reached": 0}
+        diags = await s.diagnostics(cell_uris[3], lambda d: len(d) == 2)
+        (probe,) = [d for d in diags if d.source == "torchlint-probe"]
+        assert probe.code == "grads-not-cleared"
+        # `optimizer.step()`: line 4 of its cell, from column 5
+        assert (probe.range.start.line, probe.range.start.character, probe.range.end.character) == (3, 4, 20)
+        (static,) = [d for d in diags if d.source == "torchlint"]
+        assert static.message.endswith("[confirmed by the runtime probe]")
+        for other in cell_uris[1:3]:
+            assert not [d for d in s.client.diagnostics.get(other, []) if d.source == "torchlint-probe"]
+        # the notebook's own URI does the same
+        result = await s.client.workspace_execute_command_async(
+            types.ExecuteCommandParams("torchlint.runProbe", [nb_uri])
+        )
+        assert result["observations"] == 1
+        # a line typed at the top of the cell: the observation follows its line
+        s.client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                types.VersionedNotebookDocumentIdentifier(2, nb_uri),
+                types.NotebookDocumentChangeEvent(
+                    cells=types.NotebookDocumentCellChanges(
+                        text_content=[
+                            types.NotebookDocumentCellContentChanges(
+                                types.VersionedTextDocumentIdentifier(2, cell_uris[3]),
+                                [types.TextDocumentContentChangeWholeDocument("# epoch\n" + cells[3][1])],
+                            )
+                        ]
+                    )
+                ),
+            )
+        )
+        diags = await s.diagnostics(
+            cell_uris[3], lambda d: any(x.source == "torchlint" and x.range.start.line == 1 for x in d)
+        )
+        (probe,) = [d for d in diags if d.source == "torchlint-probe"]
+        assert probe.range.start.line == 4

@@ -89,6 +89,21 @@ def test_infinite_loop_is_stopped_by_the_time_limit(reports):
     assert report["steps"] == 0
 
 
+def test_a_slow_start_does_not_count_against_the_hard_limit(tmp_path):
+    """The hard limit counts from the script's start, as --max-seconds does. Before, it counted from
+    the launch: an interpreter slower to start and import torch than --kill-after (a loaded machine,
+    here a 4 s sleep against 2 s) was killed before its script ran, and the run had no report."""
+    import sys
+
+    slow = tmp_path / "slow-python"
+    slow.write_text(f'#!/bin/sh\nsleep 4\nexec "{sys.executable}" "$@"\n')
+    slow.chmod(0o755)
+    report, proc = probe(SCRIPTS / "forever.py", "--max-seconds", "1", "--kill-after", "2", "--python", str(slow))
+    assert report is not None, proc.stderr
+    assert report["stopped_by"] == "max-seconds" and report["exception"] is None
+    assert report["seconds"] >= 1
+
+
 def test_step_limit(reports):
     report, _ = reports("missing_zero_grad.py", "--max-steps", "2")
     assert report["steps"] == 2 and report["stopped_by"] == "max-steps"

@@ -98,6 +98,16 @@ def test_a_crash_the_simulation_causes_names_what_it_lacks_and_is_not_the_script
     assert "no runtime problems observed" not in text
 
 
+def test_fsdp2_is_refused_under_simulation_not_run_with_false_mismatches(reports):
+    """A real FSDP2 script ran to its end under simulation with a device mismatch at every layer: the
+    sharded parameters live on a device mesh of the real (CPU) devices, which no tag follows."""
+    report, proc = reports("fsdp2_sharded.py")
+    assert proc.returncode == 4, proc.stderr[-2000:]
+    assert report["exception"]["unsupported"] == "torch.distributed.fsdp.fully_shard (FSDP2)"
+    assert report["exception"]["line"] == 20
+    assert report["observations"] == []  # no false device-mismatch, no crash at the user's line
+
+
 def test_simulation_gaps_are_told_from_the_scripts_own_errors():
     from torchlint.probe import crashes
 

@@ -101,9 +101,13 @@ def test_sigint_stops_the_run_even_when_it_started_ignored(tmp_path):
 
 
 def test_script_that_closes_the_report_channel_gets_a_clear_error(tmp_path):
+    """The child's first report is written as the script starts (launch.py's clock), so the run is told as a
+    process that died (exit 3), not as an error of the probe."""
     r = _probe("closes_fds_6d1f.py", cwd=tmp_path)
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
-    assert "torchlint probe: error:" in r.stderr and "without a report" in r.stderr
+    assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    report = json.loads(r.stdout)
+    assert report["exception"]["type"] == "ProcessDied" and report["exception"]["message"] == "exit status 1"
+    assert report["steps"] == 0 and report["stopped_by"] == "exception"
     assert not list(tmp_path.iterdir()), "the probe wrote into the working directory"
 
 

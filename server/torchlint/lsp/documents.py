@@ -88,6 +88,15 @@ def owner(workspace: Workspace, uri: str) -> str:
     return str(nb.uri) if nb is not None else uri
 
 
+def code_cells(workspace: Workspace, key: str) -> dict[int, str] | None:
+    """The open notebook `key`'s code cells: 1-based cell number (counting every cell, as findings name
+    cells) -> the cell's URI; None when `key` is not an open notebook."""
+    nb = workspace.get_notebook_document(notebook_uri=key)
+    if nb is None:
+        return None
+    return {i + 1: c.document for i, c in enumerate(nb.cells) if c.kind == types.NotebookCellKind.Code}
+
+
 def is_open(workspace: Workspace, key: str) -> bool:
     return _open(workspace, key) is not None or workspace.get_notebook_document(notebook_uri=key) is not None
 

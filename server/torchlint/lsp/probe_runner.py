@@ -1,4 +1,4 @@
-"""`torchlint probe` for the editor: run it on a saved script in a child process,
+"""`torchlint probe` for the editor: run it on a saved script or notebook in a child process,
 stop it when the user cancels, and turn its report into what the editor shows: each
 observation a diagnostic at its expression (its code the observation kind, linked to
 that kind's docs), and each static finding the probe can observe marked confirmed,
@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from io import StringIO
 
@@ -66,12 +67,16 @@ class ProbeRun:
         return [*marked, *self.observations]
 
 
-async def run(python: str, path: str, progress: WorkDone, limits: list[str], encoding: str) -> ProbeRun:
-    """Probe `path` (this torchlint; the script runs under `python`): what it saw there.
+async def run(
+    python: str, path: str, progress: WorkDone, limits: list[str], encoding: str, uri: str, cells: dict[int, str] | None
+) -> dict[str, ProbeRun]:
+    """Probe `path` (this torchlint; the script runs under `python`): what it saw there, by document URI:
+    `uri` for a script, each of `cells` (1-based cell number -> cell URI) for a notebook.
 
     `encoding`: the LSP position encoding, for the columns of each observation's expression.
     """
-    return _report(await _run(python, path, progress, limits), path, encoding)
+    out = await _run(python, path, progress, limits)
+    return {uri: _report(out, path, encoding)} if cells is None else notebook_report(out, path, encoding, cells)
 
 
 async def _run(python: str, path: str, progress: WorkDone, limits: list[str]) -> str:
@@ -148,32 +153,65 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
 def _report(out: str, path: str, encoding: str) -> ProbeRun:
     """The probe's JSON report, as far as it concerns `path`."""
     try:
+        with open(path, encoding="utf-8-sig") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    here = os.path.abspath(path)
+    runs = _runs(out, encoding, lambda where: (path, text) if not where or os.path.abspath(where) == here else None)
+    return runs.get(path, ProbeRun(text=text))
+
+
+def notebook_report(out: str, path: str, encoding: str, cells: dict[int, str]) -> dict[str, ProbeRun]:
+    """The report of the notebook at `path` (its items at `nb.ipynb:cell_N`, line in that cell), one run
+    per open code cell: `cells`, 1-based cell number -> the cell's document URI. A cell's lines are those
+    of its text in the notebook as saved, the text the probe ran."""
+    from torchlint.notebook import NotebookError, file_and_cell, read_ipynb
+
+    try:
+        with open(path, "rb") as f:
+            texts = {cell.index + 1: cell.source for cell in read_ipynb(f.read())[1]}
+    except (OSError, NotebookError):
+        texts = {}
+    here = os.path.abspath(path)
+
+    def cell_of(where: str | None) -> tuple[str, str] | None:
+        file, number = file_and_cell(where or "")
+        if number is None or number not in cells or os.path.abspath(file) != here:
+            return None
+        return cells[number], texts.get(number, "")
+
+    runs = _runs(out, encoding, cell_of)
+    return {uri: runs.get(uri, ProbeRun(text=texts.get(number, ""))) for number, uri in cells.items()}
+
+
+def _runs(out: str, encoding: str, place: Callable[[str | None], tuple[str, str] | None]) -> dict[str, ProbeRun]:
+    """The report's observations and finding statuses by the document they are in: `place(path)` gives
+    (document, its text as the probe ran it), or None for a path not shown."""
+    try:
         data = json.loads(out or "[]")
     except ValueError:
         raise JsonRpcInvalidParams("probe printed something that is not JSON") from None
     items = data.get("observations", []) if isinstance(data, dict) else data
     findings = data.get("findings", []) if isinstance(data, dict) else []
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    index = LineIndex(text, encoding)
-    result = ProbeRun(text=text)
+    runs: dict[str, tuple[ProbeRun, LineIndex]] = {}
+
+    def run_of(item: dict[str, object]) -> tuple[ProbeRun, LineIndex] | None:
+        where = place(str(item["path"]) if item.get("path") else None)
+        if where is None:
+            return None
+        if where[0] not in runs:
+            runs[where[0]] = (ProbeRun(text=where[1]), LineIndex(where[1], encoding))
+        return runs[where[0]]
+
     for item in items if isinstance(items, list) else []:
-        if not isinstance(item, dict) or "message" not in item or not _here(item, path):
-            continue
-        result.observations.append(_observation(item, index))
+        if isinstance(item, dict) and "message" in item and (found := run_of(item)) is not None:
+            found[0].observations.append(_observation(item, found[1]))
     for f in findings if isinstance(findings, list) else []:
-        if isinstance(f, dict) and f.get("status") in _STATUS_WORDS and _here(f, path) and f.get("code"):
-            start = index.to_lsp(_int(f.get("line"), 1), _int(f.get("column"), 1))
-            result.statuses[(str(f["code"]), start.line)] = str(f["status"])
-    return result
-
-
-def _here(item: dict[str, object], path: str) -> bool:
-    where = item.get("path")
-    return not where or os.path.abspath(str(where)) == os.path.abspath(path)
+        if isinstance(f, dict) and f.get("status") in _STATUS_WORDS and f.get("code") and (found := run_of(f)):
+            start = found[1].to_lsp(_int(f.get("line"), 1), _int(f.get("column"), 1))
+            found[0].statuses[(str(f["code"]), start.line)] = str(f["status"])
+    return {document: run for document, (run, _index) in runs.items()}
 
 
 def _observation(item: dict[str, object], index: LineIndex) -> types.Diagnostic:

@@ -87,7 +87,7 @@ class Session:
         self.settings = FolderSettings()
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic)
         self.results: dict[str, Published] = {}  # the last lint of each open document
-        self.probe: dict[str, ProbeRun] = {}  # the last probe run of each file, by URI
+        self.probe: dict[str, ProbeRun] = {}  # the last probe run of each file (or notebook cell), by URI
         self.lint_pool = ThreadPoolExecutor(1, thread_name_prefix="torchlint-lint")
         self._resolver: ConfigResolver | None = None
         self._generations: dict[str, int] = {}
@@ -149,10 +149,11 @@ class Session:
         self.touch(key)
         self.results.pop(key, None)
         self._overlay(key)
-        run = self.probe.get(key)
-        text = documents.source(self.workspace, key) if run is not None else None
-        if run is not None and text is not None:
-            run.follow(text)  # its observations and statuses stay with their lines
+        for uri in (documents.code_cells(self.workspace, key) or {0: key}).values():
+            run = self.probe.get(uri)
+            text = documents.source(self.workspace, uri) if run is not None else None
+            if run is not None and text is not None:
+                run.follow(text)  # its observations and statuses stay with their lines
         if self.settings_for(key).run == "onType" and not self.pull:
             self.schedule(key, DEBOUNCE)
             self.relint_dependents(to_path(key))

@@ -28,14 +28,16 @@ def _crash(probe, exc: BaseException) -> dict:
     """The exception at the innermost user frame, recorded as a `crash` observation too; a crash that
     simulated CUDA caused (a CUDA feature it does not stand in for) names that feature instead."""
     from torchlint.probe.crashes import shows, simulation_gap
+    from torchlint.probe.not_simulated import NotSimulated
     from torchlint.probe.sites import Site
 
     message = _summary(str(exc))
     frames = probe.state.attributor.frames(exc.__traceback__)
     where = frames[0] if frames else (None, None)
     exception = {"type": type(exc).__name__, "message": message, "path": where[0], "line": where[1]}
-    if probe.simulate and simulation_gap(str(exc)):
-        return {**exception, "unsupported": probe.state.attributor.called_from_user(exc.__traceback__)}
+    if probe.simulate and (isinstance(exc, NotSimulated) or simulation_gap(str(exc))):
+        what = exc.what if isinstance(exc, NotSimulated) else None
+        return {**exception, "unsupported": what or probe.state.attributor.called_from_user(exc.__traceback__)}
     if frames:
         facts = {"type": type(exc).__name__, "message": message}
         kind = shows(str(exc))
@@ -133,6 +135,9 @@ def main(argv: list[str]) -> int:
 
     os._exit = exit_now
     probe.install(code)
+    # The script starts now: this first report tells the launcher to start its hard limit's clock, and
+    # stays if the child is killed before a step writes another (a script stuck in one long C call).
+    _write(out_path, {**snapshot("max-seconds"), "partial": True})
     if request["max_seconds"]:
         signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, request["max_seconds"])

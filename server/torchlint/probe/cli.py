@@ -160,6 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # the script's process tree is already gone (launch kills it on the way out)
         return 130
     result = outcome.result
+    if result is None and outcome.killed:
+        print(
+            f"torchlint probe: error: {args.python} did not get to start the script (import torch) within "
+            f"{launch.STARTUP_SECONDS:.0f} s; it was killed",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     if result is None:
         print(
             f"torchlint probe: error: the script's process ended without a report (exit status {outcome.returncode})",

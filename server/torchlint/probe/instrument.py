@@ -8,7 +8,7 @@ import warnings
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-from torchlint.probe import spawned
+from torchlint.probe import not_simulated, spawned
 from torchlint.probe.coverage import LineCoverage
 from torchlint.probe.distributed_checks import DistributedChecks
 from torchlint.probe.modes import DispatchMode, FunctionMode, State
@@ -52,6 +52,7 @@ class Probe:
         if self.simulate:
             self._undo += self.cuda.install()
             self._undo += spawned.install(self.gpu, self.state.device_count)
+            self._undo += not_simulated.install()
         elif torch.cuda.is_available():
             self._sync_debug()
         self.distributed.install()

@@ -4,6 +4,12 @@ The child runs in its own session; at the end (or at the hard limit) the whole
 process group is killed, and on Linux the probe makes itself a child subreaper so
 that processes which escaped the group (`setsid`, double forks) are reparented to it
 and killed too.
+
+The hard limit (`--max-seconds` + `--kill-after`) counts, like `--max-seconds` itself,
+from the moment the script starts: the child writes its first report then. The
+interpreter's own start and `import torch` are not the script's time: on a loaded
+machine they took longer than `--kill-after`, and the child was killed before its
+script had run at all, leaving no report. They have `STARTUP_SECONDS` of their own.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from torchlint.probe import ranks
 from torchlint.probe.simulated_gpus import DEFAULT_GPU
 from torchlint.probe.sites import BOOT_FILE
 
+STARTUP_SECONDS = 120.0  # for the interpreter to start and import torch, before the script's clock starts
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "
@@ -49,7 +56,7 @@ class Request:
 class Outcome:
     result: dict | None  # what the child wrote, None when it wrote nothing
     returncode: int | None
-    killed: bool  # the hard limit was reached
+    killed: bool  # the hard limit was reached (before the script started, when `result` is None)
 
 
 def _become_subreaper() -> bool:
@@ -155,12 +162,8 @@ def run(request: Request, stdout=None) -> Outcome:
             start_new_session=True,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},  # no __pycache__ in the user's tree
         )
-        limit = (request.max_seconds or 0) + request.kill_after if request.max_seconds else None
-        killed = False
         try:
-            proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            killed = True
+            killed = not _wait(proc, request, lambda: any(name.startswith("result.json") for name in os.listdir(tmp)))
         finally:
             kill_tree(proc, reaper)
         if request.nproc_per_node == 1:
@@ -168,6 +171,28 @@ def run(request: Request, stdout=None) -> Outcome:
         found = {rank: _read(f"{result_path}.{rank}") for rank in range(request.nproc_per_node)}
         per_rank = {rank: result for rank, result in found.items() if result is not None}
         return Outcome(ranks.merge(per_rank) if per_rank else None, proc.returncode, killed)
+
+
+def _wait(proc: subprocess.Popen, request: Request, started) -> bool:
+    """Wait for the child to end (True) or for the hard limit (False): `STARTUP_SECONDS` until
+    `started()` (a rank wrote its first report), then `--max-seconds` + `--kill-after` from then."""
+    if not request.max_seconds:
+        proc.wait()
+        return True
+    limit = request.max_seconds + request.kill_after
+    deadline = time.monotonic() + STARTUP_SECONDS + limit
+    begun = False
+    while True:
+        try:
+            proc.wait(timeout=0.1)
+            return True
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if not begun and started():
+            begun, deadline = True, now + limit
+        if now >= deadline:
+            return False
 
 
 def _read(path: str) -> dict | None:

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from torchlint.config import ConfigError
-from torchlint.lsp import diagnostics, edits, probe_runner
+from torchlint.lsp import diagnostics, documents, edits, probe_runner
 from torchlint.lsp.session import Session
 from torchlint.lsp.uris import to_path
 from torchlint.lsp.work_done import WorkDone
@@ -122,9 +122,10 @@ async def lint_workspace(session: Session, *args: Any) -> dict[str, object]:
 
 
 async def run_probe(session: Session, *args: Any) -> dict[str, object]:
-    """`torchlint.runProbe [uri]`: run the saved script under the runtime probe and show what it saw."""
-    uri = _uri_arg(args, RUN_PROBE)
-    path = to_path(uri)
+    """`torchlint.runProbe [uri]`: run the saved script (or the notebook, given it or one of its cells) under
+    the runtime probe and show what it saw, on the lines (cells) it saw it."""
+    key = session.owner(_uri_arg(args, RUN_PROBE))
+    path = to_path(key)
     if not os.path.isfile(path):
         raise JsonRpcInvalidParams(f"{path}: save the script before probing it")
     settings = session.settings.for_path(path)
@@ -143,15 +144,17 @@ async def run_probe(session: Session, *args: Any) -> dict[str, object]:
         limits += ["--max-steps", str(settings.probe_steps)]
     python = settings.interpreter or sys.executable
     encoding = str(session.workspace.position_encoding)
+    cells = documents.code_cells(session.workspace, key)
     async with WorkDone(session.server, f"torchlint: probing {os.path.basename(path)}") as progress:
-        run = await probe_runner.run(python, path, progress, limits, encoding)
-    session.probe[uri] = run
-    published = session.results.get(session.owner(uri))
+        runs = await probe_runner.run(python, path, progress, limits, encoding, key, cells)
+    session.probe.update(runs)
+    published = session.results.get(key)
     if not session.pull:
-        session.show(uri, published.diagnostics.get(uri, []) if published else [])
-    statuses = list(run.statuses.values())
+        for uri in runs:
+            session.show(uri, published.diagnostics.get(uri, []) if published else [])
+    statuses = [status for run in runs.values() for status in run.statuses.values()]
     return {
-        "observations": len(run.observations),
+        "observations": sum(len(run.observations) for run in runs.values()),
         **{status: statuses.count(status) for status in ("confirmed", "not-observed", "not-reached")},
     }
 
