@@ -31,6 +31,7 @@ class ScopeInfo:
     declared_global: set[str] = field(default_factory=set)
     declared_nonlocal: set[str] = field(default_factory=set)
     params: list[str] = field(default_factory=list)  # a function's or lambda's parameters, in order
+    definitions: set[str] = field(default_factory=set)  # bound by `import`, `def` or `class` (known by name)
 
     @property
     def is_class(self) -> bool:
@@ -64,6 +65,7 @@ class Scopes:
     def __init__(self, module: cst.Module) -> None:
         self.module = module
         self._info: dict[int, ScopeInfo] = {}  # id(scope node) -> info (the info keeps the node alive)
+        self._declarers: dict[int, list[tuple[cst.CSTNode, set[str]]]] | None = None
         root = self._open(module, None)
         self._visit_body(module, root)
 
@@ -93,6 +95,22 @@ class Scopes:
             outer = outer.parent
         return None
 
+    def declarers(self, node: cst.CSTNode) -> list[tuple[cst.CSTNode, set[str]]]:
+        """The scopes whose `global` / `nonlocal` declarations bind names of scope `node`, and those names
+        (`global model; model = Net()` in a function assigns the module's `model`)."""
+        if self._declarers is None:
+            found: dict[int, list[tuple[cst.CSTNode, set[str]]]] = {}
+            for info in self._info.values():
+                targets: dict[int, set[str]] = {}
+                for name in info.declared_global | info.declared_nonlocal:
+                    owner = self.binding_scope(name, info.node)
+                    if owner is not None and owner is not info.node:
+                        targets.setdefault(id(owner), set()).add(name)
+                for owner_id, names in targets.items():
+                    found.setdefault(owner_id, []).append((info.node, names))
+            self._declarers = found
+        return self._declarers.get(id(node), [])
+
     def is_parameter(self, name: str, scope_node: cst.CSTNode) -> bool:
         info = self.info(scope_node)
         return info is not None and name in info.params
@@ -110,6 +128,7 @@ class Scopes:
     def _visit(self, node: cst.CSTNode, scope: ScopeInfo) -> None:
         if isinstance(node, cst.FunctionDef):
             scope.local.add(node.name.value)
+            scope.definitions.add(node.name.value)
             for decorator in node.decorators:  # the header is evaluated where the def runs
                 self._visit(decorator, scope)
             self._visit_params(node.params, scope)
@@ -121,6 +140,7 @@ class Scopes:
             self._visit(node.body, self._open_function(node, node.params, scope))
         elif isinstance(node, cst.ClassDef):
             scope.local.add(node.name.value)
+            scope.definitions.add(node.name.value)
             for header in (*node.decorators, *node.bases, *node.keywords):
                 self._visit(header, scope)
             self._visit(node.body, self._open(node, scope))
@@ -203,10 +223,9 @@ class Scopes:
 
     @staticmethod
     def _bind_alias(alias: cst.ImportAlias, scope: ScopeInfo) -> None:
-        if alias.asname is not None:
-            scope.local.update(_bound_by_target(alias.asname.name))
-            return
         head: cst.BaseExpression = alias.name  # `import a.b` binds `a`
         while isinstance(head, cst.Attribute):
             head = head.value
-        scope.local.update(_bound_by_target(head))
+        names = set(_bound_by_target(alias.asname.name if alias.asname is not None else head))
+        scope.local.update(names)
+        scope.definitions.update(names)
