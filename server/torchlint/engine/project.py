@@ -15,6 +15,7 @@ import ast
 import hashlib
 import logging
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -53,7 +54,19 @@ class ModuleSummary:
     all_classes: list[ast.ClassDef] = field(default_factory=list)  # every class, nested too, in source order
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     globals: dict[str, ast.expr] = field(default_factory=dict)  # module-level name -> last value
-    called: set[str] = field(default_factory=set)  # the last name of every function or method called
+
+    @cached_property
+    def called(self) -> set[str]:
+        """The last name of every function or method the module calls (read on first question)."""
+        found: set[str] = set()
+        for node in ast.walk(python_ast(self.text)):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute):
+                    found.add(func.attr)
+                elif isinstance(func, ast.Name):
+                    found.add(func.id)
+        return found
 
 
 @dataclass
@@ -121,14 +134,8 @@ def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary |
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     s = ModuleSummary(path, name, package, text)
-    for node in ast.walk(tree):  # imports anywhere (inside functions too), as the checked file's table
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute):
-                s.called.add(func.attr)
-            elif isinstance(func, ast.Name):
-                s.called.add(func.id)
-        elif isinstance(node, ast.Import):
+    for node in _import_order(tree):  # imports anywhere (inside functions too), as the checked file's table
+        if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
                     s.imports[alias.asname] = alias.name
@@ -154,20 +161,35 @@ def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary |
     return s
 
 
+def _blocks(node: ast.AST) -> list[ast.AST]:
+    """The statements (and `except` / `case` clauses) directly inside a statement, in field order."""
+    found: list[ast.AST] = []
+    for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+        block = getattr(node, name, None)
+        if type(block) is list:
+            found.extend(block)
+    return found
+
+
+def _import_order(tree: ast.Module) -> Iterator[ast.AST]:
+    """The statements of a module breadth first, as `ast.walk` meets them (a later import of a name wins),
+    without visiting their expressions: imports are statements."""
+    todo: deque[ast.AST] = deque(tree.body)
+    while todo:
+        node = todo.popleft()
+        yield node
+        todo.extend(_blocks(node))
+
+
 def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement of a block in source order, into compound statements, functions and classes (the
     order walk.iter_statements gives a libcst tree of the same text)."""
-    stack = list(reversed(body))
+    stack: list[ast.AST] = list(reversed(body))
     while stack:
-        stmt = stack.pop()
-        yield stmt
-        blocks: list[list[ast.stmt]] = [getattr(stmt, "body", [])]
-        blocks.extend(h.body for h in getattr(stmt, "handlers", ()))
-        blocks.extend(c.body for c in getattr(stmt, "cases", ()))
-        blocks.extend((getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])))
-        for block in reversed(blocks):
-            if isinstance(block, list):
-                stack.extend(reversed(block))
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+        stack.extend(reversed(_blocks(node)))
 
 
 class Project:

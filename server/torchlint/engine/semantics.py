@@ -49,13 +49,18 @@ class ModuleClasses:
     asks it): `modules` are its nn.Module subclasses."""
 
     def __init__(
-        self, module: cst.Module, summary: ModuleSummary | None, project: Project | None, folder: Path | None
+        self,
+        module: cst.Module,
+        summarized: Callable[[], ModuleSummary | None],
+        project: Project | None,
+        folder: Path | None,
     ) -> None:
         self.by_name: dict[str, cst.ClassDef] = {}
         classes = [n for n in iter_statements(module.body, into_functions=True) if isinstance(n, cst.ClassDef)]
         for c in classes:
             self.by_name[c.name.value] = c
         self.kinds: dict[cst.ClassDef, Kind] = {}
+        summary = summarized() if classes else None
         if summary is not None and len(summary.all_classes) == len(classes):  # the same text, the same classes
             kinds = inference.ClassKinds(project if folder is not None else None, summary, {}, folder)
             self.kinds = {c: kinds.of(a) for c, a in zip(classes, summary.all_classes)}
@@ -90,8 +95,7 @@ class Scope:
         # parameters whose kind only their call sites can tell: resolved on first lookup
         self._pending: dict[str, cst.Param] = {}
         # names this scope assigns but declares `global` / `nonlocal`: bound in the scope that owns them
-        info = semantics.scopes().info(node)
-        self._foreign = info.declared_global | info.declared_nonlocal if info is not None else set()
+        self._foreign: set[str] = set()
         self.exported: dict[str, Kind] = {}
 
     # -- lookup -----------------------------------------------------------
@@ -99,6 +103,9 @@ class Scope:
     def bindings(self) -> dict[str, Kind]:
         if self._bindings is None:
             self._bindings = {}
+            info = self.semantics.scopes().info(self.node)
+            if info is not None:
+                self._foreign = info.declared_global | info.declared_nonlocal
             self._build()
         return self._bindings
 
@@ -284,7 +291,7 @@ class Semantics:
         self.project = project
         self.folder = folder  # the checked file's folder: where its sibling imports resolve
         self.mentions_backward = "backward" in text
-        self.classes = ModuleClasses(module, summary() if summary is not None else _summary(module), project, folder)
+        self.classes = ModuleClasses(module, summary or (lambda: _summary(module)), project, folder)
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self.sites = sites or cache(lambda: call_sites.index(module))
         self.scopes = scopes or cache(lambda: Scopes(module))  # which scope binds a name read where
