@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import cast
 
 import libcst as cst
@@ -162,7 +163,7 @@ class Scopes:
             if t not in _SPECIAL:
                 if t in _BINDERS:
                     self._bind(node, scope)
-                todo.extend((child, scope) for child in children(node))
+                todo.extend(zip(children(node), repeat(scope)))
             elif t is cst.FunctionDef or t is cst.Lambda:
                 fn = cast(cst.FunctionDef | cst.Lambda, node)
                 if isinstance(fn, cst.FunctionDef):
