@@ -187,8 +187,8 @@ class FileContext:
             self.project,
             folder,
             lambda: self.call_sites,
-            lambda: self.scopes,
-            lambda: self.own_summary,
+            scopes=lambda: self.scopes,
+            summary=lambda: self.own_summary,
         )
 
     @cached_property

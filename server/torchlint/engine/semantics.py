@@ -8,6 +8,10 @@ Kinds come from evidence only (see kinds.py): constructors and library calls,
 annotations, assignments, the project's classes and functions, and for a
 parameter the arguments every call site in the file passes. A name is never
 evidence: `def train(model, opt)` with no caller leaves both unknown.
+
+Which scope's binding a name read in a scope sees is scopes.py's answer (Python's
+rules), never a walk of this module's own. What a class is, and what another
+file's function or global is, is inference.py's: the same answer any file gets.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from torchlint.engine.kinds import (
     kind_from_qualname,
 )
 from torchlint.engine.names import Imports, dotted
-from torchlint.engine.project import ModuleSummary, summarize
+from torchlint.engine.project import ModuleSummary
 from torchlint.engine.scopes import Scopes
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 
@@ -261,11 +265,6 @@ class Scope:
                                 self._bind(name, kind)
 
 
-def _summary(module: cst.Module) -> ModuleSummary | None:
-    """A snippet's own summary (no project, no path): what a FileContext gives as `own_summary`."""
-    return summarize(Path("<snippet>"), "", "", module.code)
-
-
 def _iterates_loader(expr: cst.BaseExpression, scope: Scope) -> bool:
     """`enumerate(loader)`, `tqdm(loader)`, `zip(a_loader, b_loader)`."""
     if isinstance(expr, cst.Call) and expr.args:
@@ -283,18 +282,19 @@ class Semantics:
         project: Project | None = None,
         folder: Path | None = None,
         sites: Callable[[], CallSites] | None = None,
-        scopes: Callable[[], Scopes] | None = None,
-        summary: Callable[[], ModuleSummary | None] | None = None,
+        *,
+        scopes: Callable[[], Scopes],  # which scope binds a name read where (the context's)
+        summary: Callable[[], ModuleSummary | None],  # this file's ast summary, as other files see it
     ) -> None:
         self.module = module
         self.imports = imports
         self.project = project
         self.folder = folder  # the checked file's folder: where its sibling imports resolve
         self.mentions_backward = "backward" in text
-        self.classes = ModuleClasses(module, summary or (lambda: _summary(module)), project, folder)
+        self.classes = ModuleClasses(module, summary, project, folder)
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self.sites = sites or cache(lambda: call_sites.index(module))
-        self.scopes = scopes or cache(lambda: Scopes(module))  # which scope binds a name read where
+        self.scopes = scopes
         self._backward_calls: dict[int, list[cst.Call]] | None = None
         self._resolving: set[cst.CSTNode] = set()
 
