@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import cast
 
 import libcst as cst
@@ -25,6 +24,8 @@ from torchlint.engine.walk import children
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _Comprehension = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
 _SPECIAL = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS})  # open a scope
+# Nodes with no code inside (their children, if any, are names): nothing under them binds or opens a scope.
+_LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis, cst.Pass})
 _BINDERS = frozenset(  # nodes that bind names themselves (Scopes._bind)
     {
         cst.AssignTarget,
@@ -163,7 +164,7 @@ class Scopes:
             if t not in _SPECIAL:
                 if t in _BINDERS:
                     self._bind(node, scope)
-                todo.extend(zip(children(node), repeat(scope)))
+                todo.extend((child, scope) for child in children(node) if type(child) not in _LEAVES)
             elif t is cst.FunctionDef or t is cst.Lambda:
                 fn = cast(cst.FunctionDef | cst.Lambda, node)
                 if isinstance(fn, cst.FunctionDef):
