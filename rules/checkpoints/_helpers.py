@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from torchlint.engine import inference
 from torchlint.engine.activations import relative_path
 from torchlint.engine.kinds import Kind
 from torchlint.engine.project import ModuleSummary, Project, qualify
@@ -66,7 +67,7 @@ def _in_scope(project: Project, summary: ModuleSummary, scope: ast.AST, path: st
 
 
 def _refused(project: Project, summary: ModuleSummary, expr: ast.expr, local: dict[str, ast.expr]) -> str | None:
-    kind = project.expr_kind(summary, expr, local)
+    kind = inference.expr_kind(project, summary, expr, local)
     for flag, what in PICKLED_KINDS.items():
         if kind & flag and not kind & _PLAIN:
             return what

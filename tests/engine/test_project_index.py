@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from fixture_expectations import FIXTURES
+from torchlint.engine import inference
 from torchlint.engine.project import Project, find_root
 from torchlint.engine.target_version import lowest_allowed, resolve
 
@@ -57,8 +58,8 @@ def test_classes_resolve_through_relative_imports_and_reexports(tmp_path):
         },
     )
     project = Project(root)
-    assert project.is_module_class("kit.Net", root)
-    assert not project.is_module_class("kit.models.Missing", root)
+    assert inference.is_module_class(project, "kit.Net", root)
+    assert not inference.is_module_class(project, "kit.models.Missing", root)
 
 
 def test_function_summaries_say_what_they_return(tmp_path):
@@ -74,7 +75,7 @@ def test_function_summaries_say_what_they_return(tmp_path):
         },
     )
     project = Project(root)
-    kinds = {name: project.call_kind(f"utils.{name}", root).name for name in ("make", "opt", "state")}
+    kinds = {name: inference.call_kind(project, f"utils.{name}", root).name for name in ("make", "opt", "state")}
     assert kinds == {"make": "MODEL", "opt": "OPTIMIZER", "state": "CONTAINER"}
 
 

@@ -180,7 +180,16 @@ class FileContext:
     @cached_property
     def semantics(self) -> Semantics:
         folder = Path(self.path).resolve().parent if self.project is not None else None
-        return Semantics(self.module, self.imports, self.text, self.project, folder, lambda: self.call_sites)
+        return Semantics(
+            self.module,
+            self.imports,
+            self.text,
+            self.project,
+            folder,
+            lambda: self.call_sites,
+            scopes=lambda: self.scopes,
+            summary=lambda: self.own_summary,
+        )
 
     @cached_property
     def call_sites(self) -> CallSites:

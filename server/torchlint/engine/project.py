@@ -15,6 +15,7 @@ import ast
 import hashlib
 import logging
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -25,7 +26,7 @@ from pathlib import Path
 from torchlint import notebook
 from torchlint.discovery import discover
 from torchlint.engine.import_index import ImportIndex
-from torchlint.engine.kinds import PASS_THROUGH, SAME_OBJECT_METHODS, Kind, is_module_base, kind_from_qualname
+from torchlint.engine.kinds import Kind
 from torchlint.engine.names import CANONICAL, relative_module
 from torchlint.engine.source import python_ast
 from torchlint.engine.target_version import TorchVersion
@@ -50,9 +51,22 @@ class ModuleSummary:
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
     classes: dict[str, list[ast.expr]] = field(default_factory=dict)  # class -> base expressions
     class_defs: dict[str, ast.ClassDef] = field(default_factory=dict)  # class -> its definition (methods)
+    all_classes: list[ast.ClassDef] = field(default_factory=list)  # every class, nested too, in source order
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     globals: dict[str, ast.expr] = field(default_factory=dict)  # module-level name -> last value
-    called: set[str] = field(default_factory=set)  # the last name of every function or method called
+
+    @cached_property
+    def called(self) -> set[str]:
+        """The last name of every function or method the module calls (read on first question)."""
+        found: set[str] = set()
+        for node in ast.walk(python_ast(self.text)):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute):
+                    found.add(func.attr)
+                elif isinstance(func, ast.Name):
+                    found.add(func.id)
+        return found
 
 
 @dataclass
@@ -120,14 +134,8 @@ def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary |
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     s = ModuleSummary(path, name, package, text)
-    for node in ast.walk(tree):  # imports anywhere (inside functions too), as the checked file's table
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute):
-                s.called.add(func.attr)
-            elif isinstance(func, ast.Name):
-                s.called.add(func.id)
-        elif isinstance(node, ast.Import):
+    for node in _import_order(tree):  # imports anywhere (inside functions too), as the checked file's table
+        if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
                     s.imports[alias.asname] = alias.name
@@ -141,6 +149,7 @@ def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary |
             for alias in node.names:
                 if alias.name != "*":
                     s.imports[alias.asname or alias.name] = f"{base}.{alias.name}"
+    s.all_classes = [stmt for stmt in statements(tree.body) if isinstance(stmt, ast.ClassDef)]
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
             s.classes[stmt.name] = list(stmt.bases)
@@ -150,6 +159,37 @@ def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary |
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             s.globals[stmt.targets[0].id] = stmt.value
     return s
+
+
+def _blocks(node: ast.AST) -> list[ast.AST]:
+    """The statements (and `except` / `case` clauses) directly inside a statement, in field order."""
+    found: list[ast.AST] = []
+    for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+        block = getattr(node, name, None)
+        if type(block) is list:
+            found.extend(block)
+    return found
+
+
+def _import_order(tree: ast.Module) -> Iterator[ast.AST]:
+    """The statements of a module breadth first, as `ast.walk` meets them (a later import of a name wins),
+    without visiting their expressions: imports are statements."""
+    todo: deque[ast.AST] = deque(tree.body)
+    while todo:
+        node = todo.popleft()
+        yield node
+        todo.extend(_blocks(node))
+
+
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a block in source order, into compound statements, functions and classes (the
+    order walk.iter_statements gives a libcst tree of the same text)."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+        stack.extend(reversed(_blocks(node)))
 
 
 class Project:
@@ -164,7 +204,8 @@ class Project:
         self._summaries: dict[Path, tuple[object, ModuleSummary | None]] = {}
         self._notebooks: dict[Path, tuple[object, str | None]] = {}  # path -> (stat key, code cells)
         self._overlays: dict[Path, str] = {}  # unsaved editor text, by path
-        self._kinds: dict[tuple[Path, str], Kind] = {}
+        # the inference's answers about this project's symbols (inference.py), dropped when a file changes
+        self.kinds: dict[object, Kind] = {}
         self._files: list[Path] | None = None
         self._digest: str | None = None  # files_digest, until the files change
         self._index: ImportIndex | None = None
@@ -186,7 +227,7 @@ class Project:
             self._overlays.pop(path, None)
         else:
             self._overlays[path] = text
-        self._kinds.clear()
+        self.kinds.clear()
         if self._todo is not None:
             self._todo.add(path)
 
@@ -249,7 +290,7 @@ class Project:
         name, package = self.module_name(path)
         summary = summarize(path, name, package, text)
         self._summaries[path] = (key, summary)
-        self._kinds.clear()
+        self.kinds.clear()
         return summary
 
     def forget_files(self, paths: list[Path] | None = None) -> None:
@@ -446,108 +487,6 @@ class Project:
             return None
         return None
 
-    def is_module_class(self, qualname: str, from_dir: Path) -> bool:
-        return bool(self.call_kind(qualname, from_dir) & Kind.MODEL) and self._is_class(qualname, from_dir)
-
-    def _is_class(self, qualname: str, from_dir: Path) -> bool:
-        found = self.resolve(qualname, from_dir)
-        return found is not None and found[1] in found[0].classes
-
-    def call_kind(self, qualname: str, from_dir: Path) -> Kind:
-        """Kind of `qualname(...)`: a project class's instance or a project function's result."""
-        found = self.resolve(qualname, from_dir)
-        if found is None:
-            return Kind.NONE
-        summary, name = found
-        key = (summary.path, name)
-        if key in self._kinds:
-            return self._kinds[key]
-        resolving = _current().resolving
-        if key in resolving:
-            return Kind.NONE
-        resolving.add(key)
-        try:
-            if name in summary.classes:
-                kind = self._class_kind(summary, name)
-            elif name in summary.functions:
-                kind = self._returns(summary, summary.functions[name])
-            else:
-                kind = Kind.NONE
-        finally:
-            resolving.discard(key)
-        self._kinds[key] = kind
-        return kind
-
-    def global_kind(self, qualname: str, from_dir: Path) -> Kind:
-        """Kind of a module-level variable of a project module (`from config import device`)."""
-        found = self.resolve(qualname, from_dir)
-        if found is None or found[1] not in found[0].globals:
-            return Kind.NONE
-        return self.expr_kind(found[0], found[0].globals[found[1]], {})
-
-    def _class_kind(self, summary: ModuleSummary, name: str) -> Kind:
-        for base in summary.classes[name]:
-            q = qualify(summary, base)
-            if q is None:
-                continue
-            if is_module_base(q):
-                return Kind.MODEL
-            lib = kind_from_qualname(q)
-            if lib & (Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Kind.SAMPLER):
-                return lib
-            if self.call_kind(q, summary.path.parent) & Kind.MODEL and self._is_class(q, summary.path.parent):
-                return Kind.MODEL
-        return Kind.NONE
-
-    def _returns(self, summary: ModuleSummary, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind:
-        local: dict[str, ast.expr] = {}
-        returns: list[ast.expr] = []
-        for node in _body_nodes(fn):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                local[node.targets[0].id] = node.value
-            elif isinstance(node, ast.Return) and node.value is not None:
-                returns.append(node.value)
-        kinds = [self.expr_kind(summary, r, local) for r in returns]
-        if not kinds:
-            return Kind.NONE
-        common = kinds[0]
-        for k in kinds[1:]:
-            common &= k
-        return common
-
-    def expr_kind(self, summary: ModuleSummary, expr: ast.expr, local: dict[str, ast.expr], depth: int = 0) -> Kind:
-        """A small evaluator for other files: constructors, project calls, local names, `.to()`."""
-        if depth > 12:
-            return Kind.NONE
-        if isinstance(expr, (ast.Dict, ast.List, ast.Tuple, ast.DictComp, ast.ListComp)):
-            return Kind.CONTAINER
-        if isinstance(expr, ast.Name):
-            if expr.id in local:
-                value = local.pop(expr.id)  # no cycles through `x = f(x)`
-                try:
-                    return self.expr_kind(summary, value, local, depth + 1)
-                finally:
-                    local[expr.id] = value
-            if expr.id in summary.globals:
-                return self.expr_kind(summary, summary.globals[expr.id], {}, depth + 1)
-            return Kind.NONE
-        if not isinstance(expr, ast.Call):
-            return Kind.NONE
-        func = expr.func
-        if isinstance(func, ast.Attribute) and func.attr in SAME_OBJECT_METHODS:
-            inner = self.expr_kind(summary, func.value, local, depth + 1)
-            if inner & Kind.MODEL:
-                return inner
-        q = qualify(summary, func)
-        if q is None:
-            return Kind.NONE
-        if q in PASS_THROUGH and expr.args:
-            return self.expr_kind(summary, expr.args[0], local, depth + 1)
-        lib = kind_from_qualname(q)
-        if lib:
-            return lib
-        return self.call_kind(q, summary.path.parent)
-
 
 def _read(path: Path) -> str | None:
     """A module's text; a notebook's code cells as one program (notebook.py), as it is checked."""
@@ -557,16 +496,6 @@ def _read(path: Path) -> str | None:
         return notebook.build(notebook.read_ipynb(path.read_bytes())[1]).text
     except (OSError, notebook.NotebookError):
         return None
-
-
-def _body_nodes(fn: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of a function body, not descending into nested functions or classes."""
-    todo = list(ast.iter_child_nodes(fn))
-    while todo:
-        node = todo.pop(0)
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def _stat_key(path: Path) -> tuple[int, int]:

@@ -15,12 +15,37 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
 from torchlint.engine.walk import children
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_Comprehension = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
+_SPECIAL = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef, *_COMPREHENSIONS})  # open a scope
+# Nodes with no code inside (their children, if any, are names): nothing under them binds or opens a scope.
+_LEAVES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis, cst.Pass})
+_BINDERS = frozenset(  # nodes that bind names themselves (Scopes._bind)
+    {
+        cst.AssignTarget,
+        cst.AugAssign,
+        cst.AnnAssign,
+        cst.For,
+        cst.Del,
+        cst.WithItem,
+        cst.ExceptHandler,
+        cst.ExceptStarHandler,
+        cst.NamedExpr,
+        cst.Import,
+        cst.ImportFrom,
+        cst.Global,
+        cst.Nonlocal,
+        cst.MatchAs,
+        cst.MatchStar,
+        cst.MatchMapping,
+    }
+)
 
 
 @dataclass(eq=False)
@@ -31,6 +56,7 @@ class ScopeInfo:
     declared_global: set[str] = field(default_factory=set)
     declared_nonlocal: set[str] = field(default_factory=set)
     params: list[str] = field(default_factory=list)  # a function's or lambda's parameters, in order
+    definitions: set[str] = field(default_factory=set)  # bound by `import`, `def` or `class` (known by name)
 
     @property
     def is_class(self) -> bool:
@@ -46,6 +72,15 @@ def _bound_by_target(target: cst.CSTNode) -> Iterator[str]:
             yield from _bound_by_target(el.value)
     elif type(target) is cst.StarredElement:
         yield from _bound_by_target(target.value)
+
+
+def _defaults_and_annotations(params: cst.Parameters) -> list[cst.CSTNode]:
+    """Parts of a signature read in the enclosing scope (the parameters bind in the function)."""
+    parts: list[cst.CSTNode] = []
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg, params.star_kwarg):
+        if isinstance(param, cst.Param):
+            parts.extend(part for part in (param.annotation, param.default) if part is not None)
+    return parts
 
 
 def _params(params: cst.Parameters) -> list[str]:
@@ -64,8 +99,8 @@ class Scopes:
     def __init__(self, module: cst.Module) -> None:
         self.module = module
         self._info: dict[int, ScopeInfo] = {}  # id(scope node) -> info (the info keeps the node alive)
-        root = self._open(module, None)
-        self._visit_body(module, root)
+        self._declarers: dict[int, list[tuple[cst.CSTNode, set[str]]]] | None = None
+        self._walk(module, self._open(module, None))
 
     def info(self, node: cst.CSTNode) -> ScopeInfo | None:
         return self._info.get(id(node))
@@ -93,6 +128,22 @@ class Scopes:
             outer = outer.parent
         return None
 
+    def declarers(self, node: cst.CSTNode) -> list[tuple[cst.CSTNode, set[str]]]:
+        """The scopes whose `global` / `nonlocal` declarations bind names of scope `node`, and those names
+        (`global model; model = Net()` in a function assigns the module's `model`)."""
+        if self._declarers is None:
+            found: dict[int, list[tuple[cst.CSTNode, set[str]]]] = {}
+            for info in self._info.values():
+                targets: dict[int, set[str]] = {}
+                for name in info.declared_global | info.declared_nonlocal:
+                    owner = self.binding_scope(name, info.node)
+                    if owner is not None and owner is not info.node:
+                        targets.setdefault(id(owner), set()).add(name)
+                for owner_id, names in targets.items():
+                    found.setdefault(owner_id, []).append((info.node, names))
+            self._declarers = found
+        return self._declarers.get(id(node), [])
+
     def is_parameter(self, name: str, scope_node: cst.CSTNode) -> bool:
         info = self.info(scope_node)
         return info is not None and name in info.params
@@ -103,32 +154,36 @@ class Scopes:
         self._info[id(node)] = info
         return info
 
-    def _visit_body(self, node: cst.CSTNode, scope: ScopeInfo) -> None:
-        for child in children(node):
-            self._visit(child, scope)
-
-    def _visit(self, node: cst.CSTNode, scope: ScopeInfo) -> None:
-        if isinstance(node, cst.FunctionDef):
-            scope.local.add(node.name.value)
-            for decorator in node.decorators:  # the header is evaluated where the def runs
-                self._visit(decorator, scope)
-            self._visit_params(node.params, scope)
-            if node.returns is not None:
-                self._visit(node.returns, scope)
-            self._visit(node.body, self._open_function(node, node.params, scope))
-        elif isinstance(node, cst.Lambda):
-            self._visit_params(node.params, scope)
-            self._visit(node.body, self._open_function(node, node.params, scope))
-        elif isinstance(node, cst.ClassDef):
-            scope.local.add(node.name.value)
-            for header in (*node.decorators, *node.bases, *node.keywords):
-                self._visit(header, scope)
-            self._visit(node.body, self._open(node, scope))
-        elif isinstance(node, _COMPREHENSIONS):
-            self._visit_comprehension(node, scope)
-        else:
-            self._bind(node, scope)
-            self._visit_body(node, scope)
+    def _walk(self, root: cst.CSTNode, scope: ScopeInfo) -> None:
+        """Every node under `root`, each in the scope it is evaluated in (a loop, not recursion: this visits
+        every node of the file, and deeply nested code must not reach the recursion limit)."""
+        todo: list[tuple[cst.CSTNode, ScopeInfo]] = [(child, scope) for child in children(root)]
+        while todo:
+            node, scope = todo.pop()
+            t = type(node)  # compared by type: isinstance() against libcst's ABC-based classes is slow
+            if t not in _SPECIAL:
+                if t in _BINDERS:
+                    self._bind(node, scope)
+                todo.extend((child, scope) for child in children(node) if type(child) not in _LEAVES)
+            elif t is cst.FunctionDef or t is cst.Lambda:
+                fn = cast(cst.FunctionDef | cst.Lambda, node)
+                if isinstance(fn, cst.FunctionDef):
+                    scope.local.add(fn.name.value)
+                    scope.definitions.add(fn.name.value)
+                    # the header is evaluated where the def runs
+                    todo.extend((d, scope) for d in fn.decorators)
+                    if fn.returns is not None:
+                        todo.append((fn.returns, scope))
+                todo.extend((part, scope) for part in _defaults_and_annotations(fn.params))
+                todo.append((fn.body, self._open_function(fn, fn.params, scope)))
+            elif t is cst.ClassDef:
+                cls = cast(cst.ClassDef, node)
+                scope.local.add(cls.name.value)
+                scope.definitions.add(cls.name.value)
+                todo.extend((header, scope) for header in (*cls.decorators, *cls.bases, *cls.keywords))
+                todo.append((cls.body, self._open(cls, scope)))
+            else:
+                todo.extend(self._comprehension(cast(_Comprehension, node), scope))
 
     def _open_function(self, node: cst.CSTNode, params: cst.Parameters, parent: ScopeInfo) -> ScopeInfo:
         inner = self._open(node, parent)
@@ -136,39 +191,23 @@ class Scopes:
         inner.local.update(inner.params)
         return inner
 
-    def _visit_params(self, params: cst.Parameters, scope: ScopeInfo) -> None:
-        """Defaults and annotations: read in the enclosing scope (the parameters bind in the function)."""
-        for param in (
-            *params.posonly_params,
-            *params.params,
-            *params.kwonly_params,
-            params.star_arg,
-            params.star_kwarg,
-        ):
-            if isinstance(param, cst.Param):
-                for part in (param.annotation, param.default):
-                    if part is not None:
-                        self._visit(part, scope)
-
-    def _visit_comprehension(
-        self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp, scope: ScopeInfo
-    ) -> None:
+    def _comprehension(self, node: _Comprehension, scope: ScopeInfo) -> list[tuple[cst.CSTNode, ScopeInfo]]:
+        """Open a comprehension's scope; its parts, each with the scope it is evaluated in."""
         clause: cst.CompFor | None = node.for_in
         assert clause is not None, "a comprehension has a for clause"
-        self._visit(clause.iter, scope)  # the first iterable is evaluated in the enclosing scope
+        parts: list[tuple[cst.CSTNode, ScopeInfo]] = [(clause.iter, scope)]  # the first iterable: outside
         inner = self._open(node, scope)
         first = True
         while clause is not None:
             inner.local.update(_bound_by_target(clause.target))
             if not first:
-                self._visit(clause.iter, inner)
-            for cond in clause.ifs:
-                self._visit(cond, inner)
+                parts.append((clause.iter, inner))
+            parts.extend((cond, inner) for cond in clause.ifs)
             first = False
             clause = clause.inner_for_in
-        parts = (node.key, node.value) if isinstance(node, cst.DictComp) else (node.elt,)
-        for part in parts:
-            self._visit(part, inner)
+        values = (node.key, node.value) if isinstance(node, cst.DictComp) else (node.elt,)
+        parts.extend((value, inner) for value in values)
+        return parts
 
     def _bind(self, node: cst.CSTNode, scope: ScopeInfo) -> None:
         """The names `node` itself binds in `scope`."""
@@ -203,10 +242,9 @@ class Scopes:
 
     @staticmethod
     def _bind_alias(alias: cst.ImportAlias, scope: ScopeInfo) -> None:
-        if alias.asname is not None:
-            scope.local.update(_bound_by_target(alias.asname.name))
-            return
         head: cst.BaseExpression = alias.name  # `import a.b` binds `a`
         while isinstance(head, cst.Attribute):
             head = head.value
-        scope.local.update(_bound_by_target(head))
+        names = set(_bound_by_target(alias.asname.name if alias.asname is not None else head))
+        scope.local.update(names)
+        scope.definitions.update(names)

@@ -8,6 +8,10 @@ Kinds come from evidence only (see kinds.py): constructors and library calls,
 annotations, assignments, the project's classes and functions, and for a
 parameter the arguments every call site in the file passes. A name is never
 evidence: `def train(model, opt)` with no caller leaves both unknown.
+
+Which scope's binding a name read in a scope sees is scopes.py's answer (Python's
+rules), never a walk of this module's own. What a class is, and what another
+file's function or global is, is inference.py's: the same answer any file gets.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine import call_sites
+from torchlint.engine import call_sites, inference
 from torchlint.engine.call_sites import CallSites
 from torchlint.engine.kinds import (
     PASS_THROUGH,
@@ -27,11 +31,12 @@ from torchlint.engine.kinds import (
     SAME_OBJECT_METHODS,
     TENSOR_METHODS,
     Kind,
-    is_module_base,
     kind_from_annotation,
     kind_from_qualname,
 )
 from torchlint.engine.names import Imports, dotted
+from torchlint.engine.project import ModuleSummary
+from torchlint.engine.scopes import Scopes
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 
 if TYPE_CHECKING:
@@ -44,35 +49,30 @@ _BUILTIN_CONTAINERS = frozenset({"dict", "list", "tuple", "set"})
 
 
 class ModuleClasses:
-    """Which classes in the file are nn.Module subclasses (bases resolved through the project)."""
+    """The kind of each class of the file (inference.py, over the file's `ast` summary as any other file
+    asks it): `modules` are its nn.Module subclasses."""
 
-    def __init__(self, module: cst.Module, imports: Imports, project: Project | None, folder: Path | None) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        summarized: Callable[[], ModuleSummary | None],
+        project: Project | None,
+        folder: Path | None,
+    ) -> None:
         self.by_name: dict[str, cst.ClassDef] = {}
         classes = [n for n in iter_statements(module.body, into_functions=True) if isinstance(n, cst.ClassDef)]
         for c in classes:
             self.by_name[c.name.value] = c
-        self.modules: set[cst.ClassDef] = set()
-        changed = True
-        while changed:  # fixpoint: subclasses of in-file module classes
-            changed = False
-            for c in classes:
-                if c not in self.modules and self._is_module(c, imports, project, folder):
-                    self.modules.add(c)
-                    changed = True
+        self.kinds: dict[cst.ClassDef, Kind] = {}
+        summary = summarized() if classes else None
+        if summary is not None and len(summary.all_classes) == len(classes):  # the same text, the same classes
+            kinds = inference.ClassKinds(project if folder is not None else None, summary, {}, folder)
+            self.kinds = {c: kinds.of(a) for c, a in zip(classes, summary.all_classes)}
+        self.modules = {c for c, kind in self.kinds.items() if kind & Kind.MODEL}
 
-    def _is_module(self, c: cst.ClassDef, imports: Imports, project: Project | None, folder: Path | None) -> bool:
-        for base in c.bases:
-            q = imports.qualname(base.value)
-            if q is not None:
-                if is_module_base(q):
-                    return True
-                if project is not None and folder is not None and project.is_module_class(q, folder):
-                    return True
-                continue
-            name = dotted(base.value)
-            if name in self.by_name and self.by_name[name] in self.modules:
-                return True
-        return False
+    def kind(self, c: cst.ClassDef) -> Kind:
+        """What an instance of `c` is."""
+        return self.kinds.get(c, Kind.NONE)
 
     def __contains__(self, c: cst.ClassDef) -> bool:
         return c in self.modules
@@ -98,29 +98,41 @@ class Scope:
         self._bindings: dict[str, Kind] | None = None
         # parameters whose kind only their call sites can tell: resolved on first lookup
         self._pending: dict[str, cst.Param] = {}
+        # names this scope assigns but declares `global` / `nonlocal`: bound in the scope that owns them
+        self._foreign: set[str] = set()
+        self.exported: dict[str, Kind] = {}
 
     # -- lookup -----------------------------------------------------------
     @property
     def bindings(self) -> dict[str, Kind]:
         if self._bindings is None:
             self._bindings = {}
+            info = self.semantics.scopes().info(self.node)
+            if info is not None:
+                self._foreign = info.declared_global | info.declared_nonlocal
             self._build()
         return self._bindings
 
     def lookup(self, name: str) -> Kind | None:
-        """Kind of `name` in the innermost scope that binds it (NONE: bound, kind unknown)."""
+        """Kind of `name` read in this scope, in the scope Python's rules say binds it (scopes.py): NONE
+        when that scope binds it in a way no kind is known of; None when no scope does (a builtin), or the
+        binding is an import, `def` or `class` (`infer` resolves those by name)."""
+        owner = self.semantics.scopes().binding_scope(name, self.node)
+        if owner is None:
+            return None
         scope: Scope | None = self
-        while scope is not None:
-            if not isinstance(scope.node, cst.ClassDef) or scope is self:
-                bindings = scope.bindings
-                param = scope._pending.pop(name, None)
-                if param is not None:
-                    scope._bind(name, self.semantics.param_kind(scope, param))
-                kind = bindings.get(name)
-                if kind is not None:
-                    return kind
+        while scope is not None and scope.node is not owner:
             scope = scope.parent
-        return None
+        if scope is None:  # a scope outside this chain (a sibling method's scope hangs off another parent)
+            scope = self.semantics.scope_at(owner)
+        bindings = scope.bindings
+        param = scope._pending.pop(name, None)
+        if param is not None:
+            scope._bind(name, self.semantics.param_kind(scope, param))
+        kind = bindings.get(name)
+        if kind is not None:
+            return kind
+        return None if name in self.semantics.named(owner) else Kind.NONE
 
     def class_scope(self) -> Scope | None:
         scope: Scope | None = self
@@ -137,7 +149,7 @@ class Scope:
 
     def _bind(self, name: str, kind: Kind) -> None:
         """Record `name` as bound here (a NONE kind still shadows outer scopes)."""
-        bindings = self.bindings
+        bindings = self.exported if name in self._foreign else self.bindings
         bindings[name] = bindings.get(name, Kind.NONE) | kind
 
     def _build(self) -> None:
@@ -182,6 +194,11 @@ class Scope:
                 and isinstance(node.args[0].value, cst.Name)
             ):
                 self._bind(node.args[0].value.value, Kind.LOSS)
+        for declarer, names in self.semantics.scopes().declarers(self.node):
+            other = self.semantics.scope_at(declarer)
+            other.bindings  # noqa: B018 - building it fills `exported`
+            for name in names & other.exported.keys():
+                self._bind(name, other.exported[name])
 
     def _assign_value(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
@@ -265,15 +282,19 @@ class Semantics:
         project: Project | None = None,
         folder: Path | None = None,
         sites: Callable[[], CallSites] | None = None,
+        *,
+        scopes: Callable[[], Scopes],  # which scope binds a name read where (the context's)
+        summary: Callable[[], ModuleSummary | None],  # this file's ast summary, as other files see it
     ) -> None:
         self.module = module
         self.imports = imports
         self.project = project
         self.folder = folder  # the checked file's folder: where its sibling imports resolve
         self.mentions_backward = "backward" in text
-        self.classes = ModuleClasses(module, imports, project, folder)
+        self.classes = ModuleClasses(module, summary, project, folder)
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self.sites = sites or cache(lambda: call_sites.index(module))
+        self.scopes = scopes
         self._backward_calls: dict[int, list[cst.Call]] | None = None
         self._resolving: set[cst.CSTNode] = set()
 
@@ -287,6 +308,22 @@ class Semantics:
             scope = self._scopes[node] = Scope(node, parent, self)
         return scope
 
+    def scope_at(self, node: cst.CSTNode) -> Scope:
+        """The scope of a function, class or module node, its enclosing scopes as Python nests them."""
+        scope = self._scopes.get(node)
+        if scope is None:
+            info = self.scopes().info(node)
+            parent = info.parent if info is not None else None
+            while parent is not None and type(parent.node) not in (cst.FunctionDef, cst.ClassDef, cst.Module):
+                parent = parent.parent  # a lambda or comprehension around a def has no Scope of its own
+            scope = self.scope_for(node, self.scope_at(parent.node) if parent is not None else None)
+        return scope
+
+    def named(self, node: cst.CSTNode) -> set[str]:
+        """Names scope `node` binds by `import`, `def` or `class`: `infer` resolves them by name."""
+        info = self.scopes().info(node)
+        return info.definitions if info is not None else set()
+
     def infer(self, expr: cst.BaseExpression, scope: Scope) -> Kind:
         """Best-effort kind of the value of `expr` evaluated in `scope`."""
         if isinstance(expr, cst.Name):
@@ -295,7 +332,7 @@ class Semantics:
                 return kind
             q = self.imports.qualname(expr)
             if q is not None and self.project is not None and self.folder is not None:
-                return self.project.global_kind(q, self.folder)  # `from config import device`
+                return inference.global_kind(self.project, q, self.folder)  # `from config import device`
             return Kind.NONE
         if isinstance(expr, cst.Attribute):
             name = dotted(expr)
@@ -394,7 +431,7 @@ class Semantics:
             if kind or q in RETURNS:  # a table entry of NONE: deliberately unknown
                 return kind
             if self.project is not None and self.folder is not None:
-                kind = self.project.call_kind(q, self.folder)
+                kind = inference.call_kind(self.project, q, self.folder)
                 if kind:
                     return kind
         if isinstance(func, cst.Name):
@@ -440,7 +477,7 @@ class Semantics:
             return None  # a variable holding something callable
         cls = self.classes.by_name.get(name)
         if cls is not None:
-            return Kind.MODEL if cls in self.classes else Kind.NONE
+            return self.classes.kind(cls)
         defs = self.functions().get(name)
         if defs and len(defs) == 1:
             return self.returns(*defs[0])
