@@ -33,7 +33,7 @@ from torchlint.engine.cuda_guards import CudaEstablished, DeviceGuardTest
 from torchlint.engine.kinds import SET_GRAD_ENABLED, Kind
 from torchlint.engine.no_grad_callers import turns_grad_off
 from torchlint.engine.ranks import rank_zero_test
-from torchlint.engine.walk import children
+from torchlint.engine.walk import parent_map
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -117,7 +117,7 @@ class CallingContexts:
         self.ctx = ctx
         self.shared = shared or _Shared()
         self.tests = DeviceGuardTest(ctx)
-        self.cuda = CudaEstablished(ctx, self.tests, self._resolve)
+        self.cuda = CudaEstablished(ctx, self.tests, self.resolve)
         self._entries: dict[tuple[str, cst.FunctionDef], object] = {}
         self._parents: dict[Root, dict[int, cst.CSTNode]] = {}
         self._roots: dict[cst.FunctionDef, tuple[cst.CSTNode, ...]] | None = None
@@ -215,7 +215,7 @@ class CallingContexts:
         for summary in callers:
             if summary.path == here or not project.imports_module(summary, here):
                 continue
-            other = self._file(summary.path, summary.text)
+            other = self.file_context(summary.path, summary.text)
             if other is None:
                 return None
             found = other.calling_contexts.imported_calls(fact, here, fn.name.value)
@@ -246,7 +246,7 @@ class CallingContexts:
             return None
         return out
 
-    def _file(self, path: Path, text: str) -> FileContext | None:
+    def file_context(self, path: Path, text: str) -> FileContext | None:
         """The context of another project file, parsed once per lint."""
         from torchlint.engine.context import FileContext  # context.py imports this module
 
@@ -261,7 +261,7 @@ class CallingContexts:
                 self.shared.files[path] = other
         return self.shared.files[path]
 
-    def _resolve(self, func: cst.BaseExpression) -> tuple[FileContext, cst.FunctionDef] | None:
+    def resolve(self, func: cst.BaseExpression) -> tuple[FileContext, cst.FunctionDef] | None:
         """The function a call runs: one of this file's top-level functions, or a project module's."""
         name = func.value if type(func) is cst.Name else None
         if name is not None and name not in self.ctx.imports.table:
@@ -275,7 +275,7 @@ class CallingContexts:
         found = project.resolve(qualname, Path(self.ctx.path).resolve().parent)
         if found is None or found[1] not in found[0].functions:
             return None
-        other = self._file(found[0].path, found[0].text)
+        other = self.file_context(found[0].path, found[0].text)
         if other is None:
             return None
         defs = other.call_sites.functions.get(found[1], ())
@@ -287,11 +287,15 @@ class CallingContexts:
             self._roots = {f: c for defs in self.ctx.call_sites.functions.values() for f, c in defs}
         return self._roots.get(fn)
 
+    def ancestors(self, node: cst.CSTNode, fn: cst.FunctionDef | None) -> Ancestors | None:
+        """From `node` (in `fn`; None: module level) up: (ancestor, the child it is reached through)."""
+        return self._ancestors(node, fn if fn is not None else self.ctx.module)
+
     # -- the enclosing blocks ---------------------------------------------------------------------------
     def _ancestors(self, node: cst.CSTNode, root: Root) -> Ancestors | None:
         parents = self._parents.get(root)
         if parents is None:
-            parents = self._parents[root] = _parent_map(root)
+            parents = self._parents[root] = parent_map(root)
         out: Ancestors = []
         while node is not root:
             parent = parents.get(id(node))
@@ -392,18 +396,3 @@ def _block_of(node: cst.CSTNode) -> list[cst.BaseStatement] | None:
     if type(node) is cst.IndentedBlock or type(node) is cst.Module:
         return list(node.body)  # type: ignore[attr-defined]
     return None
-
-
-def _parent_map(root: Root) -> dict[int, cst.CSTNode]:
-    """id(child) -> parent for every node under `root`, nested defs, classes and lambdas left to their own."""
-    parents: dict[int, cst.CSTNode] = {}
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        for child in children(node):
-            parents[id(child)] = node
-            t = type(child)
-            if t is cst.FunctionDef or t is cst.Lambda:
-                continue
-            stack.append(child)
-    return parents

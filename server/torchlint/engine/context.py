@@ -15,8 +15,10 @@ from torchlint.engine.activations import Feed, LossFeeds
 from torchlint.engine.blocks import Loop
 from torchlint.engine.call_sites import CallSites
 from torchlint.engine.calling_context import CallingContexts, Context
+from torchlint.engine.checkpoint_consumers import CheckpointConsumers
 from torchlint.engine.device_moves import DeviceMoves, cpu_only_forward_arguments
 from torchlint.engine.graph_flow import Body
+from torchlint.engine.host_values import HostValues
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import LoopAnalysis
 from torchlint.engine.names import Imports
@@ -211,6 +213,16 @@ class FileContext:
         """In what context `node` runs: grad mode, frequency, CUDA known, rank 0 (traversal state: `node` lies
         in the innermost function being traversed, or at module level)."""
         return self.calling_contexts.at(node, self.current_function)
+
+    @cached_property
+    def checkpoint_consumers(self) -> CheckpointConsumers:
+        """Where a state dict is saved and which project loaders read it back (checkpoint_consumers.py)."""
+        return CheckpointConsumers(self)
+
+    @cached_property
+    def host_values(self) -> HostValues:
+        """Tensors a function only uses as Python numbers: indices, slice bounds, sizes (host_values.py)."""
+        return HostValues(self)
 
     @cached_property
     def loss_feeds(self) -> list[Feed]:
