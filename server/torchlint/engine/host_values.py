@@ -81,7 +81,7 @@ class HostValues:
             return True
         if isinstance(parent, cst.Arg):
             call = parents.get(id(parent))
-            return isinstance(call, cst.Call) and self._host_builtin(call.func) and parent.value is child
+            return isinstance(call, cst.Call) and self._host_builtin(call.func, fn) and parent.value is child
         if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in _TO_HOST:
             return isinstance(parents.get(id(parent)), cst.Call)
         if isinstance(parent, cst.For) and parent.iter is child:
@@ -92,8 +92,14 @@ class HostValues:
             return isinstance(target, cst.Name) and self._host_only(fn, target.value, seen)
         return False
 
-    def _host_builtin(self, func: cst.BaseExpression) -> bool:
-        return isinstance(func, cst.Name) and func.value in _HOST_BUILTINS and self.ctx.builtin(func) is not None
+    def _host_builtin(self, func: cst.BaseExpression, fn: cst.FunctionDef) -> bool:
+        """`range`/`int`/`len`/...: the builtin, not a name this file binds (scopes.py, Python's rules)."""
+        return (
+            isinstance(func, cst.Name)
+            and func.value in _HOST_BUILTINS
+            and func.value not in self.ctx.imports.table
+            and self.ctx.scopes.binding_scope(func.value, fn) is None
+        )
 
 
 def _binds(parents: dict[int, cst.CSTNode], node: cst.Name) -> bool:
