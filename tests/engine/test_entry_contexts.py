@@ -165,10 +165,15 @@ def after_nccl(): pass
 def after_gloo(): pass
 def after_check(): pass
 def after_maybe(): pass
+def flagged(): pass
+
+args = parser.parse_args()
 
 def main():
     if torch.cuda.is_available():
         guarded_helper()
+    if args.wgan:
+        flagged()
     init_gloo()
     after_gloo()
     maybe()
@@ -190,6 +195,7 @@ def train():
         ("after_check", True),  # the helper exits without one
         ("after_gloo", False),
         ("after_maybe", False),  # its `return` lets the caller go on without a GPU
+        ("flagged", False),  # a command-line flag around a call says nothing about the callee's device code
     ],
 )
 def test_cuda_known_from_guards_and_gpu_only_setup(name, cuda):

@@ -64,7 +64,13 @@ def _join(fact: str, a: object, b: object) -> object:
 
 
 # what an unknown caller brings, and what module level is: runs once, at import, with autograd on
-_UNKNOWN: dict[str, object] = {"grad_off": None, "frequency": Frequency.UNKNOWN, "cuda": False, "rank0": False}
+_UNKNOWN: dict[str, object] = {
+    "grad_off": None,
+    "frequency": Frequency.UNKNOWN,
+    "cuda": False,
+    "cuda_checked": False,
+    "rank0": False,
+}
 _MODULE: dict[str, object] = {"grad_off": False, "frequency": Frequency.ONCE, "cuda": False, "rank0": False}
 
 
@@ -117,6 +123,7 @@ class CallingContexts:
         self.ctx = ctx
         self.shared = shared or _Shared()
         self.tests = DeviceGuardTest(ctx)
+        self.checks = DeviceGuardTest(ctx, flags=False)  # what a call site's guard must show for its callee
         self.cuda = CudaEstablished(ctx, self.tests, self.resolve)
         self._entries: dict[tuple[str, cst.FunctionDef], object] = {}
         self._parents: dict[Root, dict[int, cst.CSTNode]] = {}
@@ -141,6 +148,7 @@ class CallingContexts:
         local = getattr(self, f"_{fact}")(ancestors, fn)
         if local is not INHERIT:
             return local
+        fact = fact.partition("_checked")[0]  # the entry's own fact
         return self._entry_fact(fact, fn) if fn is not None else _MODULE[fact]
 
     def _entry_fact(self, fact: str, fn: cst.FunctionDef) -> object:
@@ -199,7 +207,8 @@ class CallingContexts:
             return RECURSIVE
         if site.chain and type(site.chain[-1]) is cst.ClassDef and len(site.chain) > 1:
             return _UNKNOWN[fact]  # a class body inside a function
-        return self.fact(fact, site.call, caller)
+        # a flag guarding the call is no evidence about the device code inside the callee
+        return self.fact("cuda_checked" if fact == "cuda" else fact, site.call, caller)
 
     def _other_files(self, fact: str, fn: cst.FunctionDef) -> list[object] | None:
         """The contexts at the calls of top-level `fn` in the project files that import this one; None when
@@ -351,10 +360,11 @@ class CallingContexts:
                     return Frequency.CONDITIONAL
         return INHERIT
 
-    def _cuda(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
+    def _cuda(self, ancestors: Ancestors, fn: cst.FunctionDef | None, tests: DeviceGuardTest | None = None) -> object:
+        tests = tests or self.tests
         for parent, child in ancestors:
             if type(parent) in (cst.If, cst.IfExp, cst.While) and child is not parent.test:  # type: ignore
-                if self.tests(parent.test):  # type: ignore[attr-defined]
+                if tests(parent.test):  # type: ignore[attr-defined]
                     return True
             block = _block_of(parent)
             if block is not None:
@@ -363,9 +373,13 @@ class CallingContexts:
                         break
                     if self.cuda.statement(stmt):
                         return True
-        if fn is not None and any(self.tests(d.decorator) for d in fn.decorators):
+        if fn is not None and any(tests(d.decorator) for d in fn.decorators):
             return True
         return INHERIT
+
+    def _cuda_checked(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
+        """`cuda` at a call site: a guard there must check the device itself (no command-line flag)."""
+        return self._cuda(ancestors, fn, self.checks)
 
     def _rank0(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
         for parent, child in ancestors:

@@ -35,10 +35,12 @@ Resolver = Callable[[cst.BaseExpression], "tuple[FileContext, cst.FunctionDef] |
 
 
 class DeviceGuardTest:
-    """Does a test look at the accelerator? Evidence only, never a name."""
+    """Does a test look at the accelerator? Evidence only, never a name. Without `flags`, a command-line flag
+    does not count: `if args.wgan: penalty(...)` says nothing about the device code inside `penalty`."""
 
-    def __init__(self, ctx: FileContext) -> None:
+    def __init__(self, ctx: FileContext, flags: bool = True) -> None:
         self.ctx = ctx
+        self.flags = flags  # a command-line flag counts (the user chose the device right where it is used)
         self._assigned: dict[str, list[cst.BaseExpression]] | None = None
 
     def __call__(self, expr: cst.CSTNode, depth: int = 0) -> bool:
@@ -51,7 +53,12 @@ class DeviceGuardTest:
                 return True
             if isinstance(n, cst.Attribute) and n.attr.value in ("is_cuda", "is_mps"):
                 return True  # where a tensor or module already is
-            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and self._is_flags(n.value.value):
+            if (
+                self.flags
+                and isinstance(n, cst.Attribute)
+                and isinstance(n.value, cst.Name)
+                and self._is_flags(n.value.value)
+            ):
                 return True
             if isinstance(n, cst.Name) and depth < 3:
                 if any(self(value, depth + 1) for value in self.assigned().get(n.value, ())):
