@@ -22,6 +22,7 @@ nothing to its own function's entry. Rules read `ctx.context_at(node)`; none wal
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 INHERIT = object()  # the enclosing blocks do not decide a fact: the function's entry does
 RECURSIVE = object()  # a call made while its own function's entry is worked out: it adds nothing
+UNKNOWN_CALLER = object()  # a caller that cannot be known: the entry is unknown
 
 
 class Frequency(enum.IntEnum):
@@ -56,7 +58,7 @@ FACTS = ("grad_off", "frequency", "cuda", "rank0")
 
 
 def _join(fact: str, a: object, b: object) -> object:
-    if fact == "grad_off":
+    if fact == "grad_off":  # (`no_grad`, `cuda`, `rank0`: proven at every call)
         return a if a == b else None
     if fact == "frequency":
         return max(a, b)  # type: ignore[call-overload]
@@ -66,12 +68,22 @@ def _join(fact: str, a: object, b: object) -> object:
 # what an unknown caller brings, and what module level is: runs once, at import, with autograd on
 _UNKNOWN: dict[str, object] = {
     "grad_off": None,
+    "no_grad": False,
     "frequency": Frequency.UNKNOWN,
     "cuda": False,
     "cuda_checked": False,
     "rank0": False,
 }
-_MODULE: dict[str, object] = {"grad_off": False, "frequency": Frequency.ONCE, "cuda": False, "rank0": False}
+_MODULE: dict[str, object] = {
+    "grad_off": False,
+    "no_grad": False,
+    "frequency": Frequency.ONCE,
+    "cuda": False,
+    "rank0": False,
+}
+_GRAD_FACTS = frozenset({"grad_off", "no_grad"})
+# the join of anything with these is themselves: once reached, no further call site is read
+_ABSORBING = {**_UNKNOWN, "frequency": Frequency.UNKNOWN}
 
 
 class Context:
@@ -84,6 +96,12 @@ class Context:
     @property
     def grad_off(self) -> bool | None:
         return self._analysis.fact("grad_off", self._node, self._fn)  # type: ignore[return-value]
+
+    @property
+    def no_grad(self) -> bool:
+        """Autograd is proven off (`grad_off is True`), worked out call site by call site until one is not:
+        cheaper than `grad_off`, which must tell on from either."""
+        return bool(self._analysis.fact("no_grad", self._node, self._fn))
 
     @property
     def frequency(self) -> Frequency:
@@ -127,6 +145,7 @@ class CallingContexts:
         self.cuda = CudaEstablished(ctx, self.tests, self.resolve)
         self._entries: dict[tuple[str, cst.FunctionDef], object] = {}
         self._parents: dict[Root, dict[int, cst.CSTNode]] = {}
+        self._sites: dict[int, CallSite] = {}  # id(call) -> its call site, for the calls asked about
         self._roots: dict[cst.FunctionDef, tuple[cst.CSTNode, ...]] | None = None
 
     # -- the questions ----------------------------------------------------------------------------------
@@ -142,7 +161,7 @@ class CallingContexts:
         if node is fn:
             assert fn is not None
             return self._entry_fact(fact, fn)
-        ancestors = self._ancestors(node, fn if fn is not None else self.ctx.module)
+        ancestors = self._ancestors(node, fn if fn is not None else self.ctx.module, fact)
         if ancestors is None:
             return _UNKNOWN[fact]
         local = getattr(self, f"_{fact}")(ancestors, fn)
@@ -183,19 +202,23 @@ class CallingContexts:
         for other, other_chain in index.functions.get(fn.name.value, ()):
             if other is not fn and (bool(other_chain) and type(other_chain[-1]) is cst.ClassDef) == method:
                 return unknown  # another function of the file answers to the same calls
-        values = [self._site(fact, site) for site in index.by_key.get(k, ())]
-        if not chain:
-            outside = self._other_files(fact, fn)
-            if outside is None:
+        joined: object = RECURSIVE
+        for v in self._values(fact, fn, k, top=not chain):
+            if v is UNKNOWN_CALLER:
                 return unknown
-            values += outside
-        known = [v for v in values if v is not RECURSIVE]
-        if not known:
-            return unknown
-        joined = known[0]
-        for v in known[1:]:
-            joined = _join(fact, joined, v)
-        return joined
+            if v is not RECURSIVE:
+                joined = v if joined is RECURSIVE else _join(fact, joined, v)
+                if joined == _ABSORBING[fact]:
+                    return joined  # no further call can change it: the other files are not read
+        return unknown if joined is RECURSIVE else joined
+
+    def _values(self, fact: str, fn: cst.FunctionDef, k: tuple[str, str], top: bool) -> Iterator[object]:
+        """The fact at each call of `fn`: this file's first, then (for a top-level function) the project
+        files that import this one, each read only when asked for."""
+        for site in self.ctx.call_sites.by_key.get(k, ()):
+            yield self._site(fact, site)
+        if top:
+            yield from self._other_files(fact, fn)
 
     def _site(self, fact: str, site: CallSite) -> object:
         """The fact at one call site; RECURSIVE for a call from a function whose entry is being worked out."""
@@ -208,39 +231,43 @@ class CallingContexts:
         if site.chain and type(site.chain[-1]) is cst.ClassDef and len(site.chain) > 1:
             return _UNKNOWN[fact]  # a class body inside a function
         # a flag guarding the call is no evidence about the device code inside the callee
+        self._sites[id(site.call)] = site
         return self.fact("cuda_checked" if fact == "cuda" else fact, site.call, caller)
 
-    def _other_files(self, fact: str, fn: cst.FunctionDef) -> list[object] | None:
-        """The contexts at the calls of top-level `fn` in the project files that import this one; None when
-        unknown (a file that cannot be read, a reference without a call, an index over its limit)."""
+    def _other_files(self, fact: str, fn: cst.FunctionDef) -> Iterator[object]:
+        """The fact at the calls of top-level `fn` in the project files that import this one; UNKNOWN_CALLER
+        for a caller that cannot be known (a file that cannot be read, a reference without a call, an index
+        over its limit)."""
         project = self.ctx.project
         if project is None:
-            return []
+            return
         here = Path(self.ctx.path).resolve()
         callers = project.calling(fn.name.value)
         if callers is None:
-            return None
-        out: list[object] = []
+            yield UNKNOWN_CALLER
+            return
+        stem = here.stem if here.name != "__init__.py" else here.parent.name
         for summary in callers:
-            if summary.path == here or not project.imports_module(summary, here):
+            if summary.path == here or not any(stem in q.split(".") for q in summary.imports.values()):
+                continue  # the cheap test first: no import names this module
+            if not project.imports_module(summary, here):
                 continue
             other = self.file_context(summary.path, summary.text)
             if other is None:
-                return None
-            found = other.calling_contexts.imported_calls(fact, here, fn.name.value)
-            if found is None:
-                return None
-            out += found
-        return out
+                yield UNKNOWN_CALLER
+                return
+            yield from other.calling_contexts.imported_calls(fact, here, fn.name.value)
 
-    def imported_calls(self, fact: str, target: Path, name: str) -> list[object] | None:
-        """The fact at the calls of `target`'s function `name` in this file; None when it is also used as
-        a value (a callback)."""
+    def imported_calls(self, fact: str, target: Path, name: str) -> Iterator[object]:
+        """The fact at the calls of `target`'s function `name` in this file; UNKNOWN_CALLER when it is also
+        used as a value (a callback)."""
         ctx = self.ctx
         project = ctx.project
         assert project is not None
+        if ("name", name) in ctx.call_sites.referenced and name in ctx.imports.table:
+            yield UNKNOWN_CALLER
+            return
         folder = Path(ctx.path).resolve().parent
-        out: list[object] = []
         for site in ctx.call_sites.calls:
             func = site.call.func
             last = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
@@ -248,12 +275,8 @@ class CallingContexts:
                 continue
             qualname = ctx.qualname(func)
             found = project.resolve(qualname, folder) if qualname else None
-            if found is None or found[0].path != target or found[1] != name:
-                continue
-            out.append(self._site(fact, site))
-        if ("name", name) in ctx.call_sites.referenced and name in ctx.imports.table:
-            return None
-        return out
+            if found is not None and found[0].path == target and found[1] == name:
+                yield self._site(fact, site)
 
     def file_context(self, path: Path, text: str) -> FileContext | None:
         """The context of another project file, parsed once per lint."""
@@ -301,7 +324,12 @@ class CallingContexts:
         return self._ancestors(node, fn if fn is not None else self.ctx.module)
 
     # -- the enclosing blocks ---------------------------------------------------------------------------
-    def _ancestors(self, node: cst.CSTNode, root: Root) -> Ancestors | None:
+    def _ancestors(self, node: cst.CSTNode, root: Root, fact: str = "") -> Ancestors | None:
+        if type(root) is cst.FunctionDef and node is root.body:  # type: ignore[attr-defined]
+            return [(root, node)]  # a function's body: nothing between it and the function
+        site = self._sites.get(id(node)) if fact in _GRAD_FACTS else None
+        if site is not None:  # the grad mode needs only the `with` blocks around a call: call_sites has them
+            return [(w, w.body) for w in reversed(site.withs)]
         parents = self._parents.get(root)
         if parents is None:
             parents = self._parents[root] = parent_map(root)
@@ -327,6 +355,10 @@ class CallingContexts:
             if mode is not INHERIT:
                 return mode
         return INHERIT
+
+    def _no_grad(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
+        mode = self._grad_off(ancestors, fn)
+        return mode if mode is INHERIT else mode is True
 
     def _grad_mode(self, expr: cst.BaseExpression) -> object:
         """True: turns autograd off; False: turns it on; None: sets it to a value not seen; INHERIT."""

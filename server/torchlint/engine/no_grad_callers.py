@@ -35,4 +35,4 @@ def turns_grad_off(expr: cst.BaseExpression, qualname: Callable[[cst.BaseExpress
 def runs_without_grad(ctx: FileContext, fn: cst.FunctionDef) -> bool:
     """`fn`'s body runs with autograd off: it is decorated so, or every call of it (calling_context.py: in this
     file and the project files that import it) sits where autograd is off."""
-    return ctx.calling_contexts.at(fn.body, fn).grad_off is True
+    return ctx.calling_contexts.at(fn.body, fn).no_grad
