@@ -325,7 +325,7 @@ class CallingContexts:
 
     # -- the enclosing blocks ---------------------------------------------------------------------------
     def _ancestors(self, node: cst.CSTNode, root: Root, fact: str = "") -> Ancestors | None:
-        if type(root) is cst.FunctionDef and node is root.body:  # type: ignore[attr-defined]
+        if type(root) is cst.FunctionDef and node is root.body:
             return [(root, node)]  # a function's body: nothing between it and the function
         site = self._sites.get(id(node)) if fact in _GRAD_FACTS else None
         if site is not None:  # the grad mode needs only the `with` blocks around a call: call_sites has them
@@ -415,8 +415,8 @@ class CallingContexts:
 
     def _rank0(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
         for parent, child in ancestors:
-            if type(parent) is cst.If and child is parent.body:  # type: ignore[attr-defined]
-                if rank_zero_test(self.ctx, None, parent.test, 0, lambda e: self._kind(e, fn)):  # type: ignore
+            if type(parent) is cst.If and child is parent.body:
+                if rank_zero_test(self.ctx, None, parent.test, 0, lambda e: self._kind(e, fn)):
                     return True
         return INHERIT
 
@@ -440,5 +440,5 @@ def _main_guard(node: cst.If) -> bool:
 def _block_of(node: cst.CSTNode) -> list[cst.BaseStatement] | None:
     """The statements of an indented block or the module (for the statements before a point)."""
     if type(node) is cst.IndentedBlock or type(node) is cst.Module:
-        return list(node.body)  # type: ignore[attr-defined]
+        return list(node.body)
     return None

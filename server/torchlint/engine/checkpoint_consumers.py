@@ -20,6 +20,7 @@ format mismatch only when every loader found is incompatible; none found, or one
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,7 +78,7 @@ class CheckpointConsumers:
             return None
         return None
 
-    def _saved_name(self, targets: list[cst.BaseExpression], fn: cst.FunctionDef | None) -> cst.Call | None:
+    def _saved_name(self, targets: Sequence[cst.BaseExpression], fn: cst.FunctionDef | None) -> cst.Call | None:
         """`ckpt = {...}` or `ckpt["model"] = ...`, then `torch.save(ckpt, ...)` in the same body."""
         names = set()
         for t in targets:
@@ -153,7 +154,9 @@ class CheckpointConsumers:
                 out.append(Loader(site.call, self.ctx.path, self._verdict(site, func.value, root, texts)))
         return out
 
-    def _verdict(self, site: CallSite, receiver: cst.BaseExpression, root: cst.CSTNode, texts: set) -> Verdict:
+    def _verdict(
+        self, site: CallSite, receiver: cst.BaseExpression, root: cst.CSTNode, texts: set[str | None]
+    ) -> Verdict:
         if any(t == "module" or t.startswith("module.") for t in texts if t):
             return Verdict.COMPATIBLE  # the prefix is stripped (or added) by hand
         if any(isinstance(n, cst.Call) and self.ctx.qualname(n.func) == _STRIP_PREFIX for n in iter_nodes(root)):

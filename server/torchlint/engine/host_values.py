@@ -123,14 +123,14 @@ def _names(root: cst.CSTNode, name: str) -> list[cst.Name | None]:
     while stack:
         node, nested = stack.pop()
         if type(node) is cst.Name:
-            if node.value == name:  # type: ignore[attr-defined]
-                out.append(None if nested else node)  # type: ignore[arg-type]
+            if node.value == name:
+                out.append(None if nested else node)
             continue
         if type(node) is cst.Attribute:
-            stack.append((node.value, nested))  # type: ignore[attr-defined]  # `.attr` is a field name
+            stack.append((node.value, nested))  # `.attr` is a field name
             continue
         if type(node) is cst.Arg:
-            stack.append((node.value, nested))  # type: ignore[attr-defined]  # `keyword=` is a parameter name
+            stack.append((node.value, nested))  # `keyword=` is a parameter name
             continue
         inner = nested or type(node) in SCOPES
         stack.extend((c, inner) for c in children(node))
