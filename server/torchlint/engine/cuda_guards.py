@@ -117,8 +117,16 @@ class CudaEstablished:
         self.tests = tests
         self.resolve = resolve
         self._functions: dict[cst.FunctionDef, bool] = {}
+        self._statements: dict[cst.BaseStatement, bool] = {}
 
     def statement(self, stmt: cst.BaseStatement) -> bool:
+        """After `stmt` the program runs only with CUDA (memoised: every later point of a block asks again)."""
+        known = self._statements.get(stmt)
+        if known is None:
+            known = self._statements[stmt] = self._statement(stmt)
+        return known
+
+    def _statement(self, stmt: cst.BaseStatement) -> bool:
         if guarded_exit(stmt, self.tests):
             return True
         if not isinstance(stmt, cst.SimpleStatementLine):
