@@ -5,84 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.callargs import get_arg, int_value, string_value
-from torchlint.engine.kinds import ACCELERATOR_CHECKS, DEVICE_TYPES
+from torchlint.engine.cuda_guards import guarded_exit
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.walk import block_statements, iter_nodes, small_statements
 from torchlint.findings import Severity
-
-
-class _GuardTest:
-    """Does a test look at the accelerator? Evidence only, never a name: a call of an availability API
-    (`torch.cuda.is_available()`), a comparison with a device string (`device.type == "cuda"`,
-    `args.device != "cpu"`), a command-line flag (an attribute of `parser.parse_args()`: the user chose),
-    or a name assigned one of these (`use_cuda = torch.cuda.is_available() and not args.no_cuda`)."""
-
-    def __init__(self, ctx) -> None:
-        self.ctx = ctx
-        self._assigned: dict[str, list[cst.BaseExpression]] | None = None
-
-    def __call__(self, expr: cst.CSTNode, depth: int = 0) -> bool:
-        for n in (expr, *iter_nodes(expr)):
-            if isinstance(n, cst.Call) and self.ctx.qualname(n.func) in ACCELERATOR_CHECKS:
-                return True
-            if isinstance(n, cst.Comparison) and any(
-                _device_string(e) for e in (n.left, *(c.comparator for c in n.comparisons))
-            ):
-                return True
-            if isinstance(n, cst.Attribute) and n.attr.value in ("is_cuda", "is_mps"):
-                return True  # where a tensor or module already is
-            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and self._is_flags(n.value.value):
-                return True
-            if isinstance(n, cst.Name) and depth < 3:
-                if any(self(value, depth + 1) for value in self.assigned().get(n.value, ())):
-                    return True
-        return False
-
-    def assigned(self) -> dict[str, list[cst.BaseExpression]]:
-        """Every value assigned to each plain name in the file."""
-        if self._assigned is None:
-            self._assigned = {}
-            for assign in self.ctx.call_sites.assigns:
-                for t in assign.targets:
-                    if isinstance(t.target, cst.Name):
-                        self._assigned.setdefault(t.target.value, []).append(assign.value)
-        return self._assigned
-
-    def _is_flags(self, name: str) -> bool:
-        return any(
-            isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "parse_args"
-            for v in self.assigned().get(name, ())
-        )
-
-
-def _device_string(expr: cst.BaseExpression) -> bool:
-    text = string_value(expr) if isinstance(expr, cst.SimpleString) else None
-    return text is not None and text.partition(":")[0] in DEVICE_TYPES
-
-
-def _exits(stmts) -> bool:
-    """The block leaves the function/program: raise, return, sys.exit(), pytest.skip(...)."""
-    for s in stmts:
-        for small in small_statements(s):
-            if isinstance(small, (cst.Raise, cst.Return)):
-                return True
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                name = dotted(small.value.func) or ""
-                if name.rpartition(".")[2] in ("exit", "skip", "skipTest", "quit"):
-                    return True
-    return False
-
-
-def _guarded_block(body, tests: _GuardTest) -> bool:
-    """`assert torch.cuda.is_available()` or `if not ...: raise` among these statements."""
-    for s in body:
-        for small in small_statements(s):
-            if isinstance(small, cst.Assert) and tests(small.test):
-                return True
-        if isinstance(s, cst.If) and tests(s.test) and _exits(block_statements(s.body)):
-            return True
-    return False
 
 
 class HardCodedCuda(Rule):
@@ -101,7 +27,10 @@ class HardCodedCuda(Rule):
         "`if` (or conditional expression, or function/file-level guard) that checks CUDA availability or "
         "a device choice: a call such as `torch.cuda.is_available()`, a comparison with a device string "
         '(`device.type == "cuda"`), a command-line flag (`args.cuda` from `parser.parse_args()`), or a '
-        "variable assigned one of these. A variable's name is not evidence (`use_gpu = True` guards "
+        "variable assigned one of these; nor after a statement that only passes on a GPU machine "
+        '(`assert torch.cuda.is_available()`, `torch.cuda.set_device(...)`, `init_process_group("nccl")`, or a '
+        "call of a helper that does one of these), nor in a function every caller of which is so guarded. A "
+        "variable's name is not evidence (`use_gpu = True` guards "
         'nothing). A device variable (`.to(device)`, even `device = torch.device("cuda")`) is not '
         "flagged: the choice is made once, in one place. Methods that implement `.cuda()`/`.to()` for a "
         "container type are skipped (their caller chose the device)."
@@ -126,6 +55,11 @@ class HardCodedCuda(Rule):
         'import torch\nassert torch.cuda.is_available()\nx = torch.zeros(3, device="cuda")\n',
         "import torch\ndef run():\n    if not torch.cuda.is_available():\n        return\n    model.cuda()\n",
         "import torch\nx = x.to(torch.float16)\n",
+        # NCCL needs GPUs: after a set-up helper that starts it, the program only runs on a GPU machine
+        'import torch\nimport torch.distributed as dist\ndef setup():\n    dist.init_process_group(backend="nccl")\n'
+        "def main():\n    setup()\n    model.cuda()\n",
+        # every call of the helper is guarded
+        "import torch\ndef train(model):\n    model.cuda()\nif torch.cuda.is_available():\n    train(model)\n",
         "import torch\nclass Rigid:\n    def cuda(self):\n        return Rigid(self.rots.cuda(), self.trans.cuda())\n",
     ]
     INVALID = [
@@ -135,42 +69,20 @@ class HardCodedCuda(Rule):
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.guards: list = []
-        self.tests = _GuardTest(self.ctx)
-        self.file_guarded = "cuda" not in self.ctx.text or _guarded_block(node.body, self.tests)
+        tests = self.ctx.calling_contexts.tests
+        self.file_guarded = "cuda" not in self.ctx.text or any(guarded_exit(s, tests) for s in node.body)
 
-    def _enter(self, test) -> None:
-        self.guards.append(test)  # judged only when a hard-coded device is found under it
-
-    def _leave(self, _node) -> None:
-        self.guards.pop()
-
-    def visit_If(self, node: cst.If) -> None:
-        self._enter(node.test)
-
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._enter(node.test)
-
-    def visit_While(self, node: cst.While) -> None:
-        self._enter(node.test)
-
-    leave_If = leave_IfExp = leave_While = _leave
-
-    def _guarded(self) -> bool:
-        if self.file_guarded or any(self.tests(test) for test in self.guards):
+    def _guarded(self, node: cst.Call) -> bool:
+        """A guard or a GPU-only set-up before it, here or at every call of its function (calling_context)."""
+        if self.file_guarded:
             return True
-        for fn in self.ctx.functions:
-            if fn.name.value in ("cuda", "to", "_apply"):
-                return True  # implementing `.cuda()` for a container type: the caller chose CUDA
-            if any(self.tests(d.decorator) for d in fn.decorators):
-                return True
-            if isinstance(fn.body, cst.IndentedBlock) and _guarded_block(fn.body.body, self.tests):
-                return True
-        return False
+        if any(fn.name.value in ("cuda", "to", "_apply") for fn in self.ctx.functions):
+            return True  # implementing `.cuda()` for a container type: the caller chose CUDA
+        return self.ctx.context_at(node).cuda
 
     def visit_Call(self, node: cst.Call) -> None:
         what = self._hard_coded(node)
-        if what is not None and not self._guarded():
+        if what is not None and not self._guarded(node):
             self.report(node, self.message.format(what=what))
 
     def _hard_coded(self, node: cst.Call) -> str | None:

@@ -30,7 +30,9 @@ class TensorCreatedOnDefaultDevice(Rule):
     what = (
         "Flags tensor factories (`torch.zeros`, `ones`, `arange`, `randn`, `tensor`, ...) called inside an "
         "`nn.Module`'s `forward` without `device=`, that are not moved afterwards (`.to(...)`, "
-        "`.type_as(...)`) and are not indices."
+        "`.type_as(...)`) and are not host values: a tensor whose every use is a Python index or slice "
+        "bound, a `range()`/`int()`/`len()` argument, a `.item()`/`.tolist()` receiver, or the iterable of a "
+        "loop whose variable is used only so (host_values.py)."
     )
     why = (
         "Factories allocate on the default device (the CPU) regardless of where the module lives. The "
@@ -63,6 +65,20 @@ class Mask(nn.Module):
         "are not reported: they may stay on the CPU."
     )
     VALID = [
+        # widths summed on the CPU and read only as Python slice bounds, through the loop variable
+        """\
+import torch
+from torch import nn
+class MultiCrop(nn.Module):
+    def forward(self, x):
+        ends = torch.cumsum(torch.tensor([inp.shape[-1] for inp in x]), 0)
+        start = 0
+        outs = []
+        for end in ends:
+            outs.append(self.backbone(torch.cat(x[start:end])))
+            start = end
+        return torch.cat(outs)
+""",
         """\
 import torch
 from torch import nn
@@ -159,8 +175,10 @@ class Pos(nn.Module):
             return  # `forward(self, s: str)`: a module that turns Python values into tensors (a tokenizer)
         inp = _first_tensor_param(node)
         proven = inp is not None and self._proven_tensor(node, inp)
+        host = self.ctx.host_values
         for call, fn in self.pending:
-            if call in self.exempt or self.bound.get(call, "") in self.moved_names:
+            bound = self.bound.get(call, "")
+            if call in self.exempt or bound in self.moved_names or bound and host.host_only(node, bound):
                 continue
             edit = None
             if proven and fn not in LEGACY:

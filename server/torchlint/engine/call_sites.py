@@ -110,6 +110,8 @@ def _index(root: cst.CSTNode) -> CallSites:
                     out.referenced.add(("self", node.attr.value))
             stack.append((value, state))  # its `.attr` is a field name, not a reference
             continue
+        if type(node) is cst.Import or type(node) is cst.ImportFrom:
+            continue  # binds names, calls and reads nothing
         chain, withs, in_loop, in_lambda, header = state
         if type(node) is cst.Call:
             site = CallSite(node, chain, withs, in_loop, in_lambda, header)

@@ -10,16 +10,18 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine import call_sites, model_mode, no_grad_callers
+from torchlint.engine import call_sites, model_mode
 from torchlint.engine.activations import Feed, LossFeeds
 from torchlint.engine.blocks import Loop
 from torchlint.engine.call_sites import CallSites
+from torchlint.engine.calling_context import CallingContexts, Context
+from torchlint.engine.checkpoint_consumers import CheckpointConsumers
 from torchlint.engine.device_moves import DeviceMoves, cpu_only_forward_arguments
 from torchlint.engine.graph_flow import Body
+from torchlint.engine.host_values import HostValues
 from torchlint.engine.kinds import Kind
 from torchlint.engine.loop_events import LoopAnalysis
 from torchlint.engine.names import Imports
-from torchlint.engine.no_grad_callers import NoGradSites
 from torchlint.engine.project import Dependencies, ModuleSummary, Project, project_for, summarize
 from torchlint.engine.scopes import Scopes
 from torchlint.engine.semantics import Scope, Semantics
@@ -212,9 +214,24 @@ class FileContext:
         return Scopes(self.module)
 
     @cached_property
-    def no_grad_sites(self) -> NoGradSites:
-        """The call sites seen from autograd: which functions only run with it off (no_grad_callers.py)."""
-        return no_grad_callers.index(self)
+    def calling_contexts(self) -> CallingContexts:
+        """Each function's context joined over its callers, in this file and the project (calling_context.py)."""
+        return CallingContexts(self)
+
+    def context_at(self, node: cst.CSTNode) -> Context:
+        """In what context `node` runs: grad mode, frequency, CUDA known, rank 0 (traversal state: `node` lies
+        in the innermost function being traversed, or at module level)."""
+        return self.calling_contexts.at(node, self.current_function)
+
+    @cached_property
+    def checkpoint_consumers(self) -> CheckpointConsumers:
+        """Where a state dict is saved and which project loaders read it back (checkpoint_consumers.py)."""
+        return CheckpointConsumers(self)
+
+    @cached_property
+    def host_values(self) -> HostValues:
+        """Tensors a function only uses as Python numbers: indices, slice bounds, sizes (host_values.py)."""
+        return HostValues(self)
 
     @cached_property
     def loss_feeds(self) -> list[Feed]:

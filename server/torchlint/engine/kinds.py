@@ -249,6 +249,8 @@ ACCELERATOR_CHECKS = frozenset(
         "torch.accelerator.device_count",
     }
 )
+# Calls that raise without a CUDA device: code after them runs only on a GPU machine.
+CUDA_REQUIRED = frozenset({"torch.cuda.set_device", "torch.cuda.init"})
 DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "hpu", "npu", "xla", "meta"})
 
 # Gradient clipping: each iterates the parameters it is given.

@@ -8,6 +8,7 @@ A variable merely called `rank` is unknown.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -41,24 +42,32 @@ def env_key(ctx: FileContext, expr: cst.BaseExpression) -> cst.SimpleString | No
     return None
 
 
-def is_rank(ctx: FileContext, body: Body, expr: cst.BaseExpression, index: int) -> bool:
-    """`expr` (at statement `index` of `body`) is this process's rank."""
+def is_rank(ctx: FileContext, body: Body | None, expr: cst.BaseExpression, index: int) -> bool:
+    """`expr` (at statement `index` of `body`) is this process's rank (without a body, names are unknown)."""
     if isinstance(expr, cst.Call) and ctx.qualname(expr.func) in _RANK_CALLS:
         return True
     key = env_key(ctx, expr)
     if key is not None:
         return string_value(key) in _RANK_KEYS
-    if isinstance(expr, cst.Name):
+    if isinstance(expr, cst.Name) and body is not None:
         d = body.reaching(expr.value, index)
         return d is not None and d.value is not None and d.index < index and is_rank(ctx, body, d.value, d.index)
     return False
 
 
-def rank_zero_test(ctx: FileContext, body: Body, test: cst.BaseExpression, index: int) -> bool:
-    """`test` holds on one process only: it compares the rank with 0 or reads a main-process flag."""
+def rank_zero_test(
+    ctx: FileContext,
+    body: Body | None,
+    test: cst.BaseExpression,
+    index: int,
+    kind: Callable[[cst.BaseExpression], Kind] | None = None,
+) -> bool:
+    """`test` holds on one process only: it compares the rank with 0 or reads a main-process flag. `kind`
+    (default: the body's) tells whether a flag's owner is an Accelerator."""
+    kind_of = kind or (body.kind if body is not None else None)
     for n in (test, *iter_nodes(test, into_functions=False)):
-        if isinstance(n, cst.Attribute) and n.attr.value in _MAIN_PROCESS_FLAGS:
-            if body.kind(n.value) & Kind.ACCELERATOR:
+        if isinstance(n, cst.Attribute) and n.attr.value in _MAIN_PROCESS_FLAGS and kind_of is not None:
+            if kind_of(n.value) & Kind.ACCELERATOR:
                 return True
         if isinstance(n, cst.Comparison) and len(n.comparisons) == 1:
             target = n.comparisons[0]

@@ -176,3 +176,17 @@ def iter_statements(body: Sequence[cst.BaseStatement], *, into_functions: bool =
 
 def small_statements(stmt: cst.BaseStatement) -> Sequence[cst.BaseSmallStatement]:
     return stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()
+
+
+def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    """id(child) -> parent for every node under `root`; nested defs and lambdas are kept (their own node has
+    its parent) but not entered: what runs in them runs at another time."""
+    parents: dict[int, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        for child in children(node):
+            parents[id(child)] = node
+            if type(child) is not cst.FunctionDef and type(child) is not cst.Lambda:
+                stack.append(child)
+    return parents

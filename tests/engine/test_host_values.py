@@ -1,0 +1,70 @@
+"""Use-based host values (host_values.py): a tensor used only as a Python index, slice bound, size or loop
+bound is a host value, whatever its name; any other use makes it a device operand."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from torchlint.engine.context import FileContext
+
+CODE = """\
+import torch
+
+def forward(self, x, feats):
+    ends = torch.cumsum(torch.tensor([f.shape[-1] for f in feats]), 0)
+    start = 0
+    for end in ends:
+        x = x[start:end]
+        start = end
+    off = torch.tensor(3)
+    s = torch.tensor(2)
+    y = x[:, off:off + s]
+    n = torch.tensor(5)
+    for i in range(int(n)):
+        pass
+    k = torch.tensor(4)
+    total = k.item() + len(feats)
+    rows = torch.arange(4)
+    picked = x[rows]
+    mask = torch.ones(4)
+    out = x * mask
+    ret = torch.zeros(2)
+    both = torch.tensor(1)
+    z = x[both] + both
+    later = torch.tensor(1)
+    fn = lambda: later
+    unused = torch.tensor(0)
+    return out, ret, y, picked, z, fn
+"""
+
+
+@pytest.mark.parametrize(
+    "name,host",
+    [
+        ("ends", True),  # iterated; each element a slice bound, through `start = end` too
+        ("end", True),
+        ("start", True),
+        ("off", True),  # a slice bound, also in arithmetic inside the bound
+        ("s", True),
+        ("n", True),  # int() for range()
+        ("k", True),  # .item()
+        ("rows", True),  # an index
+        ("mask", False),  # an operand of x * mask
+        ("ret", False),  # returned
+        ("both", False),  # an index and an operand
+        ("later", False),  # read in a lambda: runs elsewhere
+        ("unused", False),  # no use at all proves nothing
+    ],
+)
+def test_host_only(name, host):
+    ctx = FileContext("m.py", CODE, cst.parse_module(CODE))
+    (fn,) = [f for f, _ in ctx.call_sites.functions["forward"]]
+    assert ctx.host_values.host_only(fn, name) is host
+
+
+def test_a_rebound_builtin_is_not_a_host_use():
+    code = "import torch\ndef f(x):\n    int = torch.nn.Linear(2, 2)\n    t = torch.ones(2)\n    return int(t)\n"
+    ctx = FileContext("m.py", code, cst.parse_module(code))
+    (fn,) = [f for f, _ in ctx.call_sites.functions["f"]]
+    assert not ctx.host_values.host_only(fn, "t")
