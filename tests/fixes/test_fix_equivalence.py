@@ -419,6 +419,23 @@ l4 = nn.SmoothL1Loss(size_average=False, reduce=True)(x, y)
         name="reduction",
     ),
     Program(
+        "TL701",
+        """\
+import torch
+a = torch.randn(4, 4)
+spd = a @ a.T + 4 * torch.eye(4)
+b = torch.randn(4, 2)
+lu, piv = torch.linalg.lu_factor(spd)
+n1 = torch.norm(b, 2, 1)
+n2 = torch.norm(b, p=1, dim=0, keepdim=True)
+q, r = torch.qr(input=a, some=False)
+u = torch.cholesky(spd, True)
+x = torch.lu_solve(b, LU_data=lu, LU_pivots=piv)
+m = torch.chain_matmul(a, spd, a)
+""",
+        name="linalg",
+    ),
+    Program(
         "TL712",
         """\
 import torch
