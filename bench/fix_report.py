@@ -6,7 +6,7 @@ writes, per rule and applicability (safe: what `--fix` may apply; unsafe: what
 `--unsafe-fixes` may add), one unified-diff hunk per fix, applied alone to the file, and a
 count table. A hunk `--fix` would not apply (a finding's second safe fix; an unsafe fix
 where a safe one comes first) says so. Each edited file is also compiled before and after: a fix
-that breaks it is listed as such (the engine should already have dropped it). With `--run
+that breaks a file that compiled is listed as such (the engine should already have dropped it). With `--run
 SECONDS`, every file with safe fixes is run as a script before and after `--fix` (safe fixes
 only; CPU only, beside the original so its imports resolve) and classified: identical (same
 exit status and output), fixed (failed before, runs after), broken (ran before, fails after),
@@ -70,6 +70,7 @@ def hunks(repos: list[Path]) -> tuple[list[tuple[str, str, str, str]], Counter[t
     found: list[tuple[str, str, str, str]] = []
     counts: Counter[tuple[str, str]] = Counter()
     for repo, path, text in sources(repos):
+        compiled = _compiles(text)  # a file that does not compile as it is (Python 2) cannot be broken by a fix
         for f in lint_text(str(path), text, everything).findings:
             applied = f.applied_fix(False), f.applied_fix(True)
             for fx in f.fixes():
@@ -83,7 +84,7 @@ def hunks(repos: list[Path]) -> tuple[list[tuple[str, str, str, str]], Counter[t
                     )
                 )
                 kind = fx.applicability.value + ("" if fx in applied else ", not applied by --fix")
-                kind += "" if _compiles(fixed) else ", BREAKS COMPILATION"
+                kind += "" if not compiled or _compiles(fixed) else ", BREAKS COMPILATION"
                 found.append((f.code, kind, name, diff))
                 counts[f.code, fx.applicability.value] += 1
     return found, counts

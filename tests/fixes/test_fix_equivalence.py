@@ -539,7 +539,6 @@ NOT_RUN = {
     "TL114": "torch.cuda.empty_cache() without CUDA: nothing to compare",
     "TL115": _NO_REFERENCE_YET,
     "TL116": _NO_REFERENCE_YET,
-    "TL202": _NO_REFERENCE_YET,
     "TL301": "the move is to a GPU: an identity on the CPU",
     "TL302": "the move is to a GPU: an identity on the CPU",
     "TL306": "the move is to a GPU: an identity on the CPU",
