@@ -116,16 +116,16 @@ def _run(path: Path, seconds: float) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
-def runs(repos: list[Path], seconds: float) -> Counter[str]:
-    """The verdict of every file with safe fixes, run before and after `--fix`."""
+def runs(repos: list[Path], seconds: float) -> list[tuple[str, str]]:
+    """(file, verdict) of every file with safe fixes, run before and after `--fix`."""
     everything = list(rules().values())
-    verdicts: Counter[str] = Counter()
-    for _, path, text in sources(repos):
+    verdicts = []
+    for repo, path, text in sources(repos):
         if path.suffix != ".py":
             continue  # a notebook is read, not run
         result = fix_text(str(path), text, everything)
         if result.applied:
-            verdicts[run_verdict(path, result.text, seconds)] += 1
+            verdicts.append((str(path.relative_to(repo.parent)), run_verdict(path, result.text, seconds)))
     return verdicts
 
 
@@ -144,7 +144,8 @@ def report(repos: list[Path], seconds: float | None = None) -> str:
     if seconds is not None:
         verdicts = runs(repos, seconds)
         lines += ["", "Scripts with safe fixes, run before and after `--fix`:", ""]
-        lines += [f"- {verdict}: {n}" for verdict, n in sorted(verdicts.items())] or ["- (none)"]
+        lines += [f"- {verdict}: {n}" for verdict, n in sorted(Counter(v for _, v in verdicts).items())] or ["- (none)"]
+        lines += ["", "| script | verdict |", "|---|---|", *(f"| {name} | {verdict} |" for name, verdict in verdicts)]
     for code, kind, name, diff in sorted(found):
         lines += ["", f"## {code} ({kind}) {name}", "", "```diff", diff.rstrip("\n"), "```"]
     return "\n".join(lines) + "\n"
