@@ -1,10 +1,12 @@
 """Every fix torchlint offers on a corpus of repositories, as hunks to read, counted per rule.
 
-`python -m bench.fix_report REPO... --out fix-report.md` lints every Python file of each
-repository with every rule and writes, per rule and applicability (safe: what `--fix`
-applies; unsafe: what `--unsafe-fixes` adds), one unified-diff hunk per fix, applied alone
-to the file, and a count table. Each edited file is also compiled before and after: a fix
-that breaks it is listed as such (the engine should already have dropped it). With `--run
+`python -m bench.fix_report REPO... --out fix-report.md` lints every Python file and notebook
+(its code cells joined, as torchlint checks it) of each repository with every rule and
+writes, per rule and applicability (safe: what `--fix` may apply; unsafe: what
+`--unsafe-fixes` may add), one unified-diff hunk per fix, applied alone to the file, and a
+count table. A hunk `--fix` would not apply (a finding's second safe fix; an unsafe fix
+where a safe one comes first) says so. Each edited file is also compiled before and after: a fix
+that breaks a file that compiled is listed as such (the engine should already have dropped it). With `--run
 SECONDS`, every file with safe fixes is run as a script before and after `--fix` (safe fixes
 only; CPU only, beside the original so its imports resolve) and classified: identical (same
 exit status and output), fixed (failed before, runs after), broken (ran before, fails after),
@@ -23,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from torchlint import notebook
 from torchlint.engine import fix_text, lint_text
 from torchlint.engine.source import apply_edits
 from torchlint.findings import Applicability
@@ -32,18 +35,24 @@ from torchlint.registry import rules
 def python_files(repo: Path) -> list[Path]:
     out = []
     for dirpath, dirnames, filenames in os.walk(repo):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-        out.extend(Path(dirpath) / f for f in sorted(filenames) if f.endswith(".py"))
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and d not in ("__pycache__", ".ipynb_checkpoints")
+        )
+        out.extend(Path(dirpath) / f for f in sorted(filenames) if f.endswith((".py", ".ipynb")))
     return out
 
 
 def sources(repos: list[Path]) -> Iterator[tuple[Path, Path, str]]:
-    """(repository, path, text) of every Python file of the repositories that reads as UTF-8."""
+    """(repository, path, text) of every Python file that reads as UTF-8, and of every notebook the
+    program of its code cells (what torchlint lints and fixes)."""
     for repo in repos:
         for path in python_files(repo):
             try:
-                yield repo, path, path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                if path.suffix == ".ipynb":
+                    yield repo, path, notebook.build(notebook.read_ipynb(path.read_bytes())[1]).text
+                else:
+                    yield repo, path, path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError, notebook.NotebookError):
                 continue
 
 
@@ -61,9 +70,11 @@ def hunks(repos: list[Path]) -> tuple[list[tuple[str, str, str, str]], Counter[t
     found: list[tuple[str, str, str, str]] = []
     counts: Counter[tuple[str, str]] = Counter()
     for repo, path, text in sources(repos):
+        compiled = _compiles(text)  # a file that does not compile as it is (Python 2) cannot be broken by a fix
         for f in lint_text(str(path), text, everything).findings:
-            for fx in (f.fix, *f.alternatives):
-                if fx is None or fx.applicability is Applicability.DISPLAY:
+            applied = f.applied_fix(False), f.applied_fix(True)
+            for fx in f.fixes():
+                if fx.applicability is Applicability.DISPLAY:
                     continue
                 fixed = apply_edits(text, fx.edits)
                 name = str(path.relative_to(repo.parent))
@@ -72,7 +83,8 @@ def hunks(repos: list[Path]) -> tuple[list[tuple[str, str, str, str]], Counter[t
                         text.splitlines(keepends=True), fixed.splitlines(keepends=True), name, name, n=1
                     )
                 )
-                kind = fx.applicability.value + ("" if _compiles(fixed) else ", BREAKS COMPILATION")
+                kind = fx.applicability.value + ("" if fx in applied else ", not applied by --fix")
+                kind += "" if not compiled or _compiles(fixed) else ", BREAKS COMPILATION"
                 found.append((f.code, kind, name, diff))
                 counts[f.code, fx.applicability.value] += 1
     return found, counts
@@ -104,14 +116,16 @@ def _run(path: Path, seconds: float) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
-def runs(repos: list[Path], seconds: float) -> Counter[str]:
-    """The verdict of every file with safe fixes, run before and after `--fix`."""
+def runs(repos: list[Path], seconds: float) -> list[tuple[str, str]]:
+    """(file, verdict) of every file with safe fixes, run before and after `--fix`."""
     everything = list(rules().values())
-    verdicts: Counter[str] = Counter()
-    for _, path, text in sources(repos):
+    verdicts = []
+    for repo, path, text in sources(repos):
+        if path.suffix != ".py":
+            continue  # a notebook is read, not run
         result = fix_text(str(path), text, everything)
         if result.applied:
-            verdicts[run_verdict(path, result.text, seconds)] += 1
+            verdicts.append((str(path.relative_to(repo.parent)), run_verdict(path, result.text, seconds)))
     return verdicts
 
 
@@ -130,7 +144,8 @@ def report(repos: list[Path], seconds: float | None = None) -> str:
     if seconds is not None:
         verdicts = runs(repos, seconds)
         lines += ["", "Scripts with safe fixes, run before and after `--fix`:", ""]
-        lines += [f"- {verdict}: {n}" for verdict, n in sorted(verdicts.items())] or ["- (none)"]
+        lines += [f"- {verdict}: {n}" for verdict, n in sorted(Counter(v for _, v in verdicts).items())] or ["- (none)"]
+        lines += ["", "| script | verdict |", "|---|---|", *(f"| {name} | {verdict} |" for name, verdict in verdicts)]
     for code, kind, name, diff in sorted(found):
         lines += ["", f"## {code} ({kind}) {name}", "", "```diff", diff.rstrip("\n"), "```"]
     return "\n".join(lines) + "\n"

@@ -22,7 +22,20 @@ for x, y in loader:
 sd = torch.load("ckpt.pt")
 """
 CLEAN = "import torch\nsd = torch.load('x.pt', weights_only=True)\n"
-JSON_KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "severity", "fix", "url"}
+JSON_KEYS = {
+    "path",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "code",
+    "name",
+    "message",
+    "severity",
+    "fix",
+    "alternatives",
+    "url",
+}
 
 
 @pytest.fixture
@@ -65,10 +78,12 @@ def test_json_schema_exact(project, run_cli):
         assert item["severity"] in ("error", "warning", "info")
         assert item["line"] >= 1 and item["column"] >= 1
         assert item["url"].endswith(f"/docs/rules/{item['code']}.md")
-        if item["fix"] is not None:
-            assert set(item["fix"]) == {"message", "applicability", "edits"}
-            assert item["fix"]["applicability"] in ("safe", "unsafe", "display")
-            for e in item["fix"]["edits"]:
+        assert item["fix"] is not None or item["alternatives"] == []
+        for fix in [item["fix"], *item["alternatives"]] if item["fix"] else []:
+            assert set(fix) == {"message", "applicability", "risk", "edits"}
+            assert fix["applicability"] in ("safe", "unsafe", "display")
+            assert (fix["applicability"] == "unsafe") == bool(fix["risk"])
+            for e in fix["edits"]:
                 assert set(e) == {"line", "column", "end_line", "end_column", "content"}
 
 

@@ -94,14 +94,19 @@ def test_json_fix_carries_its_applicability(train, run_cli):
     findings = {f["code"]: f for f in json.loads(run_cli("check", "--output-format", "json", train).stdout)}
     assert findings["TL101"]["fix"]["applicability"] == "safe"
     assert findings["TL601"]["fix"]["applicability"] == "unsafe"
-    assert set(findings["TL601"]["fix"]) == {"message", "applicability", "edits"}
+    assert set(findings["TL601"]["fix"]) == {"message", "applicability", "risk", "edits"}
+    assert findings["TL601"]["fix"]["risk"] and findings["TL101"]["fix"]["risk"] == ""
+    cached = {f["code"]: f for f in json.loads(run_cli("check", "--output-format", "json", train).stdout)}
+    assert cached == findings  # the cache keeps the risk
 
 
-def test_sarif_carries_only_safe_fixes(train, run_cli):
+def test_sarif_fixes_carry_their_applicability_and_risk(train, run_cli):
     doc = json.loads(run_cli("check", "--output-format", "sarif", train, cwd=train.parent).stdout)
     results = {r["ruleId"]: r for r in doc["runs"][0]["results"]}
-    assert "fixes" not in results["TL601"]
+    (unsafe,) = results["TL601"]["fixes"]
+    assert unsafe["properties"]["applicability"] == "unsafe" and unsafe["properties"]["risk"]
     (fix,) = results["TL101"]["fixes"]
+    assert fix["properties"] == {"applicability": "safe", "risk": ""}
     (change,) = fix["artifactChanges"]
     assert change["artifactLocation"] == results["TL101"]["locations"][0]["physicalLocation"]["artifactLocation"]
     (replacement,) = change["replacements"]
@@ -109,3 +114,52 @@ def test_sarif_carries_only_safe_fixes(train, run_cli):
         "deletedRegion": {"startLine": 6, "startColumn": 1, "endLine": 6, "endColumn": 1},
         "insertedContent": {"text": "    opt.zero_grad()\n"},
     }
+
+
+# TL105 where the rule lists the unsafe `.item()` first (the accumulator only meets numbers) and the safe
+# `.detach()` second: `--fix` applies the first applicable fix, so the `.detach()` (issue 27).
+ITEM_FIRST = """\
+import torch
+def train_epoch(model, opt, loader):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        total += loss
+    print(total)
+"""
+DETACHED = ITEM_FIRST.replace("total += loss\n", "total += loss.detach()\n")
+
+
+def test_item_first_is_listed_first():
+    from torchlint.engine import lint_text
+    from torchlint.registry import rules
+
+    (f,) = lint_text("t.py", ITEM_FIRST, [rules()["TL105"]]).findings
+    assert f.fix.applicability.value == "unsafe" and ".item()" in f.fix.edits[0].content
+    assert [a.applicability.value for a in f.alternatives] == ["safe"]
+
+
+@pytest.mark.parametrize("flags", [(), ("--unsafe-fixes",)])
+def test_fix_applies_the_first_applicable_fix(tmp_path, run_cli, flags):
+    path = tmp_path / "train.py"
+    path.write_text(ITEM_FIRST)
+    assert run_cli("check", "--select", "TL105", "--no-cache", *flags, path).stdout.count("[*]") == 1
+    r = run_cli("check", "--select", "TL105", "--fix", *flags, path)
+    assert path.read_text() == DETACHED, r.stdout
+    assert r.returncode == 0 and "Fixed 1 finding." in r.stdout
+
+
+def test_json_and_sarif_list_every_fix_safe_first_with_its_risk(tmp_path, run_cli):
+    path = tmp_path / "train.py"
+    path.write_text(ITEM_FIRST)
+    (item,) = json.loads(run_cli("check", "--select", "TL105", "--output-format", "json", path).stdout)
+    assert [item["fix"]["applicability"], *(a["applicability"] for a in item["alternatives"])] == ["safe", "unsafe"]
+    assert item["fix"]["risk"] == "" and item["alternatives"][0]["risk"]
+    sarif = json.loads(run_cli("check", "--select", "TL105", "--output-format", "sarif", path).stdout)
+    (result,) = sarif["runs"][0]["results"]
+    props = [fx["properties"] for fx in result["fixes"]]
+    assert [p["applicability"] for p in props] == ["safe", "unsafe"]
+    assert props[1]["risk"] and props[1]["risk"] in result["fixes"][1]["description"]["text"]

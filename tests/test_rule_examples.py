@@ -18,7 +18,7 @@ import pytest
 from torchlint.engine import fix_text, lint_text
 from torchlint.engine.rule import Invalid
 from torchlint.engine.source import apply_edits
-from torchlint.findings import Applicability, Finding, Fix
+from torchlint.findings import Finding, Fix
 from torchlint.registry import rules
 
 CATALOGUE = rules()
@@ -66,18 +66,27 @@ def test_invalid_is_reported(code, i, ex):
 
 @pytest.mark.parametrize("code,i,ex", INVALID, ids=[f"{c}-invalid-{i}" for c, i, _ in INVALID])
 def test_fix_applies_as_its_applicability_says(code, i, ex):
+    """`--fix` applies the first safe fix of the finding (with `--unsafe-fixes`, the first unsafe one when
+    none is safe): the text is that fix's pinned one (`fixed`, or its place in `alternatives`)."""
     f = _the_finding(code, ex)
-    if f.fix is None:
+    if not f.fixes():
         return
     rule = [CATALOGUE[code]]
-    safe, unsafe = (
-        fix_text("example.py", ex.source, rule, unsafe=flag, torch_version=ex.torch_version) for flag in (False, True)
-    )
-    applicability = f.fix.applicability
-    assert safe.text == (ex.fixed if applicability is Applicability.SAFE else ex.source)
-    assert unsafe.text == (ex.source if applicability is Applicability.DISPLAY else ex.fixed)
-    again = fix_text("example.py", unsafe.text, rule, unsafe=True, torch_version=ex.torch_version)
-    assert again.applied == 0 and again.text == unsafe.text
+    for flag in (False, True):
+        result = fix_text("example.py", ex.source, rule, unsafe=flag, torch_version=ex.torch_version)
+        applied = f.applied_fix(flag)
+        expected = (
+            ex.source
+            if applied is None
+            else ex.fixed
+            if applied is f.fix
+            else ex.alternatives[f.alternatives.index(applied)]
+        )
+        assert result.text == expected, f"--fix{' --unsafe-fixes' * flag} applied {applied and applied.message!r}"
+    again = fix_text(
+        "example.py", result.text, rule, unsafe=True, torch_version=ex.torch_version
+    )  # after --unsafe-fixes
+    assert again.applied == 0 and again.text == result.text
 
 
 @pytest.mark.parametrize("code", list(CATALOGUE))

@@ -36,6 +36,11 @@ TORCH: dict[str, str] = {
     "torch.cuda.amp.GradScaler": _GRAD_SCALER,
     "torch.amp.GradScaler": f"device='cuda', {_GRAD_SCALER}",
     "torch.ger": "input, vec2, *, out=None",
+    "torch.qr": "input, some=True, *, out=None",
+    "torch.cholesky": "input, upper=False, *, out=None",
+    "torch.chain_matmul": "*matrices, out=None",
+    "torch.norm": "input, p='fro', dim=None, keepdim=False, out=None, dtype=None",
+    "torch.lu_solve": "input, LU_data, LU_pivots, *, out=None",
     "torch.outer": "input, vec2, *, out=None",
     "torch.lu": "A, pivot=True, get_infos=False, out=None",
     "torch.linalg.lu_factor": "A, *, pivot=True, out=None",
@@ -57,13 +62,24 @@ TORCH: dict[str, str] = {
         "debug=False, early_stop=True, **kwargs"
     ),
     "torch.utils.checkpoint.checkpoint_sequential": "functions, segments, input, use_reentrant=None, **kwargs",
+    # a C type (no inspect.signature): checked by calling it (test_api_signatures._binds_as_written)
+    "torch.autograd.Variable": "data=None, requires_grad=False, volatile=False, _grad_fn=None, name=None",
+    "torch.Tensor.backward": "gradient=None, retain_graph=None, create_graph=False, inputs=None",
+    "torch.hub.load": (
+        "repo_or_dir, model, *args, source='github', trust_repo='check', force_reload=False, verbose=True, "
+        "skip_validation=False, **kwargs"
+    ),
     **{f"functorch.{name}": params for name, params in _FUNC.items()},
     **{f"torch.func.{name}": params for name, params in _FUNC.items()},
 }
 
 # torchvision's model builders since 0.13 (`weights=` replaced `pretrained=`); older releases (a
-# `torch.hub.load('pytorch/vision:v0.9.0', ...)`) have no `weights=`.
+# `torch.hub.load('pytorch/vision:v0.9.0', ...)`) have no `weights=`. A classification builder of
+# `torchvision.models` itself that is not listed has CLASSIFIER's signature (checked over every such
+# builder where torchvision is installed); builders of the subpackages (detection, segmentation, video,
+# ...) have their own and are known only when listed.
 TORCHVISION_WEIGHTS = (0, 13)
+CLASSIFIER = "*, weights=None, progress=True, **kwargs"
 TORCHVISION: dict[str, str] = {
     "torchvision.models.resnet18": "*, weights=None, progress=True, **kwargs",
     "torchvision.models.resnet50": "*, weights=None, progress=True, **kwargs",

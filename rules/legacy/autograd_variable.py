@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, is_name
+from torchlint.engine.call_binding import bind, signature
+from torchlint.engine.callargs import get_arg, is_name
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
+from torchlint.rules.legacy._signatures import TORCH
 
 _RISK = "gradients may now flow into the wrapped tensor"
 
@@ -31,7 +33,8 @@ class AutogradVariable(Rule):
         "Unsafe: `Variable(t)` becomes `t`, but `Variable(t)` returned a detached copy, so a `t` that "
         "carries a graph now passes gradients through; `Variable(t, requires_grad=True)` becomes "
         "`t.requires_grad_()`, which marks `t` itself (the usual intent) instead of a new leaf, and "
-        "raises on a non-leaf `t`. Calls with `volatile=` are left to you."
+        "raises on a non-leaf `t`. Calls with `volatile=` are left to you, and so are calls whose arguments "
+        "do not bind for certain to `Variable(data, requires_grad, volatile, ...)` (`*args`, `**kwargs`)."
     )
     VALID = [
         "import torch\nx = torch.randn(3, requires_grad=True)\n",
@@ -44,15 +47,26 @@ class AutogradVariable(Rule):
             fixed="import torch\nx = t.requires_grad_()\n",
         ),
         Invalid("from torch.autograd import Variable\nx = Variable(t, volatile=True)\n", line=2),
+        Invalid(  # `volatile` by position: bound to its name, no fix
+            "from torch.autograd import Variable\nx = Variable(t, False, True)\n",
+            line=2,
+            message="`torch.autograd.Variable` has been a no-op wrapper since PyTorch 0.4: use the tensor itself "
+            "(`volatile=True` is ignored: wrap the code in `with torch.no_grad():`)",
+        ),
+        Invalid(
+            "from torch.autograd import Variable\nx = Variable(data=t, requires_grad=True)\n",
+            line=2,
+            fixed="from torch.autograd import Variable\nx = t.requires_grad_()\n",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) != "torch.autograd.Variable":
             return
-        data = get_arg(node, "data", 0)
-        grad = get_arg(node, "requires_grad", 1)
+        bound = bind(node, signature(TORCH["torch.autograd.Variable"]))
+        data, grad = (bound.get("data"), bound.get("requires_grad")) if bound is not None else (None, None)
         edit = None
-        if data is not None and len(node.args) == 1 + (grad is not None) and not has_star(node):
+        if bound is not None and data is not None and set(bound) <= {"data", "requires_grad"}:
             code = self.ctx.module.code_for_node(data.value)
             if not isinstance(data.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 code = f"({code})"
@@ -65,6 +79,6 @@ class AutogradVariable(Rule):
                     applicability=UNSAFE,
                     risk=_RISK,
                 )
-        volatile = get_arg(node, "volatile")
+        volatile = bound.get("volatile") if bound is not None else get_arg(node, "volatile")
         hint = " (`volatile=True` is ignored: wrap the code in `with torch.no_grad():`)" if volatile else ""
         self.report(node, self.message.format(hint=hint), fix=edit)

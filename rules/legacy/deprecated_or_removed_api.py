@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from torchlint.engine.call_binding import rebuild, signature
+from torchlint.engine.call_binding import bind, rebuild, signature
 from torchlint.engine.callargs import get_arg, has_star, int_value, is_name
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
@@ -21,13 +21,6 @@ from torchlint.rules.legacy._signatures import TORCH
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
-
-
-def _positional(call: cst.Call) -> list[cst.Arg] | None:
-    """The arguments if all are plain positional ones, else None."""
-    if any(a.keyword is not None or a.star for a in call.args):
-        return None
-    return list(call.args)
 
 
 def _joined(values) -> str:
@@ -58,10 +51,20 @@ def _migrate(
     return rewrite
 
 
-def _qr(call: cst.Call, torch: str, old: str) -> str | None:
-    inp, some = get_arg(call, "input", 0), get_arg(call, "some", 1)
-    if inp is None or len(call.args) != 1 + (some is not None):
+def _bound(call: cst.Call, old: str, allowed: set[str]) -> dict[str, cst.Arg] | None:
+    """The old call's arguments by parameter name (_signatures.py's data); None when the binding is not
+    certain or binds a parameter the rewrite does not carry over (`out=`, `dtype=`)."""
+    bound = bind(call, signature(TORCH[old]))
+    if bound is None or any(name not in allowed and not name.startswith("*") for name in bound):
         return None
+    return bound
+
+
+def _qr(call: cst.Call, torch: str, old: str) -> str | None:
+    bound = _bound(call, old, {"input", "some"})
+    if bound is None:
+        return None
+    inp, some = bound["input"], bound.get("some")
     if some is None or is_name(some.value, "True"):
         return f"{torch}.linalg.qr({_code(inp.value)})"
     if is_name(some.value, "False"):
@@ -70,9 +73,10 @@ def _qr(call: cst.Call, torch: str, old: str) -> str | None:
 
 
 def _cholesky(call: cst.Call, torch: str, old: str) -> str | None:
-    inp, upper = get_arg(call, "input", 0), get_arg(call, "upper", 1)
-    if inp is None or len(call.args) != 1 + (upper is not None):
+    bound = _bound(call, old, {"input", "upper"})
+    if bound is None:
         return None
+    inp, upper = bound["input"], bound.get("upper")
     if upper is None or is_name(upper.value, "False"):
         return f"{torch}.linalg.cholesky({_code(inp.value)})"
     if is_name(upper.value, "True"):
@@ -81,8 +85,8 @@ def _cholesky(call: cst.Call, torch: str, old: str) -> str | None:
 
 
 def _chain_matmul(call: cst.Call, torch: str, old: str) -> str | None:
-    args = _positional(call)
-    return f"{torch}.linalg.multi_dot([{_joined(a.value for a in args)}])" if args else None
+    bound = _bound(call, old, set())  # the matrices only: they are its `*matrices`
+    return f"{torch}.linalg.multi_dot([{_joined(a.value for a in bound.values())}])" if bound else None
 
 
 def _range(call: cst.Call, torch: str, old: str) -> str | None:
@@ -106,30 +110,26 @@ def _range(call: cst.Call, torch: str, old: str) -> str | None:
 
 
 def _norm(call: cst.Call, torch: str, old: str) -> str | None:
-    """The vector-norm cases: norm(x), norm(x, 2), norm(x, p=1, dim=1, keepdim=True)."""
-    inp, p = get_arg(call, "input", 0), get_arg(call, "p", 1)
-    known = {"input", "p", "dim", "keepdim"}
-    if inp is None or has_star(call) or any(a.keyword and a.keyword.value not in known for a in call.args):
+    """The vector-norm cases: norm(x), norm(x, 2), norm(x, p=1, dim=1, keepdim=True): with a number `p`,
+    torch.norm is linalg.vector_norm over `dim` (all of it when None)."""
+    bound = _bound(call, old, {"input", "p", "dim", "keepdim"})
+    if bound is None:
         return None
-    if len([a for a in call.args if a.keyword is None]) > 2:
-        return None
-    parts = [_code(inp.value)]
+    parts = [_code(bound["input"].value)]
+    p = bound.get("p")
     if p is not None:
         if not isinstance(p.value, (cst.Integer, cst.Float)):
             return None
         parts.append(f"ord={_code(p.value)}")
-    for kw in ("dim", "keepdim"):
-        arg = get_arg(call, kw)
-        if arg is not None:
-            parts.append(f"{kw}={_code(arg.value)}")
+    parts += [f"{kw}={_code(bound[kw].value)}" for kw in ("dim", "keepdim") if kw in bound]
     return f"{torch}.linalg.vector_norm({', '.join(parts)})"
 
 
 def _lu_solve(call: cst.Call, torch: str, old: str) -> str | None:
-    args = _positional(call)
-    if not args or len(args) != 3:
+    bound = _bound(call, old, {"input", "LU_data", "LU_pivots"})
+    if bound is None:
         return None
-    b, lu, piv = (a.value for a in args)
+    b, lu, piv = (bound[name].value for name in ("input", "LU_data", "LU_pivots"))
     return f"{torch}.linalg.lu_solve({_code(lu)}, {_code(piv)}, {_code(b)})"
 
 

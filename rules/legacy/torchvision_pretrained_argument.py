@@ -6,10 +6,11 @@ import re
 
 import libcst as cst
 
+from torchlint.engine.call_binding import bind, signature
 from torchlint.engine.callargs import is_name, string_value
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.legacy._signatures import TORCHVISION_WEIGHTS
+from torchlint.rules.legacy._signatures import CLASSIFIER, TORCH, TORCHVISION, TORCHVISION_WEIGHTS
 
 _UNKNOWN = (-1, -1)  # a pinned tag that names no release we can read: its builders' signature is unknown
 _BRANCHES = frozenset({"main", "master", "nightly"})
@@ -24,6 +25,28 @@ def _hub_release(repo: str) -> tuple[int, int] | None:
         return None
     m = _RELEASE.match(tag.removeprefix("release/"))
     return (int(m.group(1)), int(m.group(2))) if m else _UNKNOWN
+
+
+def _builder_args(call: cst.Call, hub: bool) -> cst.Call | None:
+    """`call` with only the arguments the builder gets: `torch.hub.load` keeps its own (bound to its
+    signature) and passes the rest on. None when that binding is not certain."""
+    if not hub:
+        return call
+    load = signature(TORCH["torch.hub.load"])
+    bound = bind(call, load)
+    if bound is None:
+        return None
+    own = [a for name, a in bound.items() if load.param(name) is not None]
+    return call.with_changes(args=[a for a in call.args if not any(a is o for o in own)])
+
+
+def _binds(call: cst.Call | None, builder: str | None) -> bool:
+    """Whether the builder's arguments in `call` bind for certain to its signature since torchvision 0.13
+    (data: _signatures.TORCHVISION, else CLASSIFIER for `torchvision.models.<name>`)."""
+    if builder is None:
+        return False
+    known = TORCHVISION.get(builder) or (CLASSIFIER if builder.count(".") == 2 else None)
+    return call is not None and known is not None and bind(call, signature(known)) is not None
 
 
 class TorchvisionPretrained(Rule):
@@ -46,7 +69,10 @@ class TorchvisionPretrained(Rule):
         'Unsafe when a `True` is rewritten: `pretrained=True` becomes `weights="DEFAULT"`, the best available '
         "weights — for some models newer than the ones `pretrained=True` loaded, so results may change (use "
         'e.g. `"IMAGENET1K_V1"` to reproduce old results). Safe when only `False` values are rewritten: '
-        "`pretrained=False` becomes `weights=None`, the same untrained model. Non-literal values are left to you. "
+        "`pretrained=False` becomes `weights=None`, the same untrained model, when every argument binds for certain "
+        "to the builder's signature (kept as data: a `torchvision.models` classifier's, or a listed subpackage "
+        "builder's; no `*args` / `**kwargs`; a `torch.hub.load` model named by a literal): unsafe otherwise. "
+        "Non-literal values are left to you. "
         "A `torch.hub.load` pinned to a release before torchvision 0.13 (`'pytorch/vision:v0.9.0'`) is not "
         "reported: `pretrained=` is its API and it has no `weights=`; one pinned to a tag that names no release "
         "gets no fix."
@@ -99,6 +125,11 @@ class TorchvisionPretrained(Rule):
             loads_weights = loads_weights or value != "None"
             new_name = a.keyword.value.replace("pretrained", "weights")
             new_args[new_args.index(a)] = a.with_changes(keyword=cst.Name(new_name), value=cst.parse_expression(value))
+        hub = q == "torch.hub.load"
+        name = string_value(node.args[1].value) if hub and len(node.args) > 1 else None
+        builder = q if not hub else f"torchvision.models.{name}" if name and name.isidentifier() else None
+        rewritten = node.with_changes(args=new_args)
+        certain = _binds(_builder_args(rewritten, hub), builder)
         first = found[0].keyword.value
         new = first.replace("pretrained", "weights")
         hint = (
@@ -107,9 +138,9 @@ class TorchvisionPretrained(Rule):
         edit = (
             fix(
                 "Use `weights=`",
-                Replace(node, node.with_changes(args=new_args)),
-                applicability=UNSAFE if loads_weights else SAFE,
-                risk="may load newer weights",
+                Replace(node, rewritten),
+                applicability=SAFE if certain and not loads_weights else UNSAFE,
+                risk="may load newer weights" if loads_weights else "arguments not bound to the builder's signature",
             )
             if fixable and release != _UNKNOWN
             else None

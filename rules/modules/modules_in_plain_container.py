@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.engine.kinds import Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.findings import Severity
 from torchlint.rules.modules._helpers import INIT_METHODS
@@ -54,8 +54,9 @@ class MLP(nn.Module):
         self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
 """
     fix_safety = (
-        "Safe for code that iterates, indexes or calls `len()` on the container (ModuleList/ModuleDict "
-        "support these). Checkpoints gain the container's keys, so old checkpoints load with missing keys. "
+        "Unsafe: right for code that iterates, indexes or calls `len()` on the container (ModuleList/ModuleDict "
+        "support these), but the `state_dict` gains the container's keys, so checkpoints saved before no "
+        "longer load strictly (missing keys), and the modules now move, switch mode and train with the model. "
         "Display only when the class also registers children by hand (`setattr(self, ...)`, `add_module`, "
         "`register_module`, `register_parameter`): the same modules would then be in the `state_dict` twice."
     )
@@ -280,7 +281,8 @@ class M(nn.Module):
             fix=fix(
                 f"Wrap in `nn.{container}`",
                 Replace(node, f"{target} = {new}"),
-                applicability=DISPLAY if by_hand else SAFE,
+                applicability=DISPLAY if by_hand else UNSAFE,
+                risk="checkpoints saved before lack its keys",
             ),
         )
 

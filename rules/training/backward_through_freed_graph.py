@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, with_keyword
+from torchlint.engine.call_binding import bind, signature
+from torchlint.engine.callargs import with_keyword
 from torchlint.engine.graph_flow import body_of
 from torchlint.engine.loop_events import exclusive
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
+from torchlint.rules.legacy._signatures import TORCH
 
 
 class BackwardThroughFreedGraph(Rule):
@@ -244,16 +246,23 @@ def train_step(model: torch.nn.Module, x, y):
 
 
 def _retaining(call: cst.Call) -> cst.Call | None:
-    """`call` with `retain_graph=True`. The removed `retain_variables=` (a TypeError since 0.4) becomes it;
-    None when `retain_graph` may already be passed where we cannot see it (`*args`, `**kwargs`, a
-    second positional argument: `loss.backward(gradient, retain_graph)`)."""
-    if has_star(call) or sum(1 for a in call.args if a.keyword is None) > 1:
-        return None
-    old = get_arg(call, "retain_variables")
-    if old is not None:
-        args = [
-            a.with_changes(keyword=cst.Name("retain_graph"), value=cst.Name("True")) if a is old else a
+    """`call` with `retain_graph=True`. The removed `retain_variables=` (a TypeError since 0.4) becomes it.
+    The arguments are bound to `Tensor.backward`'s signature (Lightning's `manual_backward(loss, ...)`
+    passes the rest on to it); None when the binding is not certain (`*args`, `**kwargs`, a keyword it
+    does not take) or binds `retain_graph` already (`loss.backward(gradient, False)`)."""
+    removed = [a for a in call.args if a.keyword is not None and a.keyword.value == "retain_variables"]
+    renamed = call.with_changes(
+        args=[
+            a.with_changes(keyword=cst.Name("retain_graph"), value=cst.Name("True")) if a in removed else a
             for a in call.args
         ]
-        return call.with_changes(args=args)
-    return with_keyword(call, "retain_graph", "True")
+    )
+    passed = renamed.args
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "manual_backward":
+        passed = passed[1:] if passed and passed[0].keyword is None else ()
+    bound = bind(renamed.with_changes(args=passed), signature(TORCH["torch.Tensor.backward"]))
+    if bound is None:
+        return None
+    if removed:
+        return renamed
+    return None if "retain_graph" in bound else with_keyword(call, "retain_graph", "True")

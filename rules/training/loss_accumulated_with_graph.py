@@ -62,9 +62,10 @@ print(total_loss / len(loader))
         "back-propagates (the rule checked). `loss.item()` is unsafe: the accumulator becomes a Python "
         "float (code that later treats it as a tensor breaks) and each `.item()` waits for the device. It "
         "is the first fix when the accumulator never meets a tensor operation in the function (logging "
-        "wants a number), so `--fix` applies nothing there without `--unsafe-fixes`; when it does "
-        "(`torch.stack(history)`, `total.cpu()`) or is returned to a caller that may, `.detach()` comes "
-        "first and `--fix` applies it."
+        "wants a number), but the editor lists the safe `.detach()` first and `--fix` (with or without "
+        "`--unsafe-fixes`) and fix-all apply it; when the accumulator meets a tensor operation "
+        "(`torch.stack(history)`, `total.cpu()`) or is returned to a caller that may, `.detach()` is the "
+        "first fix too."
     )
     VALID = [
         """\

@@ -57,11 +57,13 @@ def key(data: bytes, path: str, codes, severity, torch_version: str | None) -> s
 
 
 def _fix_to(fix: Fix | None):
-    return None if fix is None else [fix.message, [list(e.__dict__.values()) for e in fix.edits], fix.applicability]
+    if fix is None:
+        return None
+    return [fix.message, [list(e.__dict__.values()) for e in fix.edits], fix.applicability, fix.risk]
 
 
 def _fix_from(raw) -> Fix | None:
-    return None if raw is None else Fix(raw[0], tuple(Edit(*e) for e in raw[1]), Applicability(raw[2]))
+    return None if raw is None else Fix(raw[0], tuple(Edit(*e) for e in raw[1]), Applicability(raw[2]), raw[3])
 
 
 def _encode(path: str, f: Finding) -> list:

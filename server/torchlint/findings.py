@@ -69,8 +69,17 @@ class Fix:
         return {
             "message": self.message,
             "applicability": self.applicability.value,
+            "risk": self.risk,
             "edits": [e.to_json() for e in self.edits],
         }
+
+
+_OFFERED = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY: 2}
+
+
+def in_offered_order(fixes: tuple[Fix | None, ...] | list[Fix | None]) -> list[Fix]:
+    """Fixes as they are offered: safe, then unsafe, then display (stable within each)."""
+    return sorted((fx for fx in fixes if fx is not None), key=lambda fx: _OFFERED[fx.applicability])
 
 
 @dataclass
@@ -85,7 +94,7 @@ class Finding:
     message: str
     severity: Severity
     fix: Fix | None = None
-    # Further fixes an editor may offer; `--fix` applies only `fix`.
+    # Further fixes an editor may offer; `--fix` applies one of them when `fix` is not applicable (applied_fix).
     alternatives: tuple[Fix, ...] = field(default_factory=tuple)
     # First line of the statement holding the finding (for `# noqa` there).
     statement_line: int = 0
@@ -95,6 +104,16 @@ class Finding:
     # Lines of the file the message names as `line N` (a notebook names them by cell: notebook.cite_cells).
     cites: tuple[int, ...] = ()
 
+    def fixes(self) -> list[Fix]:
+        """Its fix and alternatives in the order they are offered (safe, unsafe, display)."""
+        return in_offered_order((self.fix, *self.alternatives))
+
+    def applied_fix(self, unsafe: bool) -> Fix | None:
+        """The fix `--fix` and the editor's fix-all apply: the first safe one; with `unsafe` (`--unsafe-fixes`),
+        the first unsafe one when none is safe. TL105's unsafe `.item()` comes first from the rule, its safe
+        `.detach()` second: `--fix` applies the `.detach()`."""
+        return next((fx for fx in self.fixes() if fx.applies(unsafe)), None)
+
     @property
     def url(self) -> str:
         return DOCS_URL.format(code=self.code)
@@ -103,6 +122,7 @@ class Finding:
         return (self.path, self.line, self.column, self.code)
 
     def to_json(self) -> dict:
+        fixes = self.fixes()
         return {
             "path": self.path,
             "line": self.line,
@@ -113,6 +133,7 @@ class Finding:
             "name": self.name,
             "message": self.message,
             "severity": self.severity.value,
-            "fix": self.fix.to_json() if self.fix else None,
+            "fix": fixes[0].to_json() if fixes else None,
+            "alternatives": [fx.to_json() for fx in fixes[1:]],
             "url": self.url,
         }

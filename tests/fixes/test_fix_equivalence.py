@@ -3,9 +3,13 @@ run before and after `--fix` (safe fixes only, that rule alone), on the CPU with
 outputs (printed text, tensors, numbers, modules' state_dict) must match, or the "before" must raise
 the error the rule names and the "after" must not. A safe fix that fails it fails here.
 
-Rules whose safe fix changes results on purpose (a missing `zero_grad()`, `eval()`, `detach()` of a
-generator's output: the bug is the old result) are not here; neither are those that need a GPU, a
-process group or torchvision.
+A fix that changes results on purpose (the old result is the bug: a snapshot that aliases the live
+weights, a comparison that is always False) is run against a `reference`: the same program written
+right by hand, another way than the fix writes it. The fixed program's outputs must equal the
+reference's, and the unfixed program's must not (else the variant does not show the bug).
+
+Every rule with a safe fix on its examples has a program here or a reason in NOT_RUN
+(test_every_rule_with_a_safe_fix_is_run), so a new rule's safe fix cannot go unrun.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from torchlint.engine import fix_text
+from torchlint.engine import fix_text, lint_text
+from torchlint.findings import Applicability
 from torchlint.registry import rules
 
 torch = pytest.importorskip("torch")
@@ -29,6 +34,12 @@ class Program:
     source: str
     raises: str | None = None  # the error the rule names, raised before the fix
     torch_version: str | None = None
+    reference: str | None = None  # the program written right by hand: what the fixed one must output
+    name: str = ""  # tells two programs of one rule apart
+
+    @property
+    def id(self) -> str:
+        return f"{self.code}-{self.name}" if self.name else self.code
 
 
 PROGRAMS = [
@@ -44,6 +55,7 @@ with torch.cuda.amp.autocast(flag):
     z = (y * 2).sum()
 """,
         torch_version="2.4",
+        name="calls",
     ),
     Program("TL710", "import torch\na = torch.randn(4, 4)\nr = torch.matrix_rank(a)\n", raises="RuntimeError"),
     Program(
@@ -234,6 +246,216 @@ batches = [b[0] for b in loader]
 """,
         raises="ValueError",
     ),
+    Program(
+        "TL121",
+        """\
+import torch
+from torch import nn
+model = nn.Linear(4, 2)
+params = model.parameters()
+total = sum(p.numel() for p in params)
+model(torch.randn(8, 4)).pow(2).sum().backward()
+norm = nn.utils.clip_grad_norm_(params, max_norm=0.1)
+""",
+        reference="""\
+import torch
+from torch import nn
+model = nn.Linear(4, 2)
+total = sum(p.numel() for p in model.parameters())
+model(torch.randn(8, 4)).pow(2).sum().backward()
+norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.1)
+""",
+    ),
+    Program(
+        "TL307",
+        """\
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+rnn = nn.GRU(3, 4, batch_first=True).to(device)
+batch = [(torch.randn(2, 5, 3), torch.tensor([5, 3]))]
+for x, lengths in batch:
+    x, lengths = x.to(device), lengths.to(device)
+    packed = pack_padded_sequence(x, lengths, batch_first=True)
+    out, h = rnn(packed)
+""",
+    ),
+    Program(
+        "TL308",
+        """\
+import torch
+x = torch.zeros(3)
+device = torch.device("cpu")
+if device != "cpu":
+    y = x + 1
+else:
+    y = x - 1
+accelerated = x.device in ("cuda", "mps")
+""",
+        reference="""\
+import torch
+x = torch.zeros(3)
+device = torch.device("cpu")
+if device != torch.device("cpu"):
+    y = x + 1
+else:
+    y = x - 1
+accelerated = x.is_cuda or x.is_mps
+""",
+    ),
+    Program(
+        "TL605",
+        """\
+import copy
+import torch
+model = torch.nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+init = model.state_dict()
+for step in range(3):
+    optimizer.zero_grad()
+    model(torch.randn(4, 2)).pow(2).mean().backward()
+    optimizer.step()
+model.load_state_dict(init)
+""",
+        reference="""\
+import io
+import torch
+model = torch.nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+saved = io.BytesIO()
+torch.save(model.state_dict(), saved)
+for step in range(3):
+    optimizer.zero_grad()
+    model(torch.randn(4, 2)).pow(2).mean().backward()
+    optimizer.step()
+saved.seek(0)
+model.load_state_dict(torch.load(saved))
+""",
+        name="deepcopy",
+    ),
+    Program(
+        "TL605",
+        """\
+import torch
+model = torch.nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+best = None
+for step in range(3):
+    optimizer.zero_grad()
+    loss = model(torch.randn(4, 2)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    if step == 1:
+        best = model.state_dict()
+model.load_state_dict(best)
+""",
+        reference="""\
+import torch
+model = torch.nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+best = None
+for step in range(3):
+    optimizer.zero_grad()
+    loss = model(torch.randn(4, 2)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    if step == 1:
+        best = {name: torch.tensor(t.tolist()) for name, t in model.state_dict().items()}
+model.load_state_dict(best)
+""",
+        name="clone",
+    ),
+    Program(
+        "TL806",
+        """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+p = torch.rand(8)
+labels = torch.randint(0, 2, (8,))
+a = F.binary_cross_entropy(p, labels.long())
+t = torch.ones(8, dtype=torch.long)
+b = nn.BCELoss()(p, target=t)
+c = F.binary_cross_entropy_with_logits(torch.randn(2), torch.tensor([0, 1]))
+""",
+        raises="RuntimeError",
+        reference="""\
+import torch
+import torch.nn.functional as F
+from torch import nn
+p = torch.rand(8)
+labels = torch.randint(0, 2, (8,))
+a = F.binary_cross_entropy(p, labels.to(torch.float32))
+t = torch.ones(8, dtype=torch.long)
+b = nn.BCELoss()(p, target=t.to(torch.float32))
+c = F.binary_cross_entropy_with_logits(torch.randn(2), torch.tensor([0.0, 1.0]))
+""",
+    ),
+    Program(
+        "TL808",
+        """\
+import torch
+import torch.nn.functional as F
+x = torch.randn(4, 5)
+a = torch.log(F.softmax(x, dim=1))
+b = torch.log(torch.sigmoid(x))
+c = (x + 1).sigmoid().log()
+d = x.softmax(-1).log()
+""",
+    ),
+    Program(
+        "TL701",
+        """\
+import torch
+from torch import nn
+import torch.nn.functional as F
+x, y = torch.randn(4, 3), torch.randn(4, 3)
+l1 = nn.MSELoss(size_average=False)(x, y)
+l2 = nn.L1Loss(reduce=False)(x, y)
+l3 = F.mse_loss(x, y, size_average=True)
+l4 = nn.SmoothL1Loss(size_average=False, reduce=True)(x, y)
+""",
+        name="reduction",
+    ),
+    Program(
+        "TL701",
+        """\
+import torch
+a = torch.randn(4, 4)
+spd = a @ a.T + 4 * torch.eye(4)
+b = torch.randn(4, 2)
+lu, piv = torch.linalg.lu_factor(spd)
+n1 = torch.norm(b, 2, 1)
+n2 = torch.norm(b, p=1, dim=0, keepdim=True)
+q, r = torch.qr(input=a, some=False)
+u = torch.cholesky(spd, True)
+x = torch.lu_solve(b, LU_data=lu, LU_pivots=piv)
+m = torch.chain_matmul(a, spd, a)
+""",
+        name="linalg",
+    ),
+    Program(
+        "TL712",
+        """\
+import torch
+model = torch.nn.Linear(4, 2)
+if torch.cuda.is_available():
+    model = model.to("cuda")
+use_amp = False
+with torch.autocast(enabled=use_amp):
+    y = model(torch.randn(3, 4))
+""",
+        raises="TypeError",
+        reference="""\
+import torch
+model = torch.nn.Linear(4, 2)
+if torch.cuda.is_available():
+    model = model.to("cuda")
+use_amp = False
+y = model(torch.randn(3, 4))
+""",
+    ),
 ]
 
 
@@ -276,7 +498,7 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=[p.code for p in PROGRAMS])
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.id for p in PROGRAMS])
 def test_safe_fix_keeps_the_outputs_or_removes_the_named_error(program):
     result = fix_text("program.py", program.source, [rules()[program.code]], torch_version=program.torch_version)
     assert result.applied >= 1, f"{program.code} offered no safe fix on its runnable variant"
@@ -285,8 +507,63 @@ def test_safe_fix_keeps_the_outputs_or_removes_the_named_error(program):
     assert after_error is None, f"the fixed program raises {after_error}:\n{result.text}"
     if program.raises is not None:
         assert before_error == program.raises
-        return
-    assert before_error is None
-    assert list(before) == list(after)
-    different = [k for k in before if not _same(before[k], after[k])]
-    assert different == [], f"outputs differ after the fix:\n{result.text}"
+    else:
+        assert before_error is None
+    if program.reference is not None:
+        reference_error, reference = _run(program.reference)
+        assert reference_error is None
+        assert _differ(after, reference, set(reference)) == [], f"not the reference's outputs:\n{result.text}"
+        assert program.raises is not None or _differ(before, reference, set(reference)), "the variant shows no bug"
+    elif program.raises is None:
+        assert _differ(before, after, set(before) | set(after)) == [], f"outputs differ after the fix:\n{result.text}"
+
+
+def _differ(a: dict[str, object], b: dict[str, object], names: set[str]) -> list[str]:
+    """Those of `names` that one run lacks or the two give different values for (a reference names
+    what the program should output; the fixed program may keep other values beside them)."""
+    return sorted(k for k in names if k not in a or k not in b or not _same(a[k], b[k]))
+
+
+# Rules with a safe fix that no program above runs, each with the reason. A rule leaves this table
+# when a program for it is written; a new rule's safe fix must get a program (or a reason here).
+_NO_REFERENCE_YET = "changes results on purpose; a reference program is not written yet"
+NOT_RUN = {
+    "TL101": _NO_REFERENCE_YET,
+    "TL102": _NO_REFERENCE_YET,
+    "TL103": _NO_REFERENCE_YET,
+    "TL105": _NO_REFERENCE_YET,
+    "TL108": "needs an enabled GradScaler, which scales on CUDA only",
+    "TL109": _NO_REFERENCE_YET,
+    "TL111": _NO_REFERENCE_YET,
+    "TL112": "needs an enabled GradScaler, which scales on CUDA only",
+    "TL114": "torch.cuda.empty_cache() without CUDA: nothing to compare",
+    "TL115": _NO_REFERENCE_YET,
+    "TL116": _NO_REFERENCE_YET,
+    "TL301": "the move is to a GPU: an identity on the CPU",
+    "TL302": "the move is to a GPU: an identity on the CPU",
+    "TL306": "the move is to a GPU: an identity on the CPU",
+    "TL401": "needs a process group",
+    "TL403": _NO_REFERENCE_YET,
+    "TL602": _NO_REFERENCE_YET,
+    "TL704": "needs torchvision, which is not installed here",
+    "TL706": _NO_REFERENCE_YET,
+}
+
+
+def _safely_fixable() -> set[str]:
+    """The rules whose INVALID examples get a safe fix (a first fix or an alternative)."""
+    out = set()
+    for code, cls in rules().items():
+        for ex in cls.INVALID:
+            for f in lint_text("example.py", ex.source, [cls], torch_version=ex.torch_version).findings:
+                if any(fx is not None and fx.applicability is Applicability.SAFE for fx in (f.fix, *f.alternatives)):
+                    out.add(code)
+    return out
+
+
+def test_every_rule_with_a_safe_fix_is_run():
+    run = {p.code for p in PROGRAMS}
+    fixable = _safely_fixable()
+    assert sorted(fixable - run - set(NOT_RUN)) == [], "safe fixes no program runs: write one"
+    assert sorted(run & set(NOT_RUN)) == [], "rules run above and said not to be"
+    assert sorted(set(NOT_RUN) - fixable) == [], "rules with no safe fix left in NOT_RUN"

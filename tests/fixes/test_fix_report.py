@@ -38,3 +38,21 @@ def test_run_verdicts(tmp_path):
     assert run_verdict(script, "print(1)\n", 60) == "fixed"
     assert run_verdict(script, "import missing_module\n", 60) == "not runnable"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.py"]  # the fixed copy is gone
+
+
+def test_a_file_that_did_not_compile_is_not_broken_by_a_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHLINT_TORCH_VERSION", "2.1")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text(TRAIN + "def late():\n    from __future__ import annotations\n")
+    text = report([repo])
+    assert "## TL101 (safe) repo/train.py" in text and "BREAKS COMPILATION" not in text
+
+
+def test_run_lists_each_script_with_its_verdict(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "s.py").write_text("import torch\nm = torch.nn.Linear(2, 2)\nprint(m.forward(torch.ones(1, 2)).shape)\n")
+    text = report([repo], seconds=120)
+    assert "- identical: 1" in text and "| repo/s.py | identical |" in text
+    assert sorted(p.name for p in repo.iterdir()) == ["s.py"]

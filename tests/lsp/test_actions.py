@@ -334,3 +334,15 @@ async def test_quick_fix_menu_lists_the_safe_fix_first_and_prefers_only_it(proje
             "Accumulate `loss.item()` (a Python number) (unsafe: turns the total into a Python float) (TL105)",
         ]
         assert [a.is_preferred for a in fixes] == [True, False]
+
+
+async def test_fix_all_applies_a_safe_alternative_when_the_first_fix_is_unsafe(project):
+    # issue 27: fix-all applied only a finding's first fix, so nothing where TL105's first is `.item()`
+    async with session(project) as s:
+        u = s.open(project / "history.py", LOSS_HISTORY)
+        await s.diagnostics(u, lambda d: any(x.code == "TL105" for x in d))
+        (fix_all,) = await s.client.text_document_code_action_async(
+            _actions_request(u, [], only=[types.CodeActionKind.SourceFixAll])
+        )
+        fixed = apply(LOSS_HISTORY, edits_for(fix_all.edit, u))
+        assert "history.append(loss.detach())\n" in fixed, fixed

@@ -1,9 +1,9 @@
 """Applying fixes: repeatedly lint, apply non-overlapping fixes, re-parse.
 
-Only a finding's own fix is applied, never its alternatives, and only when its
-applicability allows (safe; unsafe too with `unsafe`; a display fix never). A fix
-whose result does not parse is dropped (the others still apply), so the text we
-hand back always parses.
+Of a finding's fixes the first applicable one is applied (Finding.applied_fix: the first
+safe one; with `unsafe`, the first unsafe one when none is safe; a display fix never). A
+fix whose result does not parse is dropped (the others still apply), so the text we hand
+back always parses.
 """
 
 from __future__ import annotations
@@ -54,13 +54,9 @@ def fix_text(
             return FixResult(text, applied, findings)
         chosen: list[Fix] = []
         for f in findings:
-            if (
-                f.fix is not None
-                and f.fix.applies(unsafe)
-                and f.fix not in rejected
-                and not any(_overlaps(f.fix, c) for c in chosen)
-            ):
-                chosen.append(f.fix)
+            fix = f.applied_fix(unsafe)
+            if fix is not None and fix not in rejected and not any(_overlaps(fix, c) for c in chosen):
+                chosen.append(fix)
         if not chosen:
             return FixResult(text, applied, findings)
         candidate = apply_edits(text, [edit for fix in chosen for edit in fix.edits])

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from torchlint.findings import Applicability, Finding, Fix, Severity
+from torchlint.findings import Finding, Fix, Severity, in_offered_order
 from torchlint.lsp.coordinates import LineIndex
 from torchlint.lsp.documents import Snapshot, text_snapshot
 from torchlint.lsp.settings import LintSetup
@@ -119,12 +119,9 @@ def _fix_data(snap: Snapshot, fix: Fix) -> dict[str, Any] | None:
     return {"title": fix.message, "applicability": fix.applicability.value, "risk": fix.risk, "edits": edits}
 
 
-_MENU = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY: 2}
-
-
 def menu_order(fixes: Sequence[Fix | None]) -> list[Fix]:
     """A finding's fixes as the quick-fix menu lists them: safe, then unsafe, then display (stable)."""
-    return sorted((fx for fx in fixes if fx is not None), key=lambda fx: _MENU[fx.applicability])
+    return in_offered_order(list(fixes))
 
 
 def from_run(result: RunResult) -> dict[str, list[types.Diagnostic]]:

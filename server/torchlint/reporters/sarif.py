@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from torchlint import __version__
 from torchlint.docs import rule_markdown
-from torchlint.findings import Applicability, Finding, Severity
+from torchlint.findings import Applicability, Finding, Fix, Severity
 from torchlint.registry import rules
 from torchlint.reporters.locations import Location, Locator, message
 
@@ -49,26 +49,34 @@ def _result(f: Finding, at: Location, rel: str | None, rule_index: int, seen: Co
     }
     if at.cell is not None:
         result["properties"] = {"cell": at.cell, "cellLine": f.line, "cellColumn": f.column}
-    elif f.fix is not None and f.fix.applicability is Applicability.SAFE:
-        replacements = [
-            {
-                "deletedRegion": {
-                    "startLine": e.line,
-                    "startColumn": e.column,
-                    "endLine": e.end_line,
-                    "endColumn": e.end_column,
-                },
-                "insertedContent": {"text": e.content},
-            }
-            for e in f.fix.edits
-        ]
-        result["fixes"] = [
-            {
-                "description": {"text": f.fix.message},
-                "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
-            }
-        ]
+    else:
+        fixes = [_fix(fx, artifact) for fx in f.fixes() if fx.applicability is not Applicability.DISPLAY]
+        if fixes:
+            result["fixes"] = fixes
     return result
+
+
+def _fix(fix: Fix, artifact: dict) -> dict:
+    """A SARIF fix; its applicability and (for an unsafe one) what it may change are in its properties and,
+    for readers that show only the description, in the description's text."""
+    text = fix.message if fix.applicability is Applicability.SAFE else f"{fix.message} (unsafe: {fix.risk})"
+    replacements = [
+        {
+            "deletedRegion": {
+                "startLine": e.line,
+                "startColumn": e.column,
+                "endLine": e.end_line,
+                "endColumn": e.end_column,
+            },
+            "insertedContent": {"text": e.content},
+        }
+        for e in fix.edits
+    ]
+    return {
+        "description": {"text": text},
+        "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}],
+        "properties": {"applicability": fix.applicability.value, "risk": fix.risk},
+    }
 
 
 def render(findings: list[Finding], **_) -> str:

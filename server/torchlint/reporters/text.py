@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection
 
-from torchlint.findings import Applicability, Finding, Severity
+from torchlint.findings import Finding, Severity
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 FIX = "torchlint check --fix"
@@ -21,13 +21,13 @@ def _c(code: str, s: str, colour: bool) -> str:
 
 
 def _applied(f: Finding, unsafe_paths: Collection[str]) -> bool:
-    """`--fix` applies this finding's fix (`unsafe_paths`: where unsafe fixes are enabled)."""
-    return f.fix is not None and f.fix.applies(f.path in unsafe_paths)
+    """`--fix` applies one of this finding's fixes (`unsafe_paths`: where unsafe fixes are enabled)."""
+    return f.applied_fix(f.path in unsafe_paths) is not None
 
 
 def _hidden(f: Finding, unsafe_paths: Collection[str]) -> bool:
-    """Only `--unsafe-fixes` would apply this finding's fix."""
-    return f.fix is not None and f.fix.applicability is Applicability.UNSAFE and f.path not in unsafe_paths
+    """Only `--unsafe-fixes` would apply one of this finding's fixes."""
+    return f.path not in unsafe_paths and f.applied_fix(False) is None and f.applied_fix(True) is not None
 
 
 def render(

@@ -3,6 +3,7 @@ a fix binds arguments by these names and positions, so a wrong entry is a wrong 
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 
@@ -29,6 +30,8 @@ def _resolve(qualname: str):
 
 def _from_inspect(obj) -> tuple[Param, ...] | None:
     target = obj.__init__ if inspect.isclass(obj) else obj
+    if target is object.__init__:
+        return None  # a C type that parses its arguments in __new__: see _binds_as_written
     if getattr(target, "__wrapped__", None) is None and obj is torch.lu:
         target = torch.functional._lu_impl  # boolean dispatch: `lu(*args, **kwargs)` over this
     try:
@@ -37,7 +40,7 @@ def _from_inspect(obj) -> tuple[Param, ...] | None:
         return None  # a builtin: see _from_schemas
     out = []
     for p in sig.parameters.values():
-        if p.name == "self" and inspect.isclass(obj):
+        if p.name == "self":  # a class's or a method's (`torch.Tensor.backward`) own object
             continue
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             out.append(Param(("*" if p.kind is p.VAR_POSITIONAL else "**") + p.name, False, False, None))
@@ -78,6 +81,24 @@ def _from_schemas(qualname: str) -> list[tuple[Param, ...]]:
     return out
 
 
+def _binds_as_written(obj, text: str) -> bool:
+    """For a C type parsed by PyArg_ParseTupleAndKeywords (no signature to inspect): each parameter is
+    taken by keyword after the ones before it are given by position, and is itself the next position
+    (given both ways it is a TypeError); one more positional argument and an unknown keyword are refused.
+    Each parameter is given its default (all are optional in the entries this checks)."""
+    params = signature(text).params
+    values = [ast.literal_eval(p.default or "None") for p in params]
+    for i, p in enumerate(params):
+        obj(*values[:i], **{p.name: values[i]})
+        with pytest.raises(TypeError):
+            obj(*values[: i + 1], **{p.name: values[i]})
+    with pytest.raises(TypeError):
+        obj(*values, None)
+    with pytest.raises(TypeError):
+        obj(not_a_parameter=None)
+    return True
+
+
 def _same_names_and_kinds(ours: tuple[Param, ...], theirs: tuple[Param, ...]) -> bool:
     return [(p.name, p.positional, p.keyword) for p in ours] == [(p.name, p.positional, p.keyword) for p in theirs]
 
@@ -89,6 +110,9 @@ def test_torch_signature_matches_the_installed_torch(qualname):
     theirs = _from_inspect(obj)
     if theirs is not None:
         assert ours == theirs
+        return
+    if inspect.isclass(obj):
+        assert _binds_as_written(obj, api_signatures.TORCH[qualname])
         return
     without_out = tuple(p for p in ours if p.name != "out")
     overloads = _from_schemas(qualname)
@@ -105,3 +129,21 @@ def test_torchvision_signature_matches_the_installed_torchvision(qualname):
     except ImportError:
         pytest.skip("torchvision is not installed: its entries are checked where it is")
     assert _ours(api_signatures.TORCHVISION[qualname]) == _from_inspect(_resolve(qualname))
+
+
+def test_torchvision_classifiers_have_the_classifier_signature():
+    """A builder of `torchvision.models` not listed in TORCHVISION is bound to CLASSIFIER."""
+    try:
+        models = importlib.import_module("torchvision.models")
+    except ImportError:
+        pytest.skip("torchvision is not installed: CLASSIFIER is checked where it is")
+    ours = _ours(api_signatures.CLASSIFIER)
+    builders = [
+        name
+        for name, obj in vars(models).items()
+        if name[:1].islower() and inspect.isfunction(obj) and "weights" in inspect.signature(obj).parameters
+    ]
+    assert builders
+    for name in builders:
+        if f"torchvision.models.{name}" not in api_signatures.TORCHVISION:
+            assert _from_inspect(getattr(models, name)) == ours, name

@@ -161,3 +161,14 @@ def test_tl701_no_safe_migration_when_the_binding_is_not_certain(call, findings)
     src = f"import torch\nimport torch.nn.functional as F\ny = {call}\n"
     (f,) = lint_text("m.py", src, [rules()["TL701"]], torch_version="2.4").findings
     assert f.fix is None
+
+
+def test_tl701_linalg_rewrites_bind_arguments_by_name(fixed):
+    # issue 27 item 2: the arguments are bound to the old signature (_signatures.py), so a positional
+    # `dim` or keyword spellings are rewritten as well as the positional ones (they were left unfixed)
+    src = "import torch\nn = torch.norm(b, 2, 1)\nx = torch.lu_solve(b, LU_data=lu, LU_pivots=piv)\n"
+    assert fixed(src, "TL701") == (
+        "import torch\nn = torch.linalg.vector_norm(b, ord=2, dim=1)\nx = torch.linalg.lu_solve(lu, piv, b)\n"
+    )
+    for unbound in ("torch.norm(b, 2, 1, False, None, torch.float64)", "torch.qr(a, out=qr)", "torch.norm(*args)"):
+        assert fixed(f"import torch\ny = {unbound}\n", "TL701") == f"import torch\ny = {unbound}\n", unbound

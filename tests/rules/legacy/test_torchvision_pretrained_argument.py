@@ -25,3 +25,22 @@ def test_tl704_no_fix_on_a_hub_tag_that_names_no_release(findings):
         "import torch\nm = torch.hub.load('pytorch/vision:my-fork', 'resnet18', pretrained=False)\n", "TL704"
     )
     assert f.fix is None
+
+
+def test_tl704_safe_only_where_the_arguments_bind_to_the_builder_signature(findings):
+    # issue 27 item 2: `weights=None` is safe only when every argument binds to the builder's signature
+    # since torchvision 0.13 (_signatures.py): not through `**kwargs` (it may hold `weights`), not for a
+    # builder whose signature is not known (a subpackage's), not for a hub model named by a variable
+    cases = {
+        "torchvision.models.resnet18(pretrained=False, num_classes=10)": "safe",
+        "torchvision.models.resnet18(pretrained=False, **cfg)": "unsafe",
+        "torchvision.models.detection.fasterrcnn_resnet50_fpn(pretrained=False, num_classes=3)": "safe",
+        "torchvision.models.detection.maskrcnn_resnet50_fpn(pretrained=False)": "unsafe",
+        "torch.hub.load('pytorch/vision', 'resnet18', pretrained=False, force_reload=True)": "safe",
+        "torch.hub.load('pytorch/vision', name, pretrained=False)": "unsafe",
+        "torch.hub.load('pytorch/vision', 'resnet18', *extra, pretrained=False)": "unsafe",
+    }
+    for call, applicability in cases.items():
+        (f,) = findings(f"import torch\nimport torchvision\nm = {call}\n", "TL704")
+        assert f.fix is not None and f.fix.applicability.value == applicability, call
+        assert applicability == "safe" or f.fix.risk, call

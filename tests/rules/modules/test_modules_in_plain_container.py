@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 
 
 def test_tl202_tuple_of_modules_becomes_a_module_list(fixed):
@@ -50,3 +51,29 @@ def test_tl202_display_only_when_the_layers_are_also_registered_by_hand(findings
     )
     (f,) = findings(src, "TL202")
     assert f.fix is not None and f.fix.applicability.value == "display"
+
+
+def test_tl202_fix_is_unsafe_as_it_changes_the_state_dict_keys(findings):
+    # issue 27: registering the list adds its modules' keys to the state_dict, so a checkpoint saved
+    # before no longer loads strictly; found as a safe hunk on an unseen repository
+    pytest.importorskip("torch")
+    src = """\
+from torch import nn
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [nn.Linear(3, 4), nn.ReLU()]
+        self.out = nn.Linear(4, 1)
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.out(x)
+"""
+    (f,) = findings(src, "TL202")
+    assert f.fix.applicability.value == "unsafe" and "checkpoints" in f.fix.risk
+    before, after = {}, {}
+    exec(src, before)
+    exec(src.replace("[nn.Linear(3, 4), nn.ReLU()]", "nn.ModuleList([nn.Linear(3, 4), nn.ReLU()])"), after)
+    saved = before["Head"]().state_dict()
+    with pytest.raises(RuntimeError, match="Missing key"):
+        after["Head"]().load_state_dict(saved)
