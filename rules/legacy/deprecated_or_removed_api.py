@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from torchlint.engine.api_changes import DEPRECATED, LAUNCH_MODULE, TYPED_STORAGE, ApiChange
 from torchlint.engine.call_binding import bind, rebuild, signature
 from torchlint.engine.callargs import get_arg, has_star, int_value, is_name
 from torchlint.engine.kinds import Kind
@@ -140,69 +141,41 @@ _AUTOCAST_DEVICE_DEFAULTS = ("dtype", "cache_enabled")
 
 @dataclass(frozen=True)
 class Replacement:
-    use: str  # what to use instead, for the message
+    """A table entry of `engine/api_changes.py` with this rule's mechanical rewrite, when it has one."""
+
+    use: str
     rewrite: Callable | None = None
-    since: tuple[int, int] = (0, 0)  # the torch release that deprecated it: silent for older targets
+    since: tuple[int, int] = (0, 0)
 
 
-# Deprecated: they still run (with a warning) on current torch. Removed ones are TL710's table.
-_TABLE: dict[str, Replacement] = {
-    "torch.qr": Replacement("torch.linalg.qr", rewrite=_qr),
-    "torch.cholesky": Replacement("torch.linalg.cholesky", rewrite=_cholesky),
-    "torch.chain_matmul": Replacement("torch.linalg.multi_dot", rewrite=_chain_matmul),
-    "torch.range": Replacement("torch.arange (which excludes the end)", rewrite=_range),
-    "torch.norm": Replacement("torch.linalg.vector_norm / matrix_norm", rewrite=_norm),
-    "torch.ger": Replacement("torch.outer", rewrite=_migrate("outer")),
-    "torch.lu": Replacement("torch.linalg.lu_factor", rewrite=_migrate("linalg.lu_factor")),
-    "torch.lu_solve": Replacement("torch.linalg.lu_solve(LU, pivots, B) (note the argument order)", rewrite=_lu_solve),
-    "torch.svd": Replacement("torch.linalg.svd (returns Vh, not V; full_matrices replaces some)"),
-    "torch.triangular_solve": Replacement("torch.linalg.solve_triangular(A, B, upper=...)"),
-    "torch.nn.UpsamplingNearest2d": Replacement(
-        'torch.nn.Upsample(..., mode="nearest")', rewrite=_migrate("nn.Upsample", extra=(("mode", '"nearest"'),))
-    ),
-    "torch.nn.UpsamplingBilinear2d": Replacement(
-        'torch.nn.Upsample(..., mode="bilinear", align_corners=True)',
-        rewrite=_migrate("nn.Upsample", extra=(("mode", '"bilinear"'), ("align_corners", "True"))),
-    ),
-    "torch.nn.functional.upsample": Replacement(
-        "torch.nn.functional.interpolate", rewrite=_migrate("nn.functional.interpolate")
-    ),
-    "torch.testing.assert_allclose": Replacement("torch.testing.assert_close"),
-    "torch.nn.utils.weight_norm": Replacement("torch.nn.utils.parametrizations.weight_norm (state_dict keys change)"),
-    "torch.utils._pytree._register_pytree_node": Replacement(
-        "torch.utils._pytree.register_pytree_node", rewrite=_migrate("utils._pytree.register_pytree_node")
-    ),
-    "torch.backends.cuda.sdp_kernel": Replacement("torch.nn.attention.sdpa_kernel"),
-    "torch.cuda.amp.autocast": Replacement(
-        'torch.amp.autocast("cuda", ...)',
-        rewrite=_migrate("amp.autocast", leading=('"cuda"',), same_defaults=_AUTOCAST_DEVICE_DEFAULTS),
-        since=(2, 4),
-    ),
-    "torch.cuda.amp.GradScaler": Replacement(
-        'torch.amp.GradScaler("cuda", ...)', rewrite=_migrate("amp.GradScaler", leading=('"cuda"',)), since=(2, 4)
-    ),
-    # TorchScript: deprecated in 2.5 (its docs), warning on every call in later releases
-    "torch.jit.script": Replacement("torch.compile or torch.export", since=(2, 5)),
-    "torch.jit.trace": Replacement("torch.export or torch.compile", since=(2, 5)),
-    "torch.jit.freeze": Replacement("torch.compile", since=(2, 5)),
-    "torch.set_default_tensor_type": Replacement("torch.set_default_dtype / torch.set_default_device"),
-    "torchvision.transforms.v2.ToTensor": Replacement(
-        "v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])"
-    ),
-    # non-public aliases of public functions
-    "torch.utils.data._utils.collate.default_collate": Replacement(
-        "torch.utils.data.default_collate", rewrite=_migrate("utils.data.default_collate")
-    ),
-    "torch.utils.data._utils.collate.default_convert": Replacement(
-        "torch.utils.data.default_convert", rewrite=_migrate("utils.data.default_convert")
-    ),
+def with_rewrites(table: dict[str, ApiChange], rewrites: dict[str, Callable]) -> dict[str, Replacement]:
+    return {name: Replacement(c.use, rewrites.get(name), c.since) for name, c in table.items()}
+
+
+_REWRITES: dict[str, Callable] = {
+    "torch.qr": _qr,
+    "torch.cholesky": _cholesky,
+    "torch.chain_matmul": _chain_matmul,
+    "torch.range": _range,
+    "torch.norm": _norm,
+    "torch.ger": _migrate("outer"),
+    "torch.lu": _migrate("linalg.lu_factor"),
+    "torch.lu_solve": _lu_solve,
+    "torch.nn.UpsamplingNearest2d": _migrate("nn.Upsample", extra=(("mode", '"nearest"'),)),
+    "torch.nn.UpsamplingBilinear2d": _migrate("nn.Upsample", extra=(("mode", '"bilinear"'), ("align_corners", "True"))),
+    "torch.nn.functional.upsample": _migrate("nn.functional.interpolate"),
+    "torch.utils._pytree._register_pytree_node": _migrate("utils._pytree.register_pytree_node"),
+    "torch.cuda.amp.autocast": _migrate("amp.autocast", leading=('"cuda"',), same_defaults=_AUTOCAST_DEVICE_DEFAULTS),
+    "torch.cuda.amp.GradScaler": _migrate("amp.GradScaler", leading=('"cuda"',)),
+    "torch.utils.data._utils.collate.default_collate": _migrate("utils.data.default_collate"),
+    "torch.utils.data._utils.collate.default_convert": _migrate("utils.data.default_convert"),
+    **{
+        f"functorch.{fn}": _migrate(f"func.{fn}")
+        for fn in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize")
+    },
 }
+_TABLE = with_rewrites(DEPRECATED, _REWRITES)
 _LAUNCH = "torch.distributed.launch"
-_LAUNCH_DEPRECATED = (1, 10)  # torchrun's release; the module warns since
-_TYPED_STORAGE_DEPRECATED = (2, 0)
-
-for _fn in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize"):
-    _TABLE[f"functorch.{_fn}"] = Replacement(f"torch.func.{_fn}", rewrite=_migrate(f"func.{_fn}"))
 
 
 def _imported_twice(ctx, local: str) -> bool:
@@ -392,17 +365,15 @@ class DeprecatedOrRemovedApi(Rule):
             self._report_launch(node)
 
     def _report_launch(self, node: cst.CSTNode) -> None:
-        if self.ctx.torch_version.pair >= _LAUNCH_DEPRECATED:
-            self.report(
-                node, self.message.format(old=_LAUNCH, status=self.status, new="torchrun (torch.distributed.run)")
-            )
+        if self.ctx.torch_version.pair >= LAUNCH_MODULE.since:
+            self.report(node, self.message.format(old=_LAUNCH, status=self.status, new=LAUNCH_MODULE.use))
 
     def _typed_storage(self, node: cst.Call) -> None:
         """`t.storage()` on a proven tensor: TypedStorage, deprecated since 2.0 -> `t.untyped_storage()`."""
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value != "storage" or node.args:
             return
-        if self.ctx.torch_version.pair < _TYPED_STORAGE_DEPRECATED or not self.ctx.kind(func.value) & Kind.TENSOR:
+        if self.ctx.torch_version.pair < TYPED_STORAGE.since or not self.ctx.kind(func.value) & Kind.TENSOR:
             return
         self.report(
             node,

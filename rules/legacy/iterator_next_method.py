@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.api_changes import LOADER_ITERATOR_NEXT_ALIAS_REMOVED
 from torchlint.engine.graph_flow import body_of
 from torchlint.engine.kinds import Kind
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
 # DataLoader iterators kept a `next = __next__` alias for Python 2 until torch 1.13.
-_LOADER_ALIAS_REMOVED = (1, 13)
 
 
 class IteratorNextMethod(Rule):
@@ -120,7 +120,9 @@ images, labels = next(data_iter)
             return None
         kind = self.ctx.kind(call.args[0].value)
         if kind & Kind.DATALOADER:
-            return "a DataLoader iterator" if self.ctx.torch_version.pair >= _LOADER_ALIAS_REMOVED else None
-        if not kind and self.ctx.torch_version.pair < _LOADER_ALIAS_REMOVED:
+            return (
+                "a DataLoader iterator" if self.ctx.torch_version.pair >= LOADER_ITERATOR_NEXT_ALIAS_REMOVED else None
+            )
+        if not kind and self.ctx.torch_version.pair < LOADER_ITERATOR_NEXT_ALIAS_REMOVED:
             return None  # may be a DataLoader, whose iterator still had the alias
         return "the iterator"

@@ -6,35 +6,21 @@ from typing import ClassVar
 
 import libcst as cst
 
+from torchlint.engine.api_changes import GONE, REMOVED, REMOVED_MODULES
 from torchlint.engine.names import dotted
 from torchlint.engine.rule import Invalid
 from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
-from torchlint.rules.legacy.deprecated_or_removed_api import DeprecatedOrRemovedApi, Replacement, _migrate
+from torchlint.rules.legacy.deprecated_or_removed_api import (
+    DeprecatedOrRemovedApi,
+    Replacement,
+    _migrate,
+    with_rewrites,
+)
 
-# Still importable on current torch, but calling them raises RuntimeError ("... is now removed").
-_REMOVED: dict[str, Replacement] = {
-    "torch.solve": Replacement("torch.linalg.solve(A, B) (note the swapped arguments)"),
-    "torch.symeig": Replacement("torch.linalg.eigh"),
-    "torch.eig": Replacement("torch.linalg.eig"),
-    "torch.lstsq": Replacement("torch.linalg.lstsq(A, B) (note the swapped arguments)"),
-    "torch.matrix_rank": Replacement("torch.linalg.matrix_rank", rewrite=_migrate("linalg.matrix_rank")),
-}
-# Gone from their module: AttributeError at the call (ImportError at `from torch.onnx import _export`).
-# `since`: the first release known to lack them (all checked absent on torch 2.13).
-_GONE: dict[str, Replacement] = {
-    "torch.onnx._export": Replacement("torch.onnx.export", since=(2, 5)),
-    "torch.set_deterministic": Replacement("torch.use_deterministic_algorithms", since=(2, 0)),
-    "torch.is_deterministic": Replacement("torch.are_deterministic_algorithms_enabled", since=(2, 0)),
-}
-# Removed modules: importing them raises ModuleNotFoundError when the program starts.
-_REMOVED_MODULES: dict[str, Replacement] = {
-    "torch._six": Replacement("what it aliased: `math.inf`, `str`, `collections.abc`", since=(2, 0)),
-    "torch.distributed.pipeline": Replacement("torch.distributed.pipelining", since=(2, 5)),
-    "torch.utils.ffi": Replacement("torch.utils.cpp_extension", since=(2, 0)),
-    "torch.legacy": Replacement("torch.nn", since=(2, 0)),
-    "torch.distributed.deprecated": Replacement("torch.distributed", since=(2, 0)),
-}
+_REMOVED = with_rewrites(REMOVED, {"torch.matrix_rank": _migrate("linalg.matrix_rank")})
+_GONE = with_rewrites(GONE, {})
+_REMOVED_MODULES = with_rewrites(REMOVED_MODULES, {})
 # Handlers that make an import optional: `try: from torch._six import inf / except ImportError: ...`.
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 
