@@ -89,7 +89,7 @@ model = DDP(net)
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.done = "Distributed" not in self.ctx.text or _set_up_elsewhere(self.ctx)
+        self.done = "Distributed" not in self.ctx.text
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.done:
@@ -104,4 +104,7 @@ model = DDP(net)
         else:
             return
         self.done = True
-        self.report(node, self.message.format(what=what))
+        # Asked at the first wrapper or sampler, not for every file that names one: the answer reads the
+        # program around the file (its imports, its callers: a scan of the project).
+        if not _set_up_elsewhere(self.ctx):
+            self.report(node, self.message.format(what=what))

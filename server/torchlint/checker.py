@@ -15,7 +15,6 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -270,6 +269,8 @@ def run(jobs: list[Job], workers: int = 1, progress: Callable[[int, int], None] 
         # the end while the others idle. Output order is restored by sorting below.
         ordered = sorted(jobs, key=_size, reverse=True)
         chunk = max(1, min(8, len(jobs) // (workers * 16)))
+        from concurrent.futures import ProcessPoolExecutor  # only with workers (~20 ms to import)
+
         with ProcessPoolExecutor(max_workers=workers, initializer=tune_gc) as pool:
             for i, r in enumerate(pool.map(run_job, ordered, chunksize=chunk), 1):
                 results.append(r)

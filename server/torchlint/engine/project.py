@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import logging
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,8 +90,10 @@ def _current() -> Dependencies:
 
 def find_root(path: Path) -> Path:
     """The nearest folder above `path` holding a project marker, else the file's own folder."""
+    exists = os.path.exists  # on strings: Path objects cost more than the stat itself here
     for folder in path.parents:
-        if any((folder / m).exists() for m in ROOT_MARKERS):
+        base = str(folder)
+        if any(exists(os.path.join(base, m)) for m in ROOT_MARKERS):
             return folder
     return path.parent
 
@@ -220,17 +223,30 @@ class Project:
         known = _current().found
         if key in known:
             return known[key]
-        found = None
+        parts = name.split(".")
+        if self._overlays or not all(p and p != ".." and "/" not in p and os.sep not in p for p in parts):
+            found = self._find_module(name, from_dir)
+        else:  # the same candidates as strings: this is asked thousands of times a run
+            found = None
+            isfile = os.path.isfile
+            for base in (str(from_dir), str(self.root), os.path.join(self.root, "src")):
+                folder = os.path.join(base, *parts)
+                for candidate in (folder + ".py", os.path.join(folder, "__init__.py")):
+                    if isfile(candidate):
+                        found = Path(candidate)
+                        break
+                if found is not None:
+                    break
+        known[key] = found
+        return found
+
+    def _find_module(self, name: str, from_dir: Path) -> Path | None:
         rel = Path(*name.split("."))
         for base in (from_dir, self.root, self.root / "src"):
             for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
                 if candidate in self._overlays or candidate.is_file():
-                    found = candidate
-                    break
-            if found is not None:
-                break
-        known[key] = found
-        return found
+                    return candidate
+        return None
 
     def summary(self, path: Path) -> ModuleSummary | None:
         _current().consulted.add(path)

@@ -23,7 +23,7 @@ from torchlint.engine.node_positions import positions as node_positions
 from torchlint.engine.project import recording
 from torchlint.engine.rule import InsertBefore, NodeFix, RemoveStatement, Replace, Rule
 from torchlint.engine.source import Source, SourceError, decode, split_lines, syntax_error
-from torchlint.engine.walk import forget_children, traverse
+from torchlint.engine.walk import children, dispatch, forget_children
 from torchlint.findings import Edit, Finding, Fix, Severity
 
 PARSE_ERROR_CODE = "TL000"
@@ -74,7 +74,7 @@ _DispatchTable = dict[tuple[str, type[cst.CSTNode]], list[str]]  # ("visit"/"lea
 _DISPATCH: dict[type[Rule], _DispatchTable] = {}  # built once per rule class
 # Nodes that open a scope, a loop, a `with` block, an `if` or an indented block, and the statement line:
 # the traversal state the context keeps.
-_TRACKED = frozenset(
+_TRACKED: frozenset[type[cst.CSTNode]] = frozenset(
     {
         cst.Module,
         cst.ClassDef,
@@ -184,8 +184,6 @@ def lint_text(
                 failed.add(instance)
                 errors.append(f"{instance.code}: {type(exc).__name__}: {exc}")
 
-    top_statements = {id(s) for s in module.body}  # ids: a node's own __hash__ is a Python call
-
     def push(node: cst.CSTNode) -> None:
         node_type = type(node)
         if node_type is cst.SimpleStatementLine:
@@ -227,8 +225,6 @@ def lint_text(
 
     def enter(node: cst.CSTNode) -> None:
         node_type = type(node)
-        if id(node) in top_statements:
-            ctx.top_statement = node
         if node_type in _TRACKED:
             push(node)
         handlers = visits.get(node_type)
@@ -246,7 +242,15 @@ def lint_text(
     try:
         with recording(ctx.read):  # from the first analysis on: the semantics reads other files' classes
             semantics = ctx.semantics
-            traverse(module, enter, leave)
+            # Only the nodes some rule visits or leaves, or whose traversal state the context keeps, are
+            # entered or left; the module's own statements are walked one by one (the top statement).
+            entered = frozenset(visits).union(_TRACKED)
+            left = frozenset(leaves).union(_TRACKED)
+            enter(module)
+            for statement in children(module):
+                ctx.top_statement = statement
+                dispatch(statement, enter, leave, entered, left)
+            leave(module)
             kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
         dependencies = ctx.dependencies()
     finally:
