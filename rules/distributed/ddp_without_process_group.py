@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import libcst as cst
 
@@ -29,7 +28,7 @@ def _unknown_setup_call(ctx) -> bool:
             q = ctx.qualname(node.value.func)
             if q is None or q.split(".")[0] in ("torch", *sys.stdlib_module_names):
                 continue
-            if ctx.project is None or ctx.project.resolve(q, Path(ctx.path).resolve().parent) is None:
+            if ctx.project is None or ctx.project.resolve(q, ctx.location.parent) is None:
                 return True
     return False
 

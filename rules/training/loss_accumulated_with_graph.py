@@ -381,7 +381,7 @@ class Trainer:
 
     def _meets_tensor_op(self, acc: str, body) -> bool:
         """`torch.stack(acc)`, `acc.mean()`, `acc.cpu()` ... somewhere in the function."""
-        for n in body.order:
+        for n in body.nodes:
             if not isinstance(n, cst.Call):
                 continue
             if (

@@ -84,9 +84,14 @@ class FileContext:
         whole project they came from (`Project.scan_dependency`)."""
         if "project" not in self.__dict__ or self.project is None:
             return ()
-        here = Path(self.path).resolve()
+        here = self.location
         files = sorted(str(p) for p in self.read.consulted if p != here)
         return (*files, self.project.scan_dependency) if self.read.scanned else tuple(files)
+
+    @cached_property
+    def location(self) -> Path:
+        """The file's resolved path (asked by several analyses: resolving costs a system call a folder)."""
+        return Path(self.path).resolve()
 
     @cached_property
     def torch_version(self) -> TorchVersion:
@@ -147,7 +152,7 @@ class FileContext:
         project = self.project
         if project is None:
             return not self.is_program  # a library snippet: nothing proves the setup is missing
-        here = Path(self.path).resolve()
+        here = self.location
         modules = project.imported_by(here, self.imports.table)
         if any(m.called.intersection(names) for m in modules):
             return True
@@ -168,18 +173,18 @@ class FileContext:
         """This file's `ast` summary (classes, calls), as the project index would make it: made once
         per file, not at every question (None when CPython cannot parse the text)."""
         path = Path(self.path)
-        name, package = self.project.module_name(path.resolve()) if self.project is not None else ("", "")
+        name, package = self.project.module_name(self.location) if self.project is not None else ("", "")
         return summarize(path, name, package, self.text)
 
     @cached_property
     def imports(self) -> Imports:
         project = self.project
-        package = project.package_of(Path(self.path).resolve()) if project is not None else None
+        package = project.package_of(self.location) if project is not None else None
         return Imports(self.module, package)
 
     @cached_property
     def semantics(self) -> Semantics:
-        folder = Path(self.path).resolve().parent if self.project is not None else None
+        folder = self.location.parent if self.project is not None else None
         return Semantics(self.module, self.imports, self.text, self.project, folder, lambda: self.call_sites)
 
     @cached_property
@@ -231,7 +236,7 @@ class FileContext:
         """Model-call argument slots whose `forward` needs them on the CPU (see device_moves)."""
         texts = [self.text]
         if self.project is not None:
-            texts += [m.text for m in self.project.imported_by(Path(self.path).resolve(), self.imports.table)]
+            texts += [m.text for m in self.project.imported_by(self.location, self.imports.table)]
         return cpu_only_forward_arguments(texts)
 
     @cached_property
@@ -243,7 +248,7 @@ class FileContext:
         project = self.project
         if project is None:
             return True
-        here = Path(self.path).resolve()
+        here = self.location
         if project.importers(here) != []:  # imported, or unknown (None): its callers might name one
             return False
         return not any(_ACCELERATOR.search(m.text) for m in project.imported_by(here, self.imports.table))

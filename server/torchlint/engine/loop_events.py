@@ -244,10 +244,9 @@ class LoopAnalysis:
             if node_type in SCOPES:
                 continue
             if not done:
-                stack.append((n, True))
-                stack.extend((c, False) for c in reversed(children(n)))
-                continue
-            if node_type is not cst.Call and node_type is not cst.Assign:
+                if node_type is cst.Call or node_type is cst.Assign:  # the only nodes read after their children
+                    stack.append((n, True))
+                stack.extend([(c, False) for c in reversed(children(n))])
                 continue
             if isinstance(n, cst.Call):
                 self._call_event(n, w, stmt, alone)
