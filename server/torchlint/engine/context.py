@@ -27,7 +27,7 @@ from torchlint.engine.target_version import TorchVersion
 from torchlint.engine.target_version import resolve as resolve_version
 from torchlint.engine.values import Values
 from torchlint.engine.version_guards import VersionGuards, branch_taken, module_assignments
-from torchlint.engine.walk import iter_nodes, iter_statements
+from torchlint.engine.walk import iter_nodes
 
 # What a script builds at top level (a library module builds none of these on import).
 _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
@@ -274,12 +274,13 @@ class FileContext:
         return cls in self.semantics.classes
 
     def local_functions(self) -> dict[str, cst.FunctionDef]:
-        """Functions and methods defined anywhere in the file, by bare name."""
-        return {
-            s.name.value: s
-            for s in iter_statements(self.module.body, into_functions=True)
-            if isinstance(s, cst.FunctionDef)
-        }
+        """Functions and methods defined anywhere in the file, by bare name (the last definition of a name);
+        made once, from the call index's list of them (do not change it)."""
+        return self._local_functions
+
+    @cached_property
+    def _local_functions(self) -> dict[str, cst.FunctionDef]:
+        return {name: defs[-1][0] for name, defs in self.call_sites.functions.items()}
 
     # -- traversal state ----------------------------------------------------
     @property

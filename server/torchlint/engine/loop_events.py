@@ -22,13 +22,11 @@ from torchlint.engine.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.callargs import get_arg, is_name, truthy
 from torchlint.engine.kinds import CLIP_GRAD, Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.walk import SCOPES, block_statements, children, iter_statements, sub_blocks
+from torchlint.engine.walk import SCOPES, block_statements, children
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
     from torchlint.engine.semantics import Scope
-
-Definition = cst.FunctionDef | cst.ClassDef
 
 
 class EventKind(enum.Enum):
@@ -193,7 +191,6 @@ class LoopAnalysis:
         self.ctx = ctx
         self._cache: dict[Loop | cst.FunctionDef, list[Event]] = {}
         self._functions: dict[str, cst.FunctionDef] | None = None
-        self._parents: dict[Definition, Definition] | None = None
 
     def events(self, loop: Loop) -> list[Event]:
         events = self._cache.get(loop)
@@ -348,20 +345,7 @@ class LoopAnalysis:
         return self._functions.get(name)
 
     def _scope_of(self, fn: cst.FunctionDef) -> Scope:
-        """The semantic scope of a same-file function, built with its true parents."""
-        if self._parents is None:
-            self._parents = {}
-            for s in iter_statements(self.ctx.module.body, into_functions=True):
-                if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
-                    for block in sub_blocks(s):
-                        for inner in iter_statements(block):
-                            if isinstance(inner, (cst.FunctionDef, cst.ClassDef)):
-                                self._parents.setdefault(inner, s)
-        chain: list[Definition] = [fn]
-        while chain[-1] in self._parents:
-            chain.append(self._parents[chain[-1]])
-        sem = self.ctx.semantics
-        scope = sem.scope_for(self.ctx.module, None)
-        for node in reversed(chain):
-            scope = sem.scope_for(node, scope)
-        return scope
+        """The semantic scope of a same-file function, built with its true parents (the functions and
+        classes around it, as the call index found them)."""
+        around = next(chain for f, chain in self.ctx.call_sites.functions[fn.name.value] if f is fn)
+        return self.ctx.semantics.scope_of_chain((*around, fn))

@@ -126,8 +126,39 @@ def parse(path: str, text: str, parser: Parser | None = None) -> cst.Module | Fi
 
 
 def applicable(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
-    """The rules whose `requires` text occurs in the file (cheap, before parsing)."""
-    return [r for r in rules if not r.requires or any(s in text for s in r.requires)]
+    """The rules whose `requires` text occurs in the file (cheap, before parsing).
+
+    A required text without whitespace occurs in the file exactly when it occurs in one of the file's
+    whitespace-separated chunks, so it is looked for in the distinct chunks only (about half the text:
+    a file repeats its names), and a hundred or so texts are looked for in every file."""
+    chunks: str | None = None
+    found: dict[str, bool] = {}  # rules share required texts
+    out = []
+    for r in rules:
+        if not r.requires:
+            out.append(r)
+            continue
+        if chunks is None:
+            chunks = "\n".join(set(text.split()))
+        for s, spaced in _required(r):
+            known = found.get(s)
+            if known is None:
+                known = found[s] = s in (text if spaced else chunks)
+            if known:
+                out.append(r)
+                break
+    return out
+
+
+_REQUIRED: dict[type[Rule], tuple[tuple[str, bool], ...]] = {}
+
+
+def _required(rule: type[Rule]) -> tuple[tuple[str, bool], ...]:
+    """The rule's `requires`, each with whether it holds whitespace (then it is looked for in the text)."""
+    found = _REQUIRED.get(rule)
+    if found is None:
+        found = _REQUIRED[rule] = tuple((s, any(c.isspace() for c in s)) for s in rule.requires)
+    return found
 
 
 def _compiles(path: str, text: str) -> bool:
