@@ -223,9 +223,9 @@ class FileContext:
         return {}
 
     @cached_property
-    def evaluation_helpers(self) -> frozenset[str]:
-        """The functions a call may run validation through (model_mode.evaluation_helpers)."""
-        return model_mode.evaluation_helpers(self)
+    def evaluation_helpers(self) -> model_mode.EvaluationHelpers:
+        """The functions a call may run validation through (model_mode.EvaluationHelpers: `name in helpers`)."""
+        return model_mode.EvaluationHelpers(self)
 
     @cached_property
     def loop_analysis(self) -> LoopAnalysis:

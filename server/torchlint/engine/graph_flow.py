@@ -67,14 +67,30 @@ class Grad(enum.Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True, eq=False)
 class Def:
-    name: str  # `x` or `self.x`
-    value: cst.BaseExpression | None  # None: bound by a for/with target (value unknown)
-    index: int  # statement order within the body
-    stmt: cst.BaseStatement
-    loops: Loops
-    no_grad: bool  # assigned under `with torch.no_grad()` / inference_mode
+    """One assignment of a body; compared by identity. A plain class: one is made for every assignment of
+    every body read, and a frozen dataclass costs three times as much to make."""
+
+    __slots__ = ("name", "value", "index", "stmt", "loops", "no_grad")
+
+    def __init__(
+        self,
+        name: str,  # `x` or `self.x`
+        value: cst.BaseExpression | None,  # None: bound by a for/with target (value unknown)
+        index: int,  # statement order within the body
+        stmt: cst.BaseStatement,
+        loops: Loops,
+        no_grad: bool,  # assigned under `with torch.no_grad()` / inference_mode
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.index = index
+        self.stmt = stmt
+        self.loops = loops
+        self.no_grad = no_grad
+
+    def __repr__(self) -> str:
+        return f"Def({self.name!r}, index={self.index})"
 
 
 @dataclass(frozen=True)
