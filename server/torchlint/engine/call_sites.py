@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from torchlint.engine.walk import children
+from torchlint.engine.walk import children, list_children, listed_children
 
 Key = tuple[str, str]  # ("name", f) for `f(...)`, ("self", m) for `self.m(...)`
 Chain = tuple[cst.CSTNode, ...]  # the enclosing FunctionDef / ClassDef nodes, outermost first
@@ -100,6 +100,7 @@ def _index(root: cst.CSTNode) -> CallSites:
     nodes: list[cst.CSTNode] = [root]
     states: list[_State] = [((), (), False, False, False)]
     pop_node, pop_state, push_nodes, push_states = nodes.pop, states.pop, nodes.extend, states.extend
+    listed = listed_children()  # `children`'s lists, read here directly: this visits every node
     while nodes:
         node, state = pop_node(), pop_state()
         # compared by type, most frequent first: isinstance() on libcst's ABC-based classes is slow here
@@ -115,7 +116,8 @@ def _index(root: cst.CSTNode) -> CallSites:
             nodes.append(value)  # its `.attr` is a field name, not a reference
             states.append(state)
             continue
-        kids = children(node)
+        known = listed.get(id(node))
+        kids = known[1] if known is not None else list_children(node)
         chain, withs, in_loop, in_lambda, header = state
         if type(node) is cst.Call:
             site = CallSite(node, chain, withs, in_loop, in_lambda, header)

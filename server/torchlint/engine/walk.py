@@ -149,6 +149,20 @@ def _add(out: list[cst.CSTNode], value: object) -> None:
         out.append(typing.cast(cst.CSTNode, value))
 
 
+def list_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`children` for a node not listed yet (`listed_children()` has no entry for it)."""
+    node_type = type(node)
+    out = (_LISTERS.get(node_type) or _lister(node_type))(node)
+    _CHILDREN.known[id(node)] = (node, out)
+    return out
+
+
+def listed_children() -> dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]]:
+    """This thread's children lists so far, id(node) -> (node, its children): a walk over every node reads
+    them directly (a list it does not find there, `children` makes)."""
+    return _CHILDREN.known
+
+
 def forget_children() -> None:
     """Drop this thread's children lists of the last file (they keep its tree alive)."""
     _CHILDREN.known.clear()
@@ -188,6 +202,7 @@ def dispatch(
     whose type is in `entered`, `leave` (after their children) only for those in `left`. Most nodes (names,
     attributes, arguments) are then passed by without a call."""
     cache = _CHILDREN.known
+    listers = _LISTERS
     stack: list[cst.CSTNode] = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
@@ -201,8 +216,13 @@ def dispatch(
         if node_type in left:
             push(node)
             push(_LEAVE)
-        known = cache.get(id(node))
-        kids = known[1] if known is not None else children(node)
+        key = id(node)
+        known = cache.get(key)
+        if known is not None:
+            kids = known[1]
+        else:  # `children`, inline: most nodes are first listed here
+            kids = (listers.get(node_type) or _lister(node_type))(node)
+            cache[key] = (node, kids)
         if kids:
             extend(reversed(kids))
 
@@ -214,13 +234,15 @@ SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 def iter_nodes(root: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cst.CSTNode]:
     """Every node under root (pre-order); optionally not into nested defs/lambdas."""
+    cache = _CHILDREN.known
     stack = list(reversed(children(root)))
     while stack:
         node = stack.pop()
         yield node
         if not into_functions and type(node) in SCOPES:
             continue
-        stack.extend(reversed(children(node)))
+        known = cache.get(id(node))
+        stack.extend(reversed(known[1] if known is not None else list_children(node)))
 
 
 def block_statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
