@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 import libcst as cst
 
@@ -171,8 +171,7 @@ def _single_call(stmt: cst.BaseStatement, call: cst.CSTNode) -> bool:
     )
 
 
-@dataclass
-class _Walk:
+class _Walk(NamedTuple):  # a tuple: `_replace` is made for every statement and block walked
     """Where the walk of one loop body is: what every event found there shares."""
 
     out: list[Event]
@@ -204,7 +203,7 @@ class LoopAnalysis:
             w = _Walk(events, 0, None, (), None, self.ctx.scope)
             body = block_statements(loop.body)
             for stmt in body:
-                self._walk_block([stmt], replace(w, top=stmt), alone=len(body) == 1)
+                self._walk_block([stmt], w._replace(top=stmt), alone=len(body) == 1)
         return events
 
     def body_events(self, fn: cst.FunctionDef) -> list[Event]:
@@ -215,7 +214,7 @@ class LoopAnalysis:
             events = self._cache[fn] = []
             w = _Walk(events, 0, None, (), None, self.ctx.scope)
             for stmt in block_statements(fn.body):
-                self._walk_block([stmt], replace(w, top=stmt), alone=False)
+                self._walk_block([stmt], w._replace(top=stmt), alone=False)
         return events
 
     def is_training_loop(self, loop: Loop) -> bool:
@@ -228,7 +227,7 @@ class LoopAnalysis:
         for stmt, place in statements(stmts, alone=alone):
             if place is not last:  # the statements of one block share their Place
                 last = place
-                here = w if not place.path else replace(w, depth=w.depth + len(place.loops), path=w.path + place.path)
+                here = w if not place.path else w._replace(depth=w.depth + len(place.loops), path=w.path + place.path)
             if type(stmt) is cst.SimpleStatementLine:
                 single = place.alone and len(stmt.body) == 1
                 for small in stmt.body:
@@ -299,8 +298,8 @@ class LoopAnalysis:
         # one level into functions defined in this file
         if function is not None and w.via is None:  # each call: `reset_grad()` may run twice an iteration
             bound = isinstance(call.func, cst.Attribute)  # `self.helper(...)`: `self` takes the first parameter
-            inner = replace(
-                w, via=function, scope=self._scope_of(function), aliases=parameter_arguments(function, call, bound)
+            inner = w._replace(
+                via=function, scope=self._scope_of(function), aliases=parameter_arguments(function, call, bound)
             )
             self._walk_block(block_statements(function.body), inner, alone=False)
 
