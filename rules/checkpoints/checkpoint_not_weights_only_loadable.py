@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from pathlib import Path
 
 import libcst as cst
 
@@ -160,7 +159,7 @@ state = torch.load("ckpt.pt", weights_only=False)
             literal = string_value(found[0]) if found is not None else None
         if literal is None or self.ctx.project is None:
             return None
-        return saved_elsewhere(self.ctx.project, Path(self.ctx.path).resolve(), literal)
+        return saved_elsewhere(self.ctx.project, self.ctx.location, literal)
 
     def _allow_lists(self) -> bool:
         """The file, or the program it belongs to, allow-lists classes for the weights-only unpickler."""

@@ -90,12 +90,17 @@ class Trainer:
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
+        # the cheap tests first (the call's shape): `builtin` and `kind` build the scopes they ask
         if not (isinstance(node.func, cst.Name) and node.func.value in ("len", "sum")):
-            return  # cheap test first: `builtin` builds the scopes it asks
-        builtin = self.ctx.builtin(node.func)
-        if builtin not in ("len", "sum") or len(node.args) != 1 or node.args[0].keyword or node.args[0].star:
+            return
+        if len(node.args) != 1 or node.args[0].keyword or node.args[0].star:
             return
         arg = node.args[0].value
+        if not (_materializes(arg) if node.func.value == "len" else _counts(arg)):
+            return
+        builtin = self.ctx.builtin(node.func)
+        if builtin not in ("len", "sum"):
+            return
         loader = self._materialized(arg) if builtin == "len" else self._counted(arg)
         if loader is None or not self.ctx.kind(loader) & Kind.DATALOADER:
             return
@@ -125,6 +130,23 @@ class Trainer:
         if isinstance(arg, cst.GeneratorExp) and isinstance(arg.elt, cst.Integer) and arg.elt.value == "1":
             return _single_loop(arg)
         return None
+
+
+def _materializes(arg: cst.BaseExpression) -> bool:
+    """The shape `_materialized` reads: `list(x)` / `tuple(x)` (by name) or a comprehension of one loop."""
+    if isinstance(arg, cst.Call):
+        return isinstance(arg.func, cst.Name) and arg.func.value in _MATERIALIZE and len(arg.args) == 1
+    return isinstance(arg, cst.ListComp) and _single_loop(arg) is not None
+
+
+def _counts(arg: cst.BaseExpression) -> bool:
+    """The shape `_counted` reads: `(1 for _ in x)`."""
+    return (
+        isinstance(arg, cst.GeneratorExp)
+        and isinstance(arg.elt, cst.Integer)
+        and arg.elt.value == "1"
+        and _single_loop(arg) is not None
+    )
 
 
 def _single_loop(comp: cst.ListComp | cst.GeneratorExp) -> cst.BaseExpression | None:

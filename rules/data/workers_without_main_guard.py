@@ -135,12 +135,17 @@ main()
     def visit_Module(self, node: cst.Module) -> None:
         text = self.ctx.text
         notebook = ".ipynb" in self.ctx.path or text.startswith("# %%") or "\n# %%" in text  # jupytext cells
-        self.active = self.ctx.is_program and not notebook and "set_start_method" not in text
-        self.on_import = _run_on_import(node, self.ctx.local_functions()) if self.active else {}
+        self.active: bool | None = None if not notebook and "set_start_method" not in text else False
+        self.on_import: dict[str, str] = {}
 
     def visit_For(self, node: cst.For) -> None:
-        if not self.active or self.ctx.under_main_guard or self.ctx.current_class is not None:
+        if self.active is False or self.ctx.under_main_guard or self.ctx.current_class is not None:
             return
+        if self.active is None:  # whether the file is a program is asked at its first unguarded loop
+            self.active = self.ctx.is_program
+            self.on_import = _run_on_import(self.ctx.module, self.ctx.local_functions()) if self.active else {}
+            if not self.active:
+                return
         functions = self.ctx.functions
         if functions and functions[0].name.value not in self.on_import:
             return

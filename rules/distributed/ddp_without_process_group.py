@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import libcst as cst
 
@@ -29,7 +28,7 @@ def _unknown_setup_call(ctx) -> bool:
             q = ctx.qualname(node.value.func)
             if q is None or q.split(".")[0] in ("torch", *sys.stdlib_module_names):
                 continue
-            if ctx.project is None or ctx.project.resolve(q, Path(ctx.path).resolve().parent) is None:
+            if ctx.project is None or ctx.project.resolve(q, ctx.location.parent) is None:
                 return True
     return False
 
@@ -89,7 +88,7 @@ model = DDP(net)
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.done = "Distributed" not in self.ctx.text or _set_up_elsewhere(self.ctx)
+        self.done = "Distributed" not in self.ctx.text
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.done:
@@ -104,4 +103,7 @@ model = DDP(net)
         else:
             return
         self.done = True
-        self.report(node, self.message.format(what=what))
+        # Asked at the first wrapper or sampler, not for every file that names one: the answer reads the
+        # program around the file (its imports, its callers: a scan of the project).
+        if not _set_up_elsewhere(self.ctx):
+            self.report(node, self.message.format(what=what))

@@ -95,6 +95,8 @@ if top_i.item() == EOS_token:
     def _check(
         self, node: cst.Comparison, op: cst.Is | cst.IsNot, left: cst.BaseExpression, right: cst.BaseExpression
     ) -> None:
+        if _is_none(left) or _is_none(right):
+            return  # `x is None`, the common case: None is neither a tensor nor a Python constant of those
         for tensor, other in ((left, right), (right, left)):
             # the cheap side first: `x is None`, the common case, ends here
             what = self._other(other)
@@ -163,6 +165,10 @@ if top_i.item() == EOS_token:
         if _method(expr) in NEW_TENSOR_METHODS | TENSOR_TUPLE_METHODS and _receiver(expr) is not None:
             return self._tensor(_receiver(expr), depth + 1)
         return False
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _method(expr: cst.BaseExpression) -> str | None:

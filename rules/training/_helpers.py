@@ -69,6 +69,7 @@ def _disabled(call: cst.Call) -> bool:
 
 
 @lru_cache(maxsize=64)
+@lru_cache(maxsize=64)
 def is_test_file(path: str) -> bool:
     p = PurePath(path)
     return (

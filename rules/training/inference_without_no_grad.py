@@ -267,7 +267,7 @@ for epoch in range(10):
         if "backward" not in ctx.text or ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):
             return
         cls = ctx.current_class
-        method = cls is not None and node in block_statements(cls.body)
+        method = cls is not None and any(s is node for s in block_statements(cls.body))
         if not any(
             site.in_loop for site in ctx.call_sites.by_key.get(("self" if method else "name", node.name.value), ())
         ):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.accumulators import backpropagated_this_iteration, outlives_iteration
+from torchlint.engine.accumulators import backpropagated_this_iteration, may_outlive_iteration, outlives_iteration
 from torchlint.engine.graph_flow import TENSOR_OPS, body_of
 from torchlint.engine.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, Kind
 from torchlint.engine.names import dotted
@@ -349,7 +349,7 @@ class Trainer:
         acc = dotted(target)
         if isinstance(target, cst.Subscript):  # stats["loss"] += loss
             acc = dotted(target.value)
-        if acc is None or ctx.under_call(*NO_GRAD):
+        if acc is None or not may_outlive_iteration(ctx, acc) or ctx.under_call(*NO_GRAD):
             return
         kind = ctx.kind(value)
         if not kind & Kind.LOSS or kind & Kind.NUMBER:
@@ -382,7 +382,7 @@ class Trainer:
 
     def _meets_tensor_op(self, acc: str, body) -> bool:
         """`torch.stack(acc)`, `acc.mean()`, `acc.cpu()` ... somewhere in the function."""
-        for n in body.order:
+        for n in body.nodes:
             if not isinstance(n, cst.Call):
                 continue
             if (

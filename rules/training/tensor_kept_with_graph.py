@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.accumulators import outlives_iteration
+from torchlint.engine.accumulators import may_outlive_iteration, outlives_iteration
 from torchlint.engine.graph_flow import Body, Grad, body_of, model_calls
 from torchlint.engine.kinds import NO_GRAD, Kind
 from torchlint.engine.names import dotted
@@ -245,7 +245,9 @@ class Sampler:
     def _check(self, container: cst.BaseExpression, value: cst.BaseExpression) -> None:
         ctx = self.ctx
         acc = dotted(container)
-        if acc is None or isinstance(value, cst.StarredElement) or self._without_grad() or self._in_forward():
+        if acc is None or isinstance(value, cst.StarredElement) or not may_outlive_iteration(ctx, acc):
+            return
+        if self._without_grad() or self._in_forward():
             return
         if ctx.kind(value) & _NOT_OUTPUTS or _never_requires_grad(value):
             return

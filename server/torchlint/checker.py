@@ -15,7 +15,6 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -256,6 +255,14 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 50, 50)
 
 
+def _start_worker(files_unchanging: bool) -> None:
+    tune_gc()
+    if files_unchanging:  # as its parent: the CLI's workers check the same snapshot of the files
+        from torchlint.engine.project import files_unchanging as unchanging
+
+        unchanging().__enter__()  # for the worker's life
+
+
 def _size(job: Job) -> int:
     try:
         return os.stat(job.path).st_size
@@ -270,7 +277,13 @@ def run(jobs: list[Job], workers: int = 1, progress: Callable[[int, int], None] 
         # the end while the others idle. Output order is restored by sorting below.
         ordered = sorted(jobs, key=_size, reverse=True)
         chunk = max(1, min(8, len(jobs) // (workers * 16)))
-        with ProcessPoolExecutor(max_workers=workers, initializer=tune_gc) as pool:
+        from concurrent.futures import ProcessPoolExecutor  # only with workers (~20 ms to import)
+
+        from torchlint.engine import project
+
+        with ProcessPoolExecutor(
+            max_workers=workers, initializer=_start_worker, initargs=(project.files_are_unchanging(),)
+        ) as pool:
             for i, r in enumerate(pool.map(run_job, ordered, chunksize=chunk), 1):
                 results.append(r)
                 if progress:

@@ -163,17 +163,25 @@ def _overrides(args: argparse.Namespace) -> Overrides:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from torchlint import checker
-    from torchlint.findings import Finding
-    from torchlint.progress import Progress
+    from torchlint.engine.project import files_unchanging
     from torchlint.registry import known_codes
-    from torchlint.reporters import FORMATS, text
 
     for option in ("select", "ignore", "extend_select"):
         for code in getattr(args, option) or ():
             check_code(code, known_codes(), f"--{option.replace('_', '-')}")
     if args.fix and args.diff:
         raise ConfigError("--fix and --diff cannot be used together")
+    with files_unchanging():  # what the run learns of the file system holds for all of it (roots, modules)
+        return _check_files(args)
+
+
+def _check_files(args: argparse.Namespace) -> int:
+    from torchlint import checker
+    from torchlint.findings import Finding
+    from torchlint.progress import Progress
+    from torchlint.registry import known_codes
+    from torchlint.reporters import FORMATS, text
+
     resolver = ConfigResolver(known_codes(), args.config)
     if args.show_settings:
         return _show_settings(args, resolver)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from torchlint.config import ConfigResolver
+
+if TYPE_CHECKING:
+    import pathspec
 
 SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -32,6 +34,8 @@ def _gitignore(directory: Path, name: str = ".gitignore") -> pathspec.PathSpec |
         lines = f.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
+    import pathspec  # on the first ignore file: a run over named files never needs it (~50 ms to import)
+
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 

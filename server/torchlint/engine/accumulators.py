@@ -21,6 +21,12 @@ if TYPE_CHECKING:
     from torchlint.engine.graph_flow import Body
 
 
+def may_outlive_iteration(ctx: FileContext, acc: str) -> bool:
+    """What `outlives_iteration` needs before it reads the body: a `self.` attribute, or a loop around the
+    traversal's position (the cheap test rules ask first; most accumulations are in no loop)."""
+    return (acc.startswith("self.") and acc.count(".") == 1) or bool(ctx.loops)
+
+
 def outlives_iteration(ctx: FileContext, acc: str, body: Body) -> bool:
     """`acc` (a name or `self.x`), accumulated into at the traversal's position in `body`, lives on
     after the innermost loop's iteration: a `self.` attribute, or bound before that loop and only

@@ -9,7 +9,7 @@ and a `with` body run whenever their statement does, so they add no branch.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -21,8 +21,7 @@ Loop = cst.For | cst.While
 BranchPath = tuple[tuple[cst.BaseCompoundStatement, str | int], ...]
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(NamedTuple):  # a tuple: one is made for every block walked
     """Where a statement sits, relative to the statements the walk started from."""
 
     path: BranchPath = ()

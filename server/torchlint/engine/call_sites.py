@@ -15,17 +15,17 @@ walked again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import libcst as cst
 
-from torchlint.engine.walk import children
+from torchlint.engine.walk import children, list_children, listed_children
 
 Key = tuple[str, str]  # ("name", f) for `f(...)`, ("self", m) for `self.m(...)`
 Chain = tuple[cst.CSTNode, ...]  # the enclosing FunctionDef / ClassDef nodes, outermost first
 
 
-@dataclass(frozen=True, slots=True)
-class CallSite:
+class CallSite(NamedTuple):  # a tuple: made for every call of every file, and a frozen dataclass costs 3x
     call: cst.Call
     chain: Chain  # a call in a def's decorators, parameters or annotations is in that def
     withs: tuple[cst.With, ...]  # the `with` blocks around it inside its own function or class body
@@ -95,30 +95,38 @@ def _index(root: cst.CSTNode) -> CallSites:
     """Walk one top-level statement (explicit stack: deep nesting cannot hit the recursion limit)."""
     out = CallSites()
     called: set[int] = set()  # ids of call targets: a called name is not a mere reference
-    stack: list[tuple[cst.CSTNode, _State]] = [(root, ((), (), False, False, False))]
-    while stack:
-        node, state = stack.pop()
+    referenced, calls, by_key = out.referenced, out.calls, out.by_key
+    # two stacks in step, the nodes and the state each is walked in: most nodes share their parent's state
+    nodes: list[cst.CSTNode] = [root]
+    states: list[_State] = [((), (), False, False, False)]
+    pop_node, pop_state, push_nodes, push_states = nodes.pop, states.pop, nodes.extend, states.extend
+    listed = listed_children()  # `children`'s lists, read here directly: this visits every node
+    while nodes:
+        node, state = pop_node(), pop_state()
         # compared by type, most frequent first: isinstance() on libcst's ABC-based classes is slow here
         if type(node) is cst.Name:
             if not state[3] and not state[4] and id(node) not in called:
-                out.referenced.add(("name", node.value))
+                referenced.add(("name", node.value))
             continue
         if type(node) is cst.Attribute:
             value = node.value
             if type(value) is cst.Name and value.value == "self":
                 if not state[3] and not state[4] and id(node) not in called:
-                    out.referenced.add(("self", node.attr.value))
-            stack.append((value, state))  # its `.attr` is a field name, not a reference
+                    referenced.add(("self", node.attr.value))
+            nodes.append(value)  # its `.attr` is a field name, not a reference
+            states.append(state)
             continue
         if type(node) is cst.Import or type(node) is cst.ImportFrom:
             continue  # binds names, calls and reads nothing
+        known = listed.get(id(node))
+        kids = known[1] if known is not None else list_children(node)
         chain, withs, in_loop, in_lambda, header = state
         if type(node) is cst.Call:
             site = CallSite(node, chain, withs, in_loop, in_lambda, header)
-            out.calls.append(site)
+            calls.append(site)
             k = key(node.func)
             if k is not None:
-                out.by_key.setdefault(k, []).append(site)
+                by_key.setdefault(k, []).append(site)
                 called.add(id(node.func))
         elif type(node) is cst.Assign:
             out.assigns.append(node)
@@ -130,21 +138,26 @@ def _index(root: cst.CSTNode) -> CallSites:
                 loop = False
             else:
                 loop = in_loop  # a class body in a loop runs in the loop
-            for child in reversed(children(node)):
-                stack.append((child, (inner, (), loop, in_lambda, header or child is not body)))
+            for child in reversed(kids):
+                nodes.append(child)
+                states.append((inner, (), loop, in_lambda, header or child is not body))
             continue
         elif type(node) is cst.Lambda:
-            stack.extend((child, (chain, withs, False, True, header)) for child in reversed(children(node)))
+            push_nodes(reversed(kids))
+            push_states([(chain, withs, False, True, header)] * len(kids))
             continue
         elif type(node) is cst.For or type(node) is cst.While:
+            looping: _State = (chain, withs, True, in_lambda, header)
             body = node.body
-            looping = (chain, withs, True, in_lambda, header)
-            stack.extend((child, looping if child is body else state) for child in reversed(children(node)))
+            push_nodes(reversed(kids))
+            push_states([looping if child is body else state for child in reversed(kids)])
             continue
         elif type(node) is cst.With:
+            inside: _State = (chain, (*withs, node), in_loop, in_lambda, header)
             body = node.body
-            inside = (chain, (*withs, node), in_loop, in_lambda, header)
-            stack.extend((child, inside if child is body else state) for child in reversed(children(node)))
+            push_nodes(reversed(kids))
+            push_states([inside if child is body else state for child in reversed(kids)])
             continue
-        stack.extend((child, state) for child in reversed(children(node)))
+        push_nodes(reversed(kids))
+        push_states([state] * len(kids))
     return out

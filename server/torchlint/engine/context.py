@@ -29,7 +29,7 @@ from torchlint.engine.target_version import TorchVersion
 from torchlint.engine.target_version import resolve as resolve_version
 from torchlint.engine.values import Values
 from torchlint.engine.version_guards import VersionGuards, branch_taken, module_assignments
-from torchlint.engine.walk import iter_nodes, iter_statements
+from torchlint.engine.walk import iter_nodes
 
 # What a script builds at top level (a library module builds none of these on import).
 _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
@@ -86,9 +86,14 @@ class FileContext:
         whole project they came from (`Project.scan_dependency`)."""
         if "project" not in self.__dict__ or self.project is None:
             return ()
-        here = Path(self.path).resolve()
+        here = self.location
         files = sorted(str(p) for p in self.read.consulted if p != here)
         return (*files, self.project.scan_dependency) if self.read.scanned else tuple(files)
+
+    @cached_property
+    def location(self) -> Path:
+        """The file's resolved path (asked by several analyses: resolving costs a system call a folder)."""
+        return Path(self.path).resolve()
 
     @cached_property
     def torch_version(self) -> TorchVersion:
@@ -149,7 +154,7 @@ class FileContext:
         project = self.project
         if project is None:
             return not self.is_program  # a library snippet: nothing proves the setup is missing
-        here = Path(self.path).resolve()
+        here = self.location
         modules = project.imported_by(here, self.imports.table)
         if any(m.called.intersection(names) for m in modules):
             return True
@@ -170,18 +175,18 @@ class FileContext:
         """This file's `ast` summary (classes, calls), as the project index would make it: made once
         per file, not at every question (None when CPython cannot parse the text)."""
         path = Path(self.path)
-        name, package = self.project.module_name(path.resolve()) if self.project is not None else ("", "")
+        name, package = self.project.module_name(self.location) if self.project is not None else ("", "")
         return summarize(path, name, package, self.text)
 
     @cached_property
     def imports(self) -> Imports:
         project = self.project
-        package = project.package_of(Path(self.path).resolve()) if project is not None else None
+        package = project.package_of(self.location) if project is not None else None
         return Imports(self.module, package)
 
     @cached_property
     def semantics(self) -> Semantics:
-        folder = Path(self.path).resolve().parent if self.project is not None else None
+        folder = self.location.parent if self.project is not None else None
         return Semantics(
             self.module,
             self.imports,
@@ -244,9 +249,9 @@ class FileContext:
         return {}
 
     @cached_property
-    def evaluation_helpers(self) -> frozenset[str]:
-        """The functions a call may run validation through (model_mode.evaluation_helpers)."""
-        return model_mode.evaluation_helpers(self)
+    def evaluation_helpers(self) -> model_mode.EvaluationHelpers:
+        """The functions a call may run validation through (model_mode.EvaluationHelpers: `name in helpers`)."""
+        return model_mode.EvaluationHelpers(self)
 
     @cached_property
     def loop_analysis(self) -> LoopAnalysis:
@@ -257,7 +262,7 @@ class FileContext:
         """Model-call argument slots whose `forward` needs them on the CPU (see device_moves)."""
         texts = [self.text]
         if self.project is not None:
-            texts += [m.text for m in self.project.imported_by(Path(self.path).resolve(), self.imports.table)]
+            texts += [m.text for m in self.project.imported_by(self.location, self.imports.table)]
         return cpu_only_forward_arguments(texts)
 
     @cached_property
@@ -269,7 +274,7 @@ class FileContext:
         project = self.project
         if project is None:
             return True
-        here = Path(self.path).resolve()
+        here = self.location
         if project.importers(here) != []:  # imported, or unknown (None): its callers might name one
             return False
         return not any(_ACCELERATOR.search(m.text) for m in project.imported_by(here, self.imports.table))
@@ -295,12 +300,13 @@ class FileContext:
         return cls in self.semantics.classes
 
     def local_functions(self) -> dict[str, cst.FunctionDef]:
-        """Functions and methods defined anywhere in the file, by bare name."""
-        return {
-            s.name.value: s
-            for s in iter_statements(self.module.body, into_functions=True)
-            if isinstance(s, cst.FunctionDef)
-        }
+        """Functions and methods defined anywhere in the file, by bare name (the last definition of a name);
+        made once, from the call index's list of them (do not change it)."""
+        return self._local_functions
+
+    @cached_property
+    def _local_functions(self) -> dict[str, cst.FunctionDef]:
+        return {name: defs[-1][0] for name, defs in self.call_sites.functions.items()}
 
     # -- traversal state ----------------------------------------------------
     @property

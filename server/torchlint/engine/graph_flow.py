@@ -67,14 +67,30 @@ class Grad(enum.Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True, eq=False)
 class Def:
-    name: str  # `x` or `self.x`
-    value: cst.BaseExpression | None  # None: bound by a for/with target (value unknown)
-    index: int  # statement order within the body
-    stmt: cst.BaseStatement
-    loops: Loops
-    no_grad: bool  # assigned under `with torch.no_grad()` / inference_mode
+    """One assignment of a body; compared by identity. A plain class: one is made for every assignment of
+    every body read, and a frozen dataclass costs three times as much to make."""
+
+    __slots__ = ("name", "value", "index", "stmt", "loops", "no_grad")
+
+    def __init__(
+        self,
+        name: str,  # `x` or `self.x`
+        value: cst.BaseExpression | None,  # None: bound by a for/with target (value unknown)
+        index: int,  # statement order within the body
+        stmt: cst.BaseStatement,
+        loops: Loops,
+        no_grad: bool,  # assigned under `with torch.no_grad()` / inference_mode
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.index = index
+        self.stmt = stmt
+        self.loops = loops
+        self.no_grad = no_grad
+
+    def __repr__(self) -> str:
+        return f"Def({self.name!r}, index={self.index})"
 
 
 @dataclass(frozen=True)
@@ -95,15 +111,19 @@ class Body:
         self.node = node
         self.scope = scope
         self.defs: dict[str, list[Def]] = {}
-        self.order: dict[cst.CSTNode, int] = {}
+        # id(node) -> statement index of every node of the body (ids: a node's own __hash__ is a Python call,
+        # and this is filled for every node); `nodes` holds them in source order
+        self.order: dict[int, int] = {}
+        self.nodes: list[cst.CSTNode] = []
         self.loop_of: dict[cst.CSTNode, Loops] = {}  # statement -> enclosing loops
         self.backwards: list[Backward] = []
         self.retained: set[str] = set()  # names with `.retain_grad()`
         self.made_leaf: dict[str, list[int]] = {}  # `x.requires_grad_()` / `x.requires_grad = True`
         self.modes: list[tuple[int, bool, cst.Call]] = []  # (index, is_eval, call) of model.eval()/train()
         self.consumed: set[str] = set()  # names returned or yielded
-        # (call, index, loops, under no_grad) of every model(x)
-        self.forwards: list[tuple[cst.Call, int, Loops, bool]] = []
+        # (call, index, loops, under no_grad) of every call; `forwards` keeps the model(x) ones
+        self._calls: list[tuple[cst.Call, int, Loops, bool]] = []
+        self._forwards: list[tuple[cst.Call, int, Loops, bool]] | None = None
         self._graph_memo: dict[Def, bool] = {}
         self._leaf_graph_memo: dict[Def, bool] = {}  # the same, counting requires_grad leaves as sources
         self._count = 0
@@ -128,7 +148,7 @@ class Body:
                 no_grad = decorated or any(self._turns_grad_off(w, no_grad_withs) for w in place.withs)
             index = self._count
             self._count += 1
-            self.order[stmt] = index
+            self._order(stmt, index)
             self.loop_of[stmt] = loops
             if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:
@@ -151,6 +171,11 @@ class Body:
                         for name in _names(item.asname.name):
                             self._def(name, None, index, stmt, loops, no_grad)
 
+    def _order(self, node: cst.CSTNode, index: int) -> None:
+        if id(node) not in self.order:
+            self.nodes.append(node)
+        self.order[id(node)] = index
+
     def _turns_grad_off(self, stmt: cst.With, memo: dict[cst.With, bool]) -> bool:
         off = memo.get(stmt)
         if off is None:
@@ -161,13 +186,16 @@ class Body:
         return off
 
     def _mark(self, expr: cst.CSTNode, index: int, loops: Loops, path: BranchPath, no_grad: bool) -> None:
-        self.order[expr] = index
+        self._order(expr, index)
+        order, nodes = self.order, self.nodes
         for n in iter_nodes(expr, into_functions=False):
-            self.order[n] = index
+            key = id(n)
+            if key not in order:
+                nodes.append(n)
+            order[key] = index
             if type(n) is cst.Call:
                 self._call(n, index, loops, path)
-                if self.is_forward(n):
-                    self.forwards.append((n, index, loops, no_grad))
+                self._calls.append((n, index, loops, no_grad))
 
     def _small(
         self,
@@ -256,6 +284,14 @@ class Body:
             self.modes.append((index, is_eval, call))
 
     # -- questions ----------------------------------------------------------
+    @property
+    def forwards(self) -> list[tuple[cst.Call, int, Loops, bool]]:
+        """(call, index, loops, under no_grad) of every model(x) of the body, in source order: found on the
+        first question (telling a model call asks the kind of every callee of the body)."""
+        if self._forwards is None:
+            self._forwards = [c for c in self._calls if self.is_forward(c[0])]
+        return self._forwards
+
     def kind(self, expr: cst.BaseExpression) -> Kind:
         return self.ctx.semantics.infer(expr, self.scope)
 
@@ -267,7 +303,7 @@ class Body:
         return dotted(func) is not None and bool(self.kind(func) & Kind.MODEL)
 
     def index(self, node: cst.CSTNode) -> int | None:
-        return self.order.get(node)
+        return self.order.get(id(node))
 
     def reaching(self, name: str, index: int) -> Def | None:
         """The latest assignment to `name` in the text before statement `index`."""

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 import libcst as cst
 
@@ -22,13 +22,11 @@ from torchlint.engine.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.callargs import get_arg, is_name, truthy
 from torchlint.engine.kinds import CLIP_GRAD, Kind
 from torchlint.engine.names import dotted
-from torchlint.engine.walk import SCOPES, block_statements, children, iter_statements, sub_blocks
+from torchlint.engine.walk import SCOPES, block_statements, children
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
     from torchlint.engine.semantics import Scope
-
-Definition = cst.FunctionDef | cst.ClassDef
 
 
 class EventKind(enum.Enum):
@@ -173,8 +171,7 @@ def _single_call(stmt: cst.BaseStatement, call: cst.CSTNode) -> bool:
     )
 
 
-@dataclass
-class _Walk:
+class _Walk(NamedTuple):  # a tuple: `_replace` is made for every statement and block walked
     """Where the walk of one loop body is: what every event found there shares."""
 
     out: list[Event]
@@ -193,7 +190,11 @@ class LoopAnalysis:
         self.ctx = ctx
         self._cache: dict[Loop | cst.FunctionDef, list[Event]] = {}
         self._functions: dict[str, cst.FunctionDef] | None = None
-        self._parents: dict[Definition, Definition] | None = None
+        self._listed: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}  # id(node) -> its calls
+        # (id(call), id(scope)) -> the event it is (kind, target) or the function of this file it runs
+        self._classified: dict[
+            tuple[int, int], tuple[EventKind | None, cst.BaseExpression | None, cst.FunctionDef | None]
+        ] = {}
 
     def events(self, loop: Loop) -> list[Event]:
         events = self._cache.get(loop)
@@ -202,7 +203,7 @@ class LoopAnalysis:
             w = _Walk(events, 0, None, (), None, self.ctx.scope)
             body = block_statements(loop.body)
             for stmt in body:
-                self._walk_block([stmt], replace(w, top=stmt), alone=len(body) == 1)
+                self._walk_block([stmt], w._replace(top=stmt), alone=len(body) == 1)
         return events
 
     def body_events(self, fn: cst.FunctionDef) -> list[Event]:
@@ -213,7 +214,7 @@ class LoopAnalysis:
             events = self._cache[fn] = []
             w = _Walk(events, 0, None, (), None, self.ctx.scope)
             for stmt in block_statements(fn.body):
-                self._walk_block([stmt], replace(w, top=stmt), alone=False)
+                self._walk_block([stmt], w._replace(top=stmt), alone=False)
         return events
 
     def is_training_loop(self, loop: Loop) -> bool:
@@ -226,7 +227,7 @@ class LoopAnalysis:
         for stmt, place in statements(stmts, alone=alone):
             if place is not last:  # the statements of one block share their Place
                 last = place
-                here = w if not place.path else replace(w, depth=w.depth + len(place.loops), path=w.path + place.path)
+                here = w if not place.path else w._replace(depth=w.depth + len(place.loops), path=w.path + place.path)
             if type(stmt) is cst.SimpleStatementLine:
                 single = place.alone and len(stmt.body) == 1
                 for small in stmt.body:
@@ -236,26 +237,38 @@ class LoopAnalysis:
                     self._walk_expr(header, here, None, False)
 
     def _walk_expr(self, node: cst.CSTNode, w: _Walk, stmt: cst.SimpleStatementLine | None, alone: bool) -> None:
-        # Post-order, so `scaler.scale(loss).backward()` sees scale() before backward().
+        for n in self._calls_in(node):
+            if type(n) is cst.Call:
+                self._call_event(n, w, stmt, alone)
+            else:
+                assign = cast(cst.Assign, n)
+                for t in assign.targets:
+                    if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
+                        if isinstance(assign.value, cst.Name) and assign.value.value == "None":
+                            self._add(w, EventKind.ZERO_GRAD, n, t.target.value, stmt, False)
+
+    def _calls_in(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The calls and assignments of `node` in post-order (`scaler.scale(loss).backward()`: scale() before
+        backward()), not into definitions or lambdas; listed once: a nested loop's statements are read for
+        every loop around them."""
+        known = self._listed.get(id(node))
+        if known is not None:
+            return known[1]
+        found: list[cst.CSTNode] = []
         stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
         while stack:
             n, done = stack.pop()
+            if done:
+                found.append(n)
+                continue
             node_type = type(n)  # compared by type: isinstance() against libcst's ABCs is slow per node
             if node_type in SCOPES:
                 continue
-            if not done:
+            if node_type is cst.Call or node_type is cst.Assign:  # the only nodes read after their children
                 stack.append((n, True))
-                stack.extend((c, False) for c in reversed(children(n)))
-                continue
-            if node_type is not cst.Call and node_type is not cst.Assign:
-                continue
-            if isinstance(n, cst.Call):
-                self._call_event(n, w, stmt, alone)
-            elif isinstance(n, cst.Assign):
-                for t in n.targets:
-                    if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
-                        if isinstance(n.value, cst.Name) and n.value.value == "None":
-                            self._add(w, EventKind.ZERO_GRAD, n, t.target.value, stmt, False)
+            stack.extend([(c, False) for c in reversed(children(n))])
+        self._listed[id(node)] = (node, found)
+        return found
 
     def _add(
         self,
@@ -274,27 +287,42 @@ class LoopAnalysis:
         return self.ctx.semantics.infer(expr, w.scope) if w.scope is not None else Kind.NONE
 
     def _call_event(self, call: cst.Call, w: _Walk, stmt: cst.SimpleStatementLine | None, alone: bool) -> None:
+        key = (id(call), id(w.scope))  # what a call does depends on it and the scope it is read in only
+        found = self._classified.get(key)
+        if found is None:
+            found = self._classified[key] = self._classify(call, w)
+        kind, target, function = found
+        if kind is not None:
+            self._add(w, kind, call, target, stmt, alone)
+            return
+        # one level into functions defined in this file
+        if function is not None and w.via is None:  # each call: `reset_grad()` may run twice an iteration
+            bound = isinstance(call.func, cst.Attribute)  # `self.helper(...)`: `self` takes the first parameter
+            inner = w._replace(
+                via=function, scope=self._scope_of(function), aliases=parameter_arguments(function, call, bound)
+            )
+            self._walk_block(block_statements(function.body), inner, alone=False)
+
+    def _classify(
+        self, call: cst.Call, w: _Walk
+    ) -> tuple[EventKind | None, cst.BaseExpression | None, cst.FunctionDef | None]:
+        """The event a call is (its kind and target), or the function of this file it runs, or neither."""
         func = call.func
         qualname = self.ctx.qualname(func)
         if qualname == "torch.autograd.backward":
             tensors, _ = autograd_backward(call)
-            self._add(w, EventKind.BACKWARD, call, tensors, stmt, alone)
-            return
+            return EventKind.BACKWARD, tensors, None
         if qualname == "torch.cuda.empty_cache":
-            self._add(w, EventKind.EMPTY_CACHE, call, None, stmt, alone)
-            return
+            return EventKind.EMPTY_CACHE, None, None
         if qualname in CLIP_GRAD:
-            self._add(w, EventKind.CLIP, call, call.args[0].value if call.args else None, stmt, alone)
-            return
+            return EventKind.CLIP, call.args[0].value if call.args else None, None
         if isinstance(func, cst.Attribute):
             method, receiver = func.attr.value, func.value
             backward = backward_call(call, lambda e: self._kind(e, w))
             if backward is not None:
-                self._add(w, EventKind.BACKWARD, call, backward[0], stmt, alone)
-                return
+                return EventKind.BACKWARD, backward[0], None
             if method == "zero_grad":
-                self._add(w, EventKind.ZERO_GRAD, call, receiver, stmt, alone)
-                return
+                return EventKind.ZERO_GRAD, receiver, None
             if (
                 method in _GRAD_CLEARING_METHODS
                 and isinstance(receiver, cst.Attribute)
@@ -304,39 +332,28 @@ class LoopAnalysis:
                     and receiver.value.attr.value == "grad"
                 )
             ):
-                self._add(w, EventKind.ZERO_GRAD, call, receiver, stmt, alone)
-                return
+                return EventKind.ZERO_GRAD, receiver, None
             if method in ("unscale_", "update") and self._kind(receiver, w) & Kind.SCALER:
                 if method == "update":
-                    self._add(w, EventKind.SCALER_UPDATE, call, receiver, stmt, alone)
-                else:
-                    self._add(w, EventKind.UNSCALE, call, call.args[0].value if call.args else None, stmt, alone)
-                return
+                    return EventKind.SCALER_UPDATE, receiver, None
+                return EventKind.UNSCALE, call.args[0].value if call.args else None, None
             if method == "step":
                 kind = self._kind(receiver, w)
                 if kind & Kind.SCALER:
-                    target = call.args[0].value if call.args else receiver
-                    self._add(w, EventKind.STEP, call, target, stmt, alone)
-                elif kind & Kind.SCHEDULER:
-                    self._add(w, EventKind.SCHED_STEP, call, receiver, stmt, alone)
-                elif kind & Kind.OPTIMIZER:
-                    self._add(w, EventKind.STEP, call, receiver, stmt, alone)
-                return
+                    return EventKind.STEP, call.args[0].value if call.args else receiver, None
+                if kind & Kind.SCHEDULER:
+                    return EventKind.SCHED_STEP, receiver, None
+                if kind & Kind.OPTIMIZER:
+                    return EventKind.STEP, receiver, None
+                return None, None, None
             if method in ("eval", "train"):
                 if self._kind(receiver, w) & Kind.MODEL:
                     # train(False) is eval(); train(mode) with an unknown mode counts as a restore
                     off = method == "eval" or bool(call.args) and is_name(call.args[0].value, "False")
                     if method == "train" or not call.args:
-                        self._add(w, EventKind.EVAL if off else EventKind.TRAIN, call, receiver, stmt, alone)
-                return
-        # one level into functions defined in this file
-        function = self._local_function(func)
-        if function is not None and w.via is None:  # each call: `reset_grad()` may run twice an iteration
-            bound = isinstance(func, cst.Attribute)  # `self.helper(...)`: `self` takes the first parameter
-            inner = replace(
-                w, via=function, scope=self._scope_of(function), aliases=parameter_arguments(function, call, bound)
-            )
-            self._walk_block(block_statements(function.body), inner, alone=False)
+                        return EventKind.EVAL if off else EventKind.TRAIN, receiver, None
+                return None, None, None
+        return None, None, self._local_function(func)
 
     def _local_function(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
         if self._functions is None:
@@ -349,20 +366,7 @@ class LoopAnalysis:
         return self._functions.get(name)
 
     def _scope_of(self, fn: cst.FunctionDef) -> Scope:
-        """The semantic scope of a same-file function, built with its true parents."""
-        if self._parents is None:
-            self._parents = {}
-            for s in iter_statements(self.ctx.module.body, into_functions=True):
-                if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
-                    for block in sub_blocks(s):
-                        for inner in iter_statements(block):
-                            if isinstance(inner, (cst.FunctionDef, cst.ClassDef)):
-                                self._parents.setdefault(inner, s)
-        chain: list[Definition] = [fn]
-        while chain[-1] in self._parents:
-            chain.append(self._parents[chain[-1]])
-        sem = self.ctx.semantics
-        scope = sem.scope_for(self.ctx.module, None)
-        for node in reversed(chain):
-            scope = sem.scope_for(node, scope)
-        return scope
+        """The semantic scope of a same-file function, built with its true parents (the functions and
+        classes around it, as the call index found them)."""
+        around = next(chain for f, chain in self.ctx.call_sites.functions[fn.name.value] if f is fn)
+        return self.ctx.semantics.scope_of_chain((*around, fn))

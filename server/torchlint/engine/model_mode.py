@@ -31,6 +31,7 @@ import libcst as cst
 from torchlint.engine.kinds import NO_GRAD, SAME_OBJECT_METHODS, Kind
 from torchlint.engine.names import dotted
 from torchlint.engine.project import ModuleSummary, Project, qualify
+from torchlint.engine.source import python_ast
 from torchlint.engine.values import Where
 from torchlint.engine.walk import iter_nodes
 
@@ -204,28 +205,66 @@ def evaluation_parameters(ctx: FileContext, func: cst.BaseExpression) -> list[tu
     return out
 
 
-def evaluation_helpers(ctx: FileContext) -> frozenset[str]:
-    """How this file may call a function that runs something under `no_grad` / `inference_mode`: the
-    names of its own such functions and the qualified names of the project's it imports (made once per
-    file, as FileContext.evaluation_helpers, so that other calls are not looked up)."""
-    found: set[str] = set()
-    if "no_grad" in ctx.text or "inference_mode" in ctx.text:
-        own = _own_summary(ctx)
-        found.update(name for name, fn in own.functions.items() if _guards(own, fn))
-    project, folder = ctx.project, ctx.semantics.folder
-    if project is None or folder is None:
-        return frozenset(found)
-    for q in set(ctx.imports.table.values()):
-        target = project.resolve(q, folder)
+class EvaluationHelpers:
+    """How this file may call a function that runs something under `no_grad` / `inference_mode`: the names of
+    its own such functions and the qualified names of the project's it imports (an imported function, or a
+    function of an imported module). Asked name by name (`name in helpers`), each answered once: only the
+    modules a call goes through are read, not every module the file imports."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self._ctx = ctx
+        self._known: dict[str, bool] = {}
+        self._resolved: dict[str, tuple[ModuleSummary, str] | None] = {}
+        self._own_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None
+        self._imported_names: set[str] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        known = self._known.get(name)
+        if known is None:
+            known = self._known[name] = self._own(name) or self._imported(name)
+        return known
+
+    def _own(self, name: str) -> bool:
+        ctx = self._ctx
+        if "no_grad" not in ctx.text and "inference_mode" not in ctx.text:
+            return False
+        if self._own_functions is None:
+            self._own_functions = _top_level_functions(ctx.text)
+        fn = self._own_functions.get(name)
+        return fn is not None and _names_a_guard(fn)
+
+    def _imported(self, name: str) -> bool:
+        ctx = self._ctx
+        project, folder = ctx.project, ctx.semantics.folder
+        if project is None or folder is None:
+            return False
+        if self._imported_names is None:
+            self._imported_names = set(ctx.imports.table.values())
+        imported = self._imported_names
+        if name in imported:  # an imported function
+            target = self._resolve(project, name, folder)
+            if (
+                target is not None
+                and target[1] in target[0].functions
+                and _guards(target[0], target[0].functions[target[1]])
+            ):
+                return True
+        module, _, function = name.rpartition(".")
+        if not module or module not in imported:
+            return False
+        target = self._resolve(project, module, folder)
         if target is not None and target[1] in target[0].functions:
-            if _guards(target[0], target[0].functions[target[1]]):
-                found.add(q)
-            continue
-        path = project.find_module(q, folder)
+            return False  # the name imported is a function, not a module
+        path = project.find_module(module, folder)
         summary = project.summary(path) if path is not None else None
-        if summary is not None:
-            found.update(f"{q}.{name}" for name, fn in summary.functions.items() if _guards(summary, fn))
-    return frozenset(found)
+        return summary is not None and function in summary.functions and _guards(summary, summary.functions[function])
+
+    def _resolve(self, project: Project, q: str, folder: Path) -> tuple[ModuleSummary, str] | None:
+        if q not in self._resolved:
+            self._resolved[q] = project.resolve(q, folder)
+        return self._resolved[q]
 
 
 _GUARDS = frozenset({"no_grad", "inference_mode"})
@@ -236,10 +275,24 @@ def _guards(summary: ModuleSummary, fn: ast.FunctionDef | ast.AsyncFunctionDef) 
     file's text per function split the whole file into lines every time)."""
     if "no_grad" not in summary.text and "inference_mode" not in summary.text:
         return False
+    return _names_a_guard(fn)
+
+
+def _names_a_guard(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(
         (isinstance(n, ast.Attribute) and n.attr in _GUARDS) or (isinstance(n, ast.Name) and n.id in _GUARDS)
         for n in ast.walk(fn)
     )
+
+
+def _top_level_functions(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The file's top-level functions by name, as its `ast` summary lists them (`project.summarize`), read
+    from the tree alone: the summary walks the whole tree for what other files ask about it."""
+    try:
+        tree = python_ast(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    return {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def _function(ctx: FileContext, func: cst.BaseExpression) -> tuple[ModuleSummary, ast.FunctionDef] | None:

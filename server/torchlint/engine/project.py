@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -101,10 +102,57 @@ def _current() -> Dependencies:
     return deps if deps is not None else Dependencies()
 
 
+class _Snapshot:
+    """Whether the files stay as they are while this process runs: the CLI checks a snapshot of them (a
+    file created during its run is not its concern), so what it learns of the file system (which folder
+    is a project's root, where a module lives) holds for every file it checks. The language server,
+    whose files come and go under it, asks again at each lint."""
+
+    on = False
+    roots: dict[Path, Path] = {}  # a file's folder -> its project root
+    projects: dict[str, Project | None] = {}  # a checked path -> its project
+
+
+@contextmanager
+def files_unchanging() -> Iterator[None]:
+    """While the block runs, the files checked do not change (a CLI run, a worker's life): what is learnt
+    of the file system is kept for all of it, and forgotten at the end."""
+    was = _Snapshot.on
+    _Snapshot.on = True
+    try:
+        yield
+    finally:
+        _Snapshot.on = was
+        if not was:
+            _forget_snapshot()
+
+
+def files_are_unchanging() -> bool:
+    return _Snapshot.on
+
+
+def _forget_snapshot() -> None:
+    _Snapshot.roots.clear()
+    _Snapshot.projects.clear()
+    for project in _PROJECTS.values():
+        project._found.clear()
+
+
 def find_root(path: Path) -> Path:
     """The nearest folder above `path` holding a project marker, else the file's own folder."""
+    if _Snapshot.on:
+        root = _Snapshot.roots.get(path.parent)
+        if root is None:
+            root = _Snapshot.roots[path.parent] = _find_root(path)
+        return root
+    return _find_root(path)
+
+
+def _find_root(path: Path) -> Path:
+    exists = os.path.exists  # on strings: Path objects cost more than the stat itself here
     for folder in path.parents:
-        if any((folder / m).exists() for m in ROOT_MARKERS):
+        base = str(folder)
+        if any(exists(os.path.join(base, m)) for m in ROOT_MARKERS):
             return folder
     return path.parent
 
@@ -215,6 +263,7 @@ class Project:
         self.index_ready = False  # every file was indexed once (then only changed files are read again)
         self.index_file: Path | None = None  # where the index's facts are kept between runs (None: nowhere)
         self._reported = False  # the over-the-limit message was logged
+        self._found: dict[tuple[str, Path], Path | None] = {}  # find_module's answers, files unchanging
 
     @cached_property
     def torch_version(self) -> TorchVersion:
@@ -258,20 +307,33 @@ class Project:
 
     def find_module(self, name: str, from_dir: Path) -> Path | None:
         key = (name, from_dir)
-        known = _current().found
+        known = self._found if _Snapshot.on else _current().found
         if key in known:
             return known[key]
-        found = None
+        parts = name.split(".")
+        if self._overlays or not all(p and p != ".." and "/" not in p and os.sep not in p for p in parts):
+            found = self._find_module(name, from_dir)
+        else:  # the same candidates as strings: this is asked thousands of times a run
+            found = None
+            isfile = os.path.isfile
+            for base in (str(from_dir), str(self.root), os.path.join(self.root, "src")):
+                folder = os.path.join(base, *parts)
+                for candidate in (folder + ".py", os.path.join(folder, "__init__.py")):
+                    if isfile(candidate):
+                        found = Path(candidate)
+                        break
+                if found is not None:
+                    break
+        known[key] = found
+        return found
+
+    def _find_module(self, name: str, from_dir: Path) -> Path | None:
         rel = Path(*name.split("."))
         for base in (from_dir, self.root, self.root / "src"):
             for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
                 if candidate in self._overlays or candidate.is_file():
-                    found = candidate
-                    break
-            if found is not None:
-                break
-        known[key] = found
-        return found
+                    return candidate
+        return None
 
     def summary(self, path: Path) -> ModuleSummary | None:
         _current().consulted.add(path)
@@ -304,6 +366,7 @@ class Project:
             and self._files is self._listing
             and all(p in self._members and p.is_file() for p in paths)
         )
+        self._found.clear()
         if not in_place:
             self._files = None
         self._digest = None
@@ -526,6 +589,7 @@ def scan_digest(dependency: str) -> str:
 def forget_files(paths: list[str] | None = None) -> None:
     """Files changed on disk: the projects holding them (all, for None) list files and read settings anew."""
     resolved = None if paths is None else [Path(p).resolve() for p in paths]
+    _forget_snapshot()
     for root, project in _PROJECTS.items():
         if resolved is None:
             project.forget_files()
@@ -535,6 +599,14 @@ def forget_files(paths: list[str] | None = None) -> None:
 
 def project_for(path: str) -> Project | None:
     """The project of a file (an editor's unsaved buffer in a real folder too); None for a bare snippet path."""
+    if _Snapshot.on:
+        if path not in _Snapshot.projects:
+            _Snapshot.projects[path] = _project_for(path)
+        return _Snapshot.projects[path]
+    return _project_for(path)
+
+
+def _project_for(path: str) -> Project | None:
     p = Path(path)
     if p.suffix == ".ipynb" or ":" in p.name:
         p = Path(str(p).split(":cell_")[0])

@@ -23,7 +23,7 @@ from torchlint.engine.node_positions import positions as node_positions
 from torchlint.engine.project import recording
 from torchlint.engine.rule import InsertBefore, NodeFix, RemoveStatement, Replace, Rule
 from torchlint.engine.source import Source, SourceError, decode, split_lines, syntax_error
-from torchlint.engine.walk import forget_children, traverse
+from torchlint.engine.walk import children, dispatch, forget_children
 from torchlint.findings import Edit, Finding, Fix, Severity
 
 PARSE_ERROR_CODE = "TL000"
@@ -74,7 +74,7 @@ _DispatchTable = dict[tuple[str, type[cst.CSTNode]], list[str]]  # ("visit"/"lea
 _DISPATCH: dict[type[Rule], _DispatchTable] = {}  # built once per rule class
 # Nodes that open a scope, a loop, a `with` block, an `if` or an indented block, and the statement line:
 # the traversal state the context keeps.
-_TRACKED = frozenset(
+_TRACKED: frozenset[type[cst.CSTNode]] = frozenset(
     {
         cst.Module,
         cst.ClassDef,
@@ -126,8 +126,39 @@ def parse(path: str, text: str, parser: Parser | None = None) -> cst.Module | Fi
 
 
 def applicable(rules: Sequence[type[Rule]], text: str) -> list[type[Rule]]:
-    """The rules whose `requires` text occurs in the file (cheap, before parsing)."""
-    return [r for r in rules if not r.requires or any(s in text for s in r.requires)]
+    """The rules whose `requires` text occurs in the file (cheap, before parsing).
+
+    A required text without whitespace occurs in the file exactly when it occurs in one of the file's
+    whitespace-separated chunks, so it is looked for in the distinct chunks only (about half the text:
+    a file repeats its names), and a hundred or so texts are looked for in every file."""
+    chunks: str | None = None
+    found: dict[str, bool] = {}  # rules share required texts
+    out = []
+    for r in rules:
+        if not r.requires:
+            out.append(r)
+            continue
+        if chunks is None:
+            chunks = "\n".join(set(text.split()))
+        for s, spaced in _required(r):
+            known = found.get(s)
+            if known is None:
+                known = found[s] = s in (text if spaced else chunks)
+            if known:
+                out.append(r)
+                break
+    return out
+
+
+_REQUIRED: dict[type[Rule], tuple[tuple[str, bool], ...]] = {}
+
+
+def _required(rule: type[Rule]) -> tuple[tuple[str, bool], ...]:
+    """The rule's `requires`, each with whether it holds whitespace (then it is looked for in the text)."""
+    found = _REQUIRED.get(rule)
+    if found is None:
+        found = _REQUIRED[rule] = tuple((s, any(c.isspace() for c in s)) for s in rule.requires)
+    return found
 
 
 def _compiles(path: str, text: str) -> bool:
@@ -184,8 +215,6 @@ def lint_text(
                 failed.add(instance)
                 errors.append(f"{instance.code}: {type(exc).__name__}: {exc}")
 
-    top_statements = {id(s) for s in module.body}  # ids: a node's own __hash__ is a Python call
-
     def push(node: cst.CSTNode) -> None:
         node_type = type(node)
         if node_type is cst.SimpleStatementLine:
@@ -227,8 +256,6 @@ def lint_text(
 
     def enter(node: cst.CSTNode) -> None:
         node_type = type(node)
-        if id(node) in top_statements:
-            ctx.top_statement = node
         if node_type in _TRACKED:
             push(node)
         handlers = visits.get(node_type)
@@ -246,7 +273,15 @@ def lint_text(
     try:
         with recording(ctx.read):  # from the first analysis on: the semantics reads other files' classes
             semantics = ctx.semantics
-            traverse(module, enter, leave)
+            # Only the nodes some rule visits or leaves, or whose traversal state the context keeps, are
+            # entered or left; the module's own statements are walked one by one (the top statement).
+            entered = frozenset(visits).union(_TRACKED)
+            left = frozenset(leaves).union(_TRACKED)
+            enter(module)
+            for statement in children(module):
+                ctx.top_statement = statement
+                dispatch(statement, enter, leave, entered, left)
+            leave(module)
             kept = noqa.suppress(text, _to_findings(ctx, path, text, module) if ctx.reports else [])
         dependencies = ctx.dependencies()
     finally:
