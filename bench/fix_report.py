@@ -27,7 +27,7 @@ from pathlib import Path
 
 from torchlint import notebook
 from torchlint.engine import fix_text, lint_text
-from torchlint.engine.source import apply_edits
+from torchlint.engine.core.source import apply_edits
 from torchlint.findings import Applicability
 from torchlint.registry import rules
 

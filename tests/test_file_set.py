@@ -9,9 +9,9 @@ import pytest
 
 from torchlint.config import ConfigResolver
 from torchlint.discovery import discover
-from torchlint.engine import project as project_module
-from torchlint.engine.project import Project
-from torchlint.engine.target_version import installed
+from torchlint.engine.semantic import project as project_module
+from torchlint.engine.semantic.project import Project
+from torchlint.engine.semantic.target_version import installed
 from torchlint.registry import known_codes
 
 USES = "import torch\nfrom train import step\n"

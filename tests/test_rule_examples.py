@@ -16,8 +16,8 @@ import libcst as cst
 import pytest
 
 from torchlint.engine import fix_text, lint_text
+from torchlint.engine.core.source import apply_edits
 from torchlint.engine.rule import Invalid
-from torchlint.engine.source import apply_edits
 from torchlint.findings import Finding, Fix
 from torchlint.registry import rules
 

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchlint.engine import inference
-from torchlint.engine.activations import relative_path
-from torchlint.engine.kinds import Kind
-from torchlint.engine.project import ModuleSummary, Project, qualify
+from torchlint.engine.semantic import inference
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.project import ModuleSummary, Project, qualify
+from torchlint.engine.torch.activations import relative_path
 
 # Kinds of object the weights-only unpickler refuses (they pickle a class by import path).
 PICKLED_KINDS = {

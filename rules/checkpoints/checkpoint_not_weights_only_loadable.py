@@ -7,14 +7,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.engine.call_sites import CallSite
-from torchlint.engine.callargs import get_arg, has_star, string_value, with_keyword
-from torchlint.engine.kinds import Kind
-from torchlint.engine.names import dotted
-from torchlint.engine.project import ModuleSummary, qualify
+from torchlint.engine.core.callargs import get_arg, has_star, string_value, with_keyword
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, Rule, fix
-from torchlint.engine.semantics import Scope
-from torchlint.engine.values import Where, current_where, where_of
+from torchlint.engine.semantic.call_sites import CallSite
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
+from torchlint.engine.semantic.project import ModuleSummary, qualify
+from torchlint.engine.semantic.semantics import Scope
+from torchlint.engine.semantic.values import Where, current_where, where_of
 from torchlint.findings import Severity
 from torchlint.rules.checkpoints._helpers import NAMESPACE, NUMPY, PICKLED_KINDS, SavedElsewhere, saved_elsewhere
 from torchlint.rules.numerics._helpers import line_of

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.blocks import Place, statements
-from torchlint.engine.callargs import get_arg
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import EventKind
-from torchlint.engine.names import dotted
+from torchlint.engine.core.callargs import get_arg
+from torchlint.engine.core.walk import block_statements, iter_nodes
+from torchlint.engine.flow.blocks import Place, statements
+from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import block_statements, iter_nodes
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.numerics._helpers import line_of
 

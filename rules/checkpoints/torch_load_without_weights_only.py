@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, is_name, with_keyword
+from torchlint.engine.core.callargs import get_arg, has_star, is_name, with_keyword
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, is_name
-from torchlint.engine.kinds import Kind
+from torchlint.engine.core.callargs import get_arg, is_name
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, InsertAfter, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
 
 

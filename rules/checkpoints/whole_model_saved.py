@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg
-from torchlint.engine.kinds import Kind
-from torchlint.engine.names import dotted
+from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.rule import DISPLAY, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 
 

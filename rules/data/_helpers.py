@@ -7,9 +7,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, int_value
-from torchlint.engine.project import ModuleSummary
-from torchlint.engine.values import current_where, instantiated_class
+from torchlint.engine.core.callargs import get_arg, int_value
+from torchlint.engine.semantic.project import ModuleSummary
+from torchlint.engine.semantic.values import current_where, instantiated_class
 
 DATALOADER = "torch.utils.data.DataLoader"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.dataset_storage import cuda_in_getitem
 from torchlint.engine.rule import Invalid, Rule
+from torchlint.engine.torch.dataset_storage import cuda_in_getitem
 from torchlint.findings import Severity
 from torchlint.rules.data._helpers import worker_dataset
 

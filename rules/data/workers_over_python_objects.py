@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.dataset_storage import python_object_store
 from torchlint.engine.rule import Invalid, Rule
+from torchlint.engine.torch.dataset_storage import python_object_store
 from torchlint.findings import Severity
 from torchlint.rules.data._helpers import worker_dataset
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, int_value
-from torchlint.engine.context import is_main_guard
-from torchlint.engine.kinds import LOADER_WRAPPERS
+from torchlint.engine.core.callargs import get_arg, has_star, int_value
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.values import current_where
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.kinds import LOADER_WRAPPERS
+from torchlint.engine.semantic.names import is_main_guard
+from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
 from torchlint.rules.data._helpers import DATALOADER
 

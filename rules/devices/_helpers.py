@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine.callargs import string_value
-from torchlint.engine.kinds import Kind
-from torchlint.engine.values import current_where
+from torchlint.engine.core.callargs import string_value
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.values import current_where
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, with_keyword
+from torchlint.engine.core.callargs import get_arg, has_star, with_keyword
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, NodeFix, Replace, Rule, fix
-from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.devices._helpers import is_device
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import string_value
+from torchlint.engine.core.callargs import string_value
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 from torchlint.rules.devices._helpers import DEVICE_TYPES, proven_torch_device

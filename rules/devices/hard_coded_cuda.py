@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, int_value, string_value
-from torchlint.engine.cuda_guards import guarded_exit
-from torchlint.engine.names import dotted
+from torchlint.engine.core.callargs import get_arg, int_value, string_value
+from torchlint.engine.flow.cuda_guards import guarded_exit
 from torchlint.engine.rule import Invalid, Rule
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 
 

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.dataset_storage import cuda_in_getitem
-from torchlint.engine.default_device import default_device_factory
-from torchlint.engine.device_moves import contains_move, device_type, move_call
-from torchlint.engine.kinds import LAUNCHER_LIBRARIES, LOADER_WRAPPERS, LOSS_FUNCTIONS, SAME_DEVICE_METHODS, Kind
-from torchlint.engine.names import dotted, target_names
+from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.values import current_where, instantiated_class
-from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.engine.semantic.kinds import (
+    LAUNCHER_LIBRARIES,
+    LOADER_WRAPPERS,
+    LOSS_FUNCTIONS,
+    SAME_DEVICE_METHODS,
+    Kind,
+)
+from torchlint.engine.semantic.names import dotted, target_names
+from torchlint.engine.semantic.values import current_where, instantiated_class
+from torchlint.engine.torch.dataset_storage import cuda_in_getitem
+from torchlint.engine.torch.default_device import default_device_factory
+from torchlint.engine.torch.device_moves import contains_move, device_type, move_call
 from torchlint.findings import Severity
 
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU

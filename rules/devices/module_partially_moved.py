@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.device_moves import move_call
-from torchlint.engine.kinds import Kind
-from torchlint.engine.names import dotted
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
+from torchlint.engine.torch.device_moves import move_call
 from torchlint.findings import Severity
 
 

@@ -6,12 +6,12 @@ import ast
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, string_value
-from torchlint.engine.device_moves import cpu_only_parameters, move_call
-from torchlint.engine.graph_flow import Body, body_of
-from torchlint.engine.kinds import SAME_DEVICE_METHODS, TENSOR_FACTORIES
+from torchlint.engine.core.callargs import get_arg, string_value
+from torchlint.engine.flow.graph_flow import Body, body_of
 from torchlint.engine.rule import SAFE, Invalid, NodeFix, Replace, Rule, fix
-from torchlint.engine.values import current_where, instantiated_class
+from torchlint.engine.semantic.kinds import SAME_DEVICE_METHODS, TENSOR_FACTORIES
+from torchlint.engine.semantic.values import current_where, instantiated_class
+from torchlint.engine.torch.device_moves import cpu_only_parameters, move_call
 from torchlint.findings import Severity
 from torchlint.rules.devices._helpers import is_device
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import is_name, with_keyword
-from torchlint.engine.default_device import LEGACY, default_device_factory
-from torchlint.engine.kinds import TENSOR_ONLY_METHODS, Kind, kind_from_qualname
-from torchlint.engine.names import dotted
+from torchlint.engine.core.callargs import is_name, with_keyword
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.values import Where, current_where
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.kinds import TENSOR_ONLY_METHODS, Kind, kind_from_qualname
+from torchlint.engine.semantic.names import dotted
+from torchlint.engine.semantic.values import Where, current_where
+from torchlint.engine.torch.default_device import LEGACY, default_device_factory
 from torchlint.findings import Severity
 
 _RELOCATE = frozenset({"to", "cuda", "type_as", "to_device"})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import int_value
-from torchlint.engine.names import dotted, target_names
+from torchlint.engine.core.callargs import int_value
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.shapes import dim_name, unpacked_dims
+from torchlint.engine.semantic.names import dotted, target_names
+from torchlint.engine.torch.shapes import dim_name, unpacked_dims
 from torchlint.findings import Severity
 
 _NON_CONTIGUOUS_METHODS = frozenset(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, is_name, without_arg
+from torchlint.engine.core.callargs import get_arg, is_name, without_arg
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.blocks import Loop
-from torchlint.engine.graph_flow import body_of
-from torchlint.engine.iteration_values import is_periodic
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import Event, EventKind
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.flow.blocks import Loop
+from torchlint.engine.flow.graph_flow import body_of
+from torchlint.engine.flow.iteration_values import is_periodic
+from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.values import current_where
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DDP
 

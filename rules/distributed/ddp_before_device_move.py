@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.device_moves import move_call
-from torchlint.engine.names import dotted
+from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, Rule, fix
-from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.engine.semantic.names import dotted
+from torchlint.engine.torch.device_moves import move_call
 from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DDP
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, is_name, string_value
+from torchlint.engine.core.callargs import get_arg, is_name, string_value
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DDP

@@ -6,10 +6,10 @@ import sys
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg
-from torchlint.engine.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_SETUP
+from torchlint.engine.core.callargs import get_arg
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_SETUP
 from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DDP, DIST_SAMPLER
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, string_value
-from torchlint.engine.graph_flow import body_of
-from torchlint.engine.ranks import env_key
+from torchlint.engine.core.callargs import get_arg, string_value
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.flow.graph_flow import body_of
+from torchlint.engine.flow.ranks import env_key
 from torchlint.engine.rule import UNSAFE, Invalid, NodeFix, Replace, Rule, fix
-from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 
 INIT = "torch.distributed.init_process_group"

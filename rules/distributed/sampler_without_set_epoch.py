@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, is_name
-from torchlint.engine.kinds import LOADER_WRAPPERS
-from torchlint.engine.names import dotted
+from torchlint.engine.core.callargs import get_arg, is_name
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.kinds import LOADER_WRAPPERS
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.distributed._helpers import DIST_SAMPLER
 

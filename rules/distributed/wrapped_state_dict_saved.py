@@ -6,11 +6,11 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchlint.engine.checkpoint_consumers import Verdict
-from torchlint.engine.graph_flow import body_of
-from torchlint.engine.kinds import Kind
-from torchlint.engine.names import dotted
+from torchlint.engine.flow.graph_flow import body_of
 from torchlint.engine.rule import DISPLAY, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
+from torchlint.engine.torch.checkpoint_consumers import Verdict
 from torchlint.findings import Severity
 
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, is_name, string_value, with_keyword, without_arg
 from torchlint.engine.context import FileContext
-from torchlint.engine.graph_flow import Body, assignments, body_of
-from torchlint.engine.kinds import LOSS_FUNCTIONS, Kind, kind_from_qualname
+from torchlint.engine.core.callargs import get_arg, has_star, is_name, string_value, with_keyword, without_arg
+from torchlint.engine.flow.graph_flow import Body, assignments, body_of
+from torchlint.engine.semantic.kinds import LOSS_FUNCTIONS, Kind, kind_from_qualname
 
 # Methods and torch functions whose result has the shape of their (tensor) receiver / only argument.
 _SHAPE_KEEPING = frozenset(

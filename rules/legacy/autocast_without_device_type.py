@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star, with_keyword
-from torchlint.engine.device_moves import device_type
+from torchlint.engine.core.callargs import get_arg, has_star, with_keyword
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.values import Where
+from torchlint.engine.semantic.values import Where
+from torchlint.engine.torch.device_moves import device_type
 from torchlint.findings import Severity
 
 _DEVICE_GENERIC = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})

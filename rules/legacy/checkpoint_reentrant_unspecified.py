@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.call_binding import bind, signature
-from torchlint.engine.callargs import with_keyword
+from torchlint.engine.core.call_binding import bind, signature
+from torchlint.engine.core.callargs import with_keyword
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 from torchlint.rules.legacy._signatures import TORCH

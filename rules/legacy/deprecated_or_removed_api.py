@@ -8,13 +8,13 @@ from typing import ClassVar
 
 import libcst as cst
 
-from torchlint.engine.api_changes import DEPRECATED, LAUNCH_MODULE, TYPED_STORAGE, ApiChange
-from torchlint.engine.call_binding import bind, rebuild, signature
-from torchlint.engine.callargs import get_arg, has_star, int_value, is_name
-from torchlint.engine.kinds import Kind
-from torchlint.engine.names import dotted
+from torchlint.engine.core.call_binding import bind, rebuild, signature
+from torchlint.engine.core.callargs import get_arg, has_star, int_value, is_name
+from torchlint.engine.core.walk import iter_statements, small_statements
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import iter_statements, small_statements
+from torchlint.engine.semantic.api_changes import DEPRECATED, LAUNCH_MODULE, TYPED_STORAGE, ApiChange
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.legacy._helpers import legacy_reduction
 from torchlint.rules.legacy._signatures import TORCH
@@ -141,7 +141,7 @@ _AUTOCAST_DEVICE_DEFAULTS = ("dtype", "cache_enabled")
 
 @dataclass(frozen=True)
 class Replacement:
-    """A table entry of `engine/api_changes.py` with this rule's mechanical rewrite, when it has one."""
+    """A table entry of `engine/semantic/api_changes.py` with this rule's mechanical rewrite, when it has one."""
 
     use: str
     rewrite: Callable | None = None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.api_changes import LOADER_ITERATOR_NEXT_ALIAS_REMOVED
-from torchlint.engine.graph_flow import body_of
-from torchlint.engine.kinds import Kind
+from torchlint.engine.flow.graph_flow import body_of
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.api_changes import LOADER_ITERATOR_NEXT_ALIAS_REMOVED
+from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
 
 # DataLoader iterators kept a `next = __next__` alias for Python 2 until torch 1.13.

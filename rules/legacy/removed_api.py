@@ -6,10 +6,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from torchlint.engine.api_changes import GONE, REMOVED, REMOVED_MODULES
-from torchlint.engine.names import dotted
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.api_changes import GONE, REMOVED, REMOVED_MODULES
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.legacy.deprecated_or_removed_api import (
     DeprecatedOrRemovedApi,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import EventKind
-from torchlint.engine.names import dotted
+from torchlint.engine.core.walk import block_statements
+from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import block_statements
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.legacy._helpers import zero_dim_index
 

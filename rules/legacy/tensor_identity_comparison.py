@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import NEW_TENSOR_METHODS, TENSOR_TUPLE_METHODS, Kind
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.values import current_where
+from torchlint.engine.semantic.kinds import NEW_TENSOR_METHODS, TENSOR_TUPLE_METHODS, Kind
+from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
 
 _DEPTH = 8

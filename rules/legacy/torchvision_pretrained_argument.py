@@ -6,8 +6,8 @@ import re
 
 import libcst as cst
 
-from torchlint.engine.call_binding import bind, signature
-from torchlint.engine.callargs import is_name, string_value
+from torchlint.engine.core.call_binding import bind, signature
+from torchlint.engine.core.callargs import is_name, string_value
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 from torchlint.rules.legacy._signatures import CLASSIFIER, TORCH, TORCHVISION, TORCHVISION_WEIGHTS

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, truthy
-from torchlint.engine.graph_flow import body_of
-from torchlint.engine.kinds import Kind
+from torchlint.engine.core.callargs import get_arg, truthy
+from torchlint.engine.flow.graph_flow import body_of
 from torchlint.engine.rule import Invalid, Rule
+from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
 
 VARIABLE = "torch.autograd.Variable"

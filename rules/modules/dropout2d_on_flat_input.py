@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.rule import UNSAFE, Invalid, NodeFix, Replace, Rule, fix
-from torchlint.engine.shapes import RANK_KEEPING_MODULES, flattens, is_flat
-from torchlint.engine.values import current_where
+from torchlint.engine.semantic.values import current_where
+from torchlint.engine.torch.shapes import RANK_KEEPING_MODULES, flattens, is_flat
 from torchlint.findings import Severity
 
 _CHANNEL_DROPOUT = {

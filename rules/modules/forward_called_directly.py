@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import Kind
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
 
 

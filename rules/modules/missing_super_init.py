@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.names import dotted
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 
 

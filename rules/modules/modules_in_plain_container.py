@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import Kind
-from torchlint.engine.names import dotted
+from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.modules._helpers import INIT_METHODS
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import NO_GRAD, TENSOR_FACTORIES
-from torchlint.engine.names import dotted
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.kinds import NO_GRAD, TENSOR_FACTORIES
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.modules._helpers import INIT_METHODS
 

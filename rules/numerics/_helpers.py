@@ -6,11 +6,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from torchlint.engine.activations import Feed
-from torchlint.engine.callargs import get_arg, int_value
-from torchlint.engine.node_positions import positions
+from torchlint.engine.core.callargs import get_arg, int_value
+from torchlint.engine.core.node_positions import positions
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import NodeFix, Rule
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.torch.activations import Feed
 
 
 def is_one(expr: cst.BaseExpression) -> bool:

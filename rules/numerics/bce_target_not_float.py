@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, has_star
-from torchlint.engine.dtypes import integer_dtype
-from torchlint.engine.kinds import INTEGER_CASTS, Kind
+from torchlint.engine.core.callargs import get_arg, has_star
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.values import current_where
+from torchlint.engine.semantic.dtypes import integer_dtype
+from torchlint.engine.semantic.kinds import INTEGER_CASTS, Kind
+from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
 
 _FUNCTIONS = frozenset(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg
-from torchlint.engine.head_width import head_of
-from torchlint.engine.kinds import Kind
+from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.rule import DISPLAY, Invalid, Replace, Rule, fix
-from torchlint.engine.values import current_where
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.values import current_where
+from torchlint.engine.torch.head_width import head_of
 from torchlint.findings import Severity
 from torchlint.rules.numerics._helpers import line_of
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.activations import FUNCTIONS
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.torch.activations import FUNCTIONS
 from torchlint.findings import Severity
 from torchlint.rules.numerics._helpers import activation_input, dim_only, torch_call
 

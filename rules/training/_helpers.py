@@ -7,13 +7,13 @@ from pathlib import PurePath
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, is_name
-from torchlint.engine.graph_flow import assignments, body_of
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import Event, EventKind
-from torchlint.engine.names import dotted
+from torchlint.engine.core.callargs import get_arg, is_name
+from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements
+from torchlint.engine.flow.graph_flow import assignments, body_of
+from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import Rule
-from torchlint.engine.walk import block_statements, iter_nodes, iter_statements
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
 
 
 class LoopRule(Rule):

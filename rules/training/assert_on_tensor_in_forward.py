@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import TENSOR_PREDICATES, Kind
-from torchlint.engine.loop_events import EventKind
+from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import Invalid, Rule
+from torchlint.engine.semantic.kinds import TENSOR_PREDICATES, Kind
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import is_test_file
 

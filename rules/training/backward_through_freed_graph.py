@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.call_binding import bind, signature
-from torchlint.engine.callargs import with_keyword
-from torchlint.engine.graph_flow import body_of
-from torchlint.engine.loop_events import exclusive
+from torchlint.engine.core.call_binding import bind, signature
+from torchlint.engine.core.callargs import with_keyword
+from torchlint.engine.flow.graph_flow import body_of
+from torchlint.engine.flow.loop_events import exclusive
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 from torchlint.rules.legacy._signatures import TORCH

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchlint.engine.loop_events import Event, EventKind, dominates
+from torchlint.engine.flow.loop_events import Event, EventKind, dominates
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, fix
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, scaler_of

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, Rule, fix
-from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import is_test_file
 

@@ -6,13 +6,13 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from torchlint.engine.graph_flow import Backward, Body, body_of, graph_nodes, model_calls
-from torchlint.engine.kinds import NO_GRAD, Kind
-from torchlint.engine.loop_events import Event, EventKind
-from torchlint.engine.names import dotted
-from torchlint.engine.optimizer_params import optimized_models
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.flow.graph_flow import Backward, Body, body_of, graph_nodes, model_calls
+from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.kinds import NO_GRAD, Kind
+from torchlint.engine.semantic.names import dotted
+from torchlint.engine.torch.optimizer_params import optimized_models
 from torchlint.findings import Severity
 
 _SETUP = """\

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg
-from torchlint.engine.kinds import NO_GRAD, Kind
-from torchlint.engine.loop_events import EventKind, backward_call
-from torchlint.engine.model_mode import evaluation_parameters, in_training_mode, mode_dependent
-from torchlint.engine.names import dotted
+from torchlint.engine.core.callargs import get_arg
+from torchlint.engine.core.walk import iter_nodes, iter_statements
+from torchlint.engine.flow.loop_events import EventKind, backward_call
 from torchlint.engine.rule import SAFE, InsertAfter, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.values import current_where
-from torchlint.engine.walk import iter_nodes, iter_statements
+from torchlint.engine.semantic.kinds import NO_GRAD, Kind
+from torchlint.engine.semantic.names import dotted
+from torchlint.engine.semantic.values import current_where
+from torchlint.engine.torch.model_mode import evaluation_parameters, in_training_mode, mode_dependent
 from torchlint.findings import Severity
 
 

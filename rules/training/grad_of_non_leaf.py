@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.graph_flow import Grad, body_of
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.flow.graph_flow import Grad, body_of
 from torchlint.engine.rule import SAFE, InsertAfter, Invalid, Rule, fix
-from torchlint.engine.walk import iter_nodes
 from torchlint.findings import Severity
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import Event, EventKind
+from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, UNSAFE, InsertAfter, Invalid, Replace, fix
+from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, scaler_of
 

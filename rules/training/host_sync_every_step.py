@@ -6,14 +6,14 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from torchlint.engine.blocks import Loop
-from torchlint.engine.graph_flow import Body, body_of
-from torchlint.engine.iteration_values import is_periodic, on_device, periodic_readers, read_outside
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import Event, EventKind
-from torchlint.engine.ranks import rank_zero_test
+from torchlint.engine.core.walk import block_statements, iter_nodes
+from torchlint.engine.flow.blocks import Loop
+from torchlint.engine.flow.graph_flow import Body, body_of
+from torchlint.engine.flow.iteration_values import is_periodic, on_device, periodic_readers, read_outside
+from torchlint.engine.flow.loop_events import Event, EventKind
+from torchlint.engine.flow.ranks import rank_zero_test
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, NodeFix, RemoveStatement, fix
-from torchlint.engine.walk import block_statements, iter_nodes
+from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule
 

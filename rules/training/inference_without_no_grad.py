@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.graph_flow import Body, body_for, body_of, graph_nodes, names_read
-from torchlint.engine.kinds import GRAD_MODE
-from torchlint.engine.loop_events import EventKind
-from torchlint.engine.names import dotted
-from torchlint.engine.no_grad_callers import runs_without_grad
+from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.engine.flow.graph_flow import Body, body_for, body_of, graph_nodes, names_read
+from torchlint.engine.flow.loop_events import EventKind
+from torchlint.engine.flow.no_grad_callers import runs_without_grad
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.engine.semantic.kinds import GRAD_MODE
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import is_test_file, wrapped_in_no_grad
 

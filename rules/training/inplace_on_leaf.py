@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.callargs import get_arg, is_name
-from torchlint.engine.graph_flow import Body, Grad, assignments, body_of
-from torchlint.engine.kinds import GRAD_MODE
-from torchlint.engine.names import dotted
+from torchlint.engine.core.callargs import get_arg, is_name
+from torchlint.engine.flow.graph_flow import Body, Grad, assignments, body_of
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.kinds import GRAD_MODE
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import wrapped_in_no_grad
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.accumulators import backpropagated_this_iteration, may_outlive_iteration, outlives_iteration
-from torchlint.engine.graph_flow import TENSOR_OPS, body_of
-from torchlint.engine.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, Kind
-from torchlint.engine.names import dotted
+from torchlint.engine.flow.accumulators import backpropagated_this_iteration, may_outlive_iteration, outlives_iteration
+from torchlint.engine.flow.graph_flow import TENSOR_OPS, body_of
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, Kind
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 
 # A list of losses handed to these, or a total whose tensor methods are called, needs tensors: `.item()`

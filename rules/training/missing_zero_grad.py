@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import Event, EventKind
-from torchlint.engine.names import dotted
+from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, dotted_or
 

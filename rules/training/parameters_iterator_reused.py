@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.engine.blocks import Place, headers, statements
-from torchlint.engine.kinds import CLIP_GRAD, ITERATING_BUILTINS, MODULE_GENERATORS, Kind
-from torchlint.engine.loop_events import exclusive
-from torchlint.engine.names import target_names
+from torchlint.engine.core.walk import block_statements, iter_nodes
+from torchlint.engine.flow.blocks import Place, headers, statements
+from torchlint.engine.flow.loop_events import exclusive
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import block_statements, iter_nodes
+from torchlint.engine.semantic.kinds import CLIP_GRAD, ITERATING_BUILTINS, MODULE_GENERATORS, Kind
+from torchlint.engine.semantic.names import target_names
 from torchlint.findings import Severity
 
 

@@ -6,13 +6,13 @@ import ast
 
 import libcst as cst
 
-from torchlint.engine.blocks import Loop
-from torchlint.engine.graph_flow import Body, body_of
-from torchlint.engine.iteration_values import CarriedState, backward_through, carried_state, state_argument
-from torchlint.engine.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, TENSOR_FACTORIES
+from torchlint.engine.core.walk import block_statements
+from torchlint.engine.flow.blocks import Loop
+from torchlint.engine.flow.graph_flow import Body, body_of
+from torchlint.engine.flow.iteration_values import CarriedState, backward_through, carried_state, state_argument
 from torchlint.engine.rule import UNSAFE, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.values import current_where, instantiated_class
-from torchlint.engine.walk import block_statements
+from torchlint.engine.semantic.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, TENSOR_FACTORIES
+from torchlint.engine.semantic.values import current_where, instantiated_class
 from torchlint.findings import Severity
 
 # Recurrent layers whose state is one tensor, and those whose state is an (h, c) pair.

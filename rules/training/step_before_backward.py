@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.loop_events import EventKind, dominates
+from torchlint.engine.flow.loop_events import EventKind, dominates
 from torchlint.engine.rule import SAFE, InsertAfter, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, same_target

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.accumulators import may_outlive_iteration, outlives_iteration
-from torchlint.engine.graph_flow import Body, Grad, body_of, model_calls
-from torchlint.engine.kinds import NO_GRAD, Kind
-from torchlint.engine.names import dotted
-from torchlint.engine.no_grad_callers import runs_without_grad
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.flow.accumulators import may_outlive_iteration, outlives_iteration
+from torchlint.engine.flow.graph_flow import Body, Grad, body_of, model_calls
+from torchlint.engine.flow.no_grad_callers import runs_without_grad
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.semantic.kinds import NO_GRAD, Kind
+from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
 
 # Results that never require grad whatever their input: indices, comparisons, integer casts.

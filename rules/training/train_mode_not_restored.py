@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import EventKind
-from torchlint.engine.model_mode import mode_free
-from torchlint.engine.names import dotted
+from torchlint.engine.core.walk import block_statements, iter_nodes, small_statements
+from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
-from torchlint.engine.values import current_where
-from torchlint.engine.walk import block_statements, iter_nodes, small_statements
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import dotted
+from torchlint.engine.semantic.values import current_where
+from torchlint.engine.torch.model_mode import mode_free
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, dotted_or, same_target
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import Event, EventKind, dominates, exclusive
+from torchlint.engine.flow.loop_events import Event, EventKind, dominates, exclusive
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, fix
+from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
 from torchlint.rules.training._helpers import LoopRule, dotted_or
 

@@ -144,7 +144,7 @@ def _content_hash(path: str) -> str:
     """The sha256 of a file's bytes ("" when it is gone: a dependency deleted is a change too); for a scan of
     the whole project, a digest of its file list with sizes and times."""
     if path.startswith("torchlint-scan:"):  # engine.project.SCAN_DEPENDENCY (not imported: it loads libcst)
-        from torchlint.engine.project import scan_digest
+        from torchlint.engine.semantic.project import scan_digest
 
         return scan_digest(path)
     try:

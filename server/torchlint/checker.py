@@ -100,7 +100,7 @@ def _read_and_run(job: Job) -> FileResult:
         hit = store.get(k, job.path)
         if hit is not None:
             return FileResult(job.path, hit)
-        from torchlint.engine.project import keep_index_in
+        from torchlint.engine.semantic.project import keep_index_in
 
         keep_index_in(Path(job.cache_dir), job.path)
         result = _run_job(job, data)
@@ -123,8 +123,8 @@ def read_source(path: str) -> bytes:
 
 def _run_job(job: Job, data: bytes) -> FileResult:
     from torchlint.engine import fix_text, lint_bytes
+    from torchlint.engine.core.source import SourceError, decode
     from torchlint.engine.runner import source_error_finding
-    from torchlint.engine.source import SourceError, decode
 
     catalogue = rules()
     selected = [catalogue[c] for c in job.codes if c in catalogue]
@@ -258,7 +258,7 @@ def tune_gc() -> None:
 def _start_worker(files_unchanging: bool) -> None:
     tune_gc()
     if files_unchanging:  # as its parent: the CLI's workers check the same snapshot of the files
-        from torchlint.engine.project import files_unchanging as unchanging
+        from torchlint.engine.semantic.project import files_unchanging as unchanging
 
         unchanging().__enter__()  # for the worker's life
 
@@ -279,7 +279,7 @@ def run(jobs: list[Job], workers: int = 1, progress: Callable[[int, int], None] 
         chunk = max(1, min(8, len(jobs) // (workers * 16)))
         from concurrent.futures import ProcessPoolExecutor  # only with workers (~20 ms to import)
 
-        from torchlint.engine import project
+        from torchlint.engine.semantic import project
 
         with ProcessPoolExecutor(
             max_workers=workers, initializer=_start_worker, initargs=(project.files_are_unchanging(),)

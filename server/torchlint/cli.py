@@ -163,7 +163,7 @@ def _overrides(args: argparse.Namespace) -> Overrides:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from torchlint.engine.project import files_unchanging
+    from torchlint.engine.semantic.project import files_unchanging
     from torchlint.registry import known_codes
 
     for option in ("select", "ignore", "extend_select"):

@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from torchlint.engine.target_version import TorchVersion, parse_version
+from torchlint.engine.semantic.target_version import TorchVersion, parse_version
 from torchlint.findings import Severity
 
 KEYS = {
@@ -101,7 +101,7 @@ class Settings:
     extend_exclude: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     severity: dict[str, Severity] = field(default_factory=dict)
-    torch_version: str | None = None  # the torch the project targets (engine/target_version.py)
+    torch_version: str | None = None  # the torch the project targets (engine/semantic/target_version.py)
     unsafe_fixes: bool = False  # `--fix` applies unsafe fixes too (see findings.Applicability)
     root: Path = field(default_factory=Path.cwd)  # paths in the config are relative to this
     source: str | None = None  # the file these settings came from
@@ -295,7 +295,7 @@ class ConfigResolver:
     def resolve(self, path: Path, overrides: Overrides | None = None) -> Resolved:
         """The settings of `path` with `overrides` on top, and its target torch: the settings'
         `torch-version`, else what the file's project declares or has installed."""
-        from torchlint.engine.project import target_version  # not at import: it loads the engine
+        from torchlint.engine.semantic.project import target_version  # not at import: it loads the engine
         from torchlint.registry import rules
 
         settings = self.for_path(path)

@@ -89,7 +89,7 @@ def suppress(text: str, findings: list[Finding]) -> list[Finding]:
     """The findings no `# noqa` in `text` silences."""
     if not findings or "noqa" not in text:
         return findings
-    from torchlint.engine.source import split_lines  # not at import: the engine loads libcst
+    from torchlint.engine.core.source import split_lines  # not at import: the engine loads libcst
 
     whole_file = file_codes(text)
     lines = split_lines(text)

@@ -24,7 +24,7 @@ from torchlint.findings import Edit, Finding, Fix
 from torchlint.notebook_json import Layout
 
 if TYPE_CHECKING:
-    from torchlint.engine.source import SourceError
+    from torchlint.engine.core.source import SourceError
 
 _MARKER = "# torchlint-cell {}"
 _MARKER_RE = re.compile(r"^# torchlint-cell (\d+)$")
@@ -136,7 +136,7 @@ class Program:
 
 
 def build(cells: list[Cell]) -> Program:
-    from torchlint.engine.source import split_lines  # lazily: the language server starts without libcst
+    from torchlint.engine.core.source import split_lines  # lazily: the language server starts without libcst
 
     program = Program("", [])
     parts: list[str] = []
@@ -182,7 +182,7 @@ def _leading_indent(lines: list[str]) -> str:
 def _refused(python: str) -> SourceError | None:
     """Why a cell cannot be parsed, in CPython's words; None if libcst, which may know newer
     grammar than the running Python, parses what CPython refuses (as for `.py` files)."""
-    from torchlint.engine.source import syntax_error
+    from torchlint.engine.core.source import syntax_error
 
     error = syntax_error(python)
     if error is None or error.too_deep:

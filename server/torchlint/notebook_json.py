@@ -46,7 +46,7 @@ class Layout:
 
     def position(self, cell: int, line: int, column: int) -> tuple[int, int] | None:
         """The file's (line, column), 1-based, of a position in a cell; None for an unknown cell."""
-        from torchlint.engine.source import line_offsets
+        from torchlint.engine.core.source import line_offsets
 
         span = self.spans.get(cell)
         if span is None:

@@ -1,4 +1,4 @@
-"""engine/api_changes.py against the installed torch: a deprecated entry still exists (else it is a removal), a
+"""engine/semantic/api_changes.py against the installed torch: a deprecated entry still exists (else it is a removal), a
 removed one is gone or raises, a removed module does not import. The table is data; this keeps it true."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from torchlint.engine.api_changes import DEPRECATED, GONE, REMOVED, REMOVED_MODULES
+from torchlint.engine.semantic.api_changes import DEPRECATED, GONE, REMOVED, REMOVED_MODULES
 
 torch = pytest.importorskip("torch")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.blocks import headers, statements
 from torchlint.engine.context import FileContext
-from torchlint.engine.graph_flow import Body
-from torchlint.engine.loop_events import dominates, exclusive
+from torchlint.engine.flow.blocks import headers, statements
+from torchlint.engine.flow.graph_flow import Body
+from torchlint.engine.flow.loop_events import dominates, exclusive
 
 SOURCE = """\
 for batch in loader:

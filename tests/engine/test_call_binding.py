@@ -1,10 +1,10 @@
-"""Binding call arguments by name (engine/call_binding.py), the ground of API-migration fixes."""
+"""Binding call arguments by name (engine/core/call_binding.py), the ground of API-migration fixes."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.call_binding import bind, rebuild, signature
+from torchlint.engine.core.call_binding import bind, rebuild, signature
 
 OLD = signature("enabled=True, dtype=torch.float16, cache_enabled=True")
 NEW = signature("device_type, dtype=None, enabled=True, cache_enabled=None")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.call_sites import index
+from torchlint.engine.semantic.call_sites import index
 
 SOURCE = """\
 import torch

@@ -8,9 +8,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from torchlint.engine.checkpoint_consumers import Verdict
 from torchlint.engine.context import FileContext
 from torchlint.engine.runner import lint_text
+from torchlint.engine.torch.checkpoint_consumers import Verdict
 from torchlint.registry import rules
 
 TRAIN = """\

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from torchlint.engine.dataset_storage import python_object_store
-from torchlint.engine.project import summarize
+from torchlint.engine.semantic.project import summarize
+from torchlint.engine.torch.dataset_storage import python_object_store
 
 HEAD = "import json\nimport numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n"
 

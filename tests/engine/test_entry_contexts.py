@@ -8,9 +8,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from torchlint.engine.calling_context import Frequency
 from torchlint.engine.context import FileContext
-from torchlint.engine.no_grad_callers import runs_without_grad
+from torchlint.engine.flow.calling_context import Frequency
+from torchlint.engine.flow.no_grad_callers import runs_without_grad
 
 
 def _ctx(code: str, path: str = "t.py") -> FileContext:

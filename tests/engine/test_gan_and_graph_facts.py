@@ -7,10 +7,10 @@ import libcst as cst
 import pytest
 
 from torchlint.engine.context import FileContext
-from torchlint.engine.loop_events import EventKind
-from torchlint.engine.no_grad_callers import runs_without_grad
-from torchlint.engine.optimizer_params import optimized_models
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.flow.loop_events import EventKind
+from torchlint.engine.flow.no_grad_callers import runs_without_grad
+from torchlint.engine.torch.optimizer_params import optimized_models
 
 
 def _ctx(src: str) -> FileContext:

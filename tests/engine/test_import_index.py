@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from torchlint.engine.import_index import facts
-from torchlint.engine.project import Project
+from torchlint.engine.semantic.import_index import facts
+from torchlint.engine.semantic.project import Project
 
 MODULES = ["train", "pkg/__init__", "pkg/model", "pkg/data", "pkg/sub/__init__", "pkg/sub/layers", "tools/run"]
 FUNCTIONS = ["fit", "build", "step"]

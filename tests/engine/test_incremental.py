@@ -101,8 +101,8 @@ def _edits(text: str) -> list[str]:
 
 @pytest.mark.parametrize("path", _sources()[::3], ids=lambda p: p.name)
 def test_cuts_found_from_the_edited_chunk_are_those_of_a_whole_parse(path):
+    from torchlint.engine.core.source import syntax_error
     from torchlint.engine.incremental import _cuts
-    from torchlint.engine.source import syntax_error
 
     text = path.read_text(encoding="utf-8")
     for edited in _edits(text):

@@ -6,7 +6,7 @@ import libcst as cst
 import pytest
 
 from torchlint.engine import lint_text
-from torchlint.engine.context import is_main_guard
+from torchlint.engine.semantic.names import is_main_guard
 from torchlint.registry import rules
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from torchlint import notebook
 from torchlint.engine.context import FileContext
-from torchlint.engine.kinds import Kind
-from torchlint.engine.project import recording
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.project import recording
 
 LIB = """\
 import torch

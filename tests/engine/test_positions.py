@@ -7,7 +7,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from fixture_expectations import FIXTURES
-from torchlint.engine.node_positions import positions
+from torchlint.engine.core.node_positions import positions
 
 SOURCES = sorted(FIXTURES.rglob("*.py"))[:40] + [None]
 TRICKY = (

@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 
 from fixture_expectations import FIXTURES
-from torchlint.engine import inference
-from torchlint.engine.project import Project, find_root
-from torchlint.engine.target_version import lowest_allowed, resolve
+from torchlint.engine.semantic import inference
+from torchlint.engine.semantic.project import Project, find_root
+from torchlint.engine.semantic.target_version import lowest_allowed, resolve
 
 BASE = "from torch import nn\n\n\nclass Base(nn.Module):\n    pass\n"
 NET = (

@@ -1,11 +1,11 @@
-"""Python's scoping rules (engine/scopes.py): which binding a read of a name sees."""
+"""Python's scoping rules (engine/semantic/scopes.py): which binding a read of a name sees."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
 
-from torchlint.engine.scopes import Scopes
+from torchlint.engine.semantic.scopes import Scopes
 
 
 def _scopes(code: str) -> tuple[Scopes, dict[str, cst.CSTNode]]:

@@ -6,9 +6,9 @@ import libcst as cst
 import pytest
 
 from torchlint.engine.context import FileContext
-from torchlint.engine.graph_flow import Grad, body_of
-from torchlint.engine.loop_events import EventKind, backward_call, dominates, exclusive
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.flow.graph_flow import Grad, body_of
+from torchlint.engine.flow.loop_events import EventKind, backward_call, dominates, exclusive
 
 
 def _context(src: str, function: str | None = None) -> FileContext:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.names import Imports
-from torchlint.engine.values import UNKNOWN, Values, Where, reaching
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.semantic.names import Imports
+from torchlint.engine.semantic.values import UNKNOWN, Values, Where, reaching
 
 
 def _use(module: cst.Module, marker: str) -> cst.Call:

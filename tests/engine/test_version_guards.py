@@ -1,13 +1,13 @@
-"""Version guards (engine/version_guards.py): branches that never run on the target torch."""
+"""Version guards (engine/semantic/version_guards.py): branches that never run on the target torch."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
 
-from torchlint.engine.names import Imports
 from torchlint.engine.runner import lint_text
-from torchlint.engine.version_guards import VersionGuards, module_assignments
+from torchlint.engine.semantic.names import Imports
+from torchlint.engine.semantic.version_guards import VersionGuards, module_assignments
 from torchlint.registry import rules
 
 HEAD = "import torch\nfrom packaging import version\nfrom packaging.version import Version\nfrom distutils.version import LooseVersion\n"

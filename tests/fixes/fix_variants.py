@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from torchlint.engine.call_binding import Signature, bind, signature
+from torchlint.engine.core.call_binding import Signature, bind, signature
 from torchlint.rules.legacy._signatures import TORCH
 
 _NO_SPACE = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))

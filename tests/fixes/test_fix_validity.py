@@ -1,7 +1,7 @@
 """Every fix emits valid Python or nothing (issue 27 item 1).
 
 The engine drops a fix whose edits do not re-parse or change a statement they do not touch
-(engine/fix_check.py). These tests prove that check, and then, with the check switched off,
+(engine/core/fix_check.py). These tests prove that check, and then, with the check switched off,
 that no rule builds such a fix in the first place: every fix and alternative of every rule
 over the fixtures, the VALID/INVALID examples and synthetic spellings of them.
 """
@@ -15,10 +15,11 @@ import pytest
 from fix_variants import variants
 
 from fixture_expectations import FIXTURES, fixture_files
-from torchlint.engine import fix_text, lint_text, node_positions, runner
-from torchlint.engine.fix_check import keeps_parse
+from torchlint.engine import fix_text, lint_text, runner
+from torchlint.engine.core import node_positions
+from torchlint.engine.core.fix_check import keeps_parse
+from torchlint.engine.core.source import apply_edits
 from torchlint.engine.rule import SAFE, Replace, Rule, fix
-from torchlint.engine.source import apply_edits
 from torchlint.findings import Edit
 from torchlint.registry import rules
 

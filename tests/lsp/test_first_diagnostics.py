@@ -18,7 +18,7 @@ pytestmark = pytest.mark.asyncio
 # The server with an index that takes 0.25 s a file to build (a big project on a slow disk).
 SLOW_INDEX = """
 import sys, time
-import torchlint.engine.import_index as index
+import torchlint.engine.semantic.import_index as index
 from torchlint.cli import main
 fast = index.facts
 def slow(text):

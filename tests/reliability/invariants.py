@@ -15,7 +15,7 @@ import re
 import libcst as cst
 
 from torchlint.engine import PARSE_ERROR_CODE, fix_text, lint_bytes, lint_text
-from torchlint.engine.source import apply_edits, decode, split_lines
+from torchlint.engine.core.source import apply_edits, decode, split_lines
 from torchlint.registry import rules
 
 ALL_RULES = list(rules().values())

@@ -1,6 +1,6 @@
 """The engine: parse once, traverse once, run every enabled rule, apply fixes.
 
-The names below load on first use: `torchlint.engine.target_version` (which the
+The names below load on first use: `torchlint.engine.semantic.target_version` (which the
 configuration imports) must not pull libcst into a run that only reads the cache
 or prints the version.
 """

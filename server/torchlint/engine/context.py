@@ -10,26 +10,27 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine import call_sites, model_mode
-from torchlint.engine.activations import Feed, LossFeeds
-from torchlint.engine.blocks import Loop
-from torchlint.engine.call_sites import CallSites
-from torchlint.engine.calling_context import CallingContexts, Context
-from torchlint.engine.checkpoint_consumers import CheckpointConsumers
-from torchlint.engine.device_moves import DeviceMoves, cpu_only_forward_arguments
-from torchlint.engine.graph_flow import Body
-from torchlint.engine.host_values import HostValues
-from torchlint.engine.kinds import Kind
-from torchlint.engine.loop_events import LoopAnalysis
-from torchlint.engine.names import Imports
-from torchlint.engine.project import Dependencies, ModuleSummary, Project, project_for, summarize
-from torchlint.engine.scopes import Scopes
-from torchlint.engine.semantics import Scope, Semantics
-from torchlint.engine.target_version import TorchVersion
-from torchlint.engine.target_version import resolve as resolve_version
-from torchlint.engine.values import Values
-from torchlint.engine.version_guards import VersionGuards, branch_taken, module_assignments
-from torchlint.engine.walk import iter_nodes
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.flow.blocks import Loop
+from torchlint.engine.flow.calling_context import CallingContexts, Context
+from torchlint.engine.flow.graph_flow import Body
+from torchlint.engine.flow.loop_events import LoopAnalysis
+from torchlint.engine.semantic import call_sites
+from torchlint.engine.semantic.call_sites import CallSites
+from torchlint.engine.semantic.host_values import HostValues
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import Imports, is_main_guard
+from torchlint.engine.semantic.project import Dependencies, ModuleSummary, Project, project_for, summarize
+from torchlint.engine.semantic.scopes import Scopes
+from torchlint.engine.semantic.semantics import Scope, Semantics
+from torchlint.engine.semantic.target_version import TorchVersion
+from torchlint.engine.semantic.target_version import resolve as resolve_version
+from torchlint.engine.semantic.values import Values
+from torchlint.engine.semantic.version_guards import VersionGuards, branch_taken, module_assignments
+from torchlint.engine.torch import model_mode
+from torchlint.engine.torch.activations import Feed, LossFeeds
+from torchlint.engine.torch.checkpoint_consumers import CheckpointConsumers
+from torchlint.engine.torch.device_moves import DeviceMoves, cpu_only_forward_arguments
 
 # What a script builds at top level (a library module builds none of these on import).
 _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
@@ -368,22 +369,3 @@ class FileContext:
 # Any of these in a program's text may put a value on an accelerator (`.to(`, `.cuda()`, `device=`,
 # `torch.accelerator`, XLA, DeepSpeed, Lightning/Accelerate launchers...).
 _ACCELERATOR = re.compile(r"cuda|\.to\(|device|accelerat|\bmps\b|\bxla\b|\bxpu\b|deepspeed|lightning|\bTrainer\b")
-
-
-def is_main_guard(test: cst.BaseExpression) -> bool:
-    """`if __name__ == "__main__":`, either way round."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    (c,) = test.comparisons
-    if not isinstance(c.operator, cst.Equal):
-        return False
-    sides = {_name_or_text(test.left), _name_or_text(c.comparator)}
-    return sides == {"__name__", "'__main__'"}
-
-
-def _name_or_text(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.SimpleString) and expr.evaluated_value == "__main__":
-        return "'__main__'"
-    return None

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.engine.core.source import apply_edits
 from torchlint.engine.rule import Rule
 from torchlint.engine.runner import PARSE_ERROR_CODE, lint_text, parse
-from torchlint.engine.source import apply_edits
 from torchlint.findings import Finding, Fix
 
 MAX_PASSES = 10

@@ -26,8 +26,8 @@ from collections import OrderedDict
 
 import libcst as cst
 
-from torchlint.engine import call_sites
-from torchlint.engine.source import SourceError, line_offsets, python_ast, syntax_error
+from torchlint.engine.core.source import SourceError, line_offsets, python_ast, syntax_error
+from torchlint.engine.semantic import call_sites
 
 _REFUSED = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 

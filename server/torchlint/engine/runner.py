@@ -15,15 +15,15 @@ from typing import Protocol, cast
 import libcst as cst
 
 from torchlint import noqa
-from torchlint.engine import call_sites
 from torchlint.engine.context import FileContext
-from torchlint.engine.fix_check import keeps_parse
-from torchlint.engine.node_positions import Range
-from torchlint.engine.node_positions import positions as node_positions
-from torchlint.engine.project import recording
+from torchlint.engine.core.fix_check import keeps_parse
+from torchlint.engine.core.node_positions import Range
+from torchlint.engine.core.node_positions import positions as node_positions
+from torchlint.engine.core.source import Source, SourceError, decode, split_lines, syntax_error
+from torchlint.engine.core.walk import children, dispatch, forget_children
 from torchlint.engine.rule import InsertBefore, NodeFix, RemoveStatement, Replace, Rule
-from torchlint.engine.source import Source, SourceError, decode, split_lines, syntax_error
-from torchlint.engine.walk import children, dispatch, forget_children
+from torchlint.engine.semantic import call_sites
+from torchlint.engine.semantic.project import recording
 from torchlint.findings import Edit, Finding, Fix, Severity
 
 PARSE_ERROR_CODE = "TL000"

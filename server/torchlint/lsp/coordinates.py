@@ -23,7 +23,7 @@ class LineIndex:
     """Position conversions for one text."""
 
     def __init__(self, text: str, encoding: str = types.PositionEncodingKind.Utf16) -> None:
-        from torchlint.engine.source import split_lines  # not at import: the engine loads libcst
+        from torchlint.engine.core.source import split_lines  # not at import: the engine loads libcst
 
         self.lines = split_lines(text)
         self.encoding = encoding

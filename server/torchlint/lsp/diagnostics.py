@@ -126,7 +126,7 @@ def menu_order(fixes: Sequence[Fix | None]) -> list[Fix]:
 
 def from_run(result: RunResult) -> dict[str, list[types.Diagnostic]]:
     """Diagnostics per file from a checker run over files on disk."""
-    from torchlint.engine.source import SourceError, decode
+    from torchlint.engine.core.source import SourceError, decode
 
     out: dict[str, list[types.Diagnostic]] = {}
     for r in result.files:

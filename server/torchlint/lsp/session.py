@@ -170,7 +170,7 @@ class Session:
             return
 
         def update() -> None:
-            from torchlint.engine.project import project_for
+            from torchlint.engine.semantic.project import project_for
 
             project = project_for(path)
             if project is not None:
@@ -191,7 +191,7 @@ class Session:
         paths = list(paths)
 
         def forget() -> None:
-            from torchlint.engine.project import forget_files
+            from torchlint.engine.semantic.project import forget_files
 
             forget_files(paths)
 
@@ -231,7 +231,7 @@ class Session:
         """Load the engine and rules on the lint thread while the client finishes starting."""
 
         def load() -> None:
-            from torchlint.engine.project import Project
+            from torchlint.engine.semantic.project import Project
 
             # Whole-project questions answer "unknown" until the project's import index is built in
             # the background (index_project): a file's own findings never wait for the project.
@@ -246,7 +246,7 @@ class Session:
         loop = asyncio.get_running_loop()
 
         def start() -> None:
-            from torchlint.engine.project import project_for
+            from torchlint.engine.semantic.project import project_for
 
             project = project_for(path)
             if project is not None:
@@ -265,7 +265,7 @@ class Session:
 
     def _build_index(self, root: str, loop: asyncio.AbstractEventLoop) -> bool:
         """(Lint thread.) Start building `root`'s index unless it is built or being built; False if built."""
-        from torchlint.engine.project import project_at
+        from torchlint.engine.semantic.project import project_at
 
         project = project_at(Path(root))
         if project.index_ready:
@@ -558,7 +558,7 @@ class Session:
 
     def reload_config(self) -> None:
         def forget() -> None:
-            from torchlint.engine.project import forget_files
+            from torchlint.engine.semantic.project import forget_files
 
             forget_files()  # a config may set torch-version
 

@@ -12,7 +12,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 
-from torchlint.engine.source import split_lines
+from torchlint.engine.core.source import split_lines
 from torchlint.findings import Finding
 from torchlint.notebook import file_and_cell
 from torchlint.notebook_json import Layout

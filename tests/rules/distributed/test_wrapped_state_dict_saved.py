@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchlint.engine.source import apply_edits
+from torchlint.engine.core.source import apply_edits
 
 
 def test_tl407_class_attribute_wrapper(findings):

@@ -9,7 +9,7 @@ import inspect
 
 import pytest
 
-from torchlint.engine.call_binding import Param, signature
+from torchlint.engine.core.call_binding import Param, signature
 from torchlint.rules.legacy import _signatures as api_signatures
 
 torch = pytest.importorskip("torch")

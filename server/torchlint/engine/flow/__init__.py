@@ -1,0 +1,1 @@
+"""How statements run: blocks, loops, the graph's flow, training-loop events, calling contexts."""

@@ -1,0 +1,165 @@
+"""Evidence that CUDA is there where a statement runs: a test that looks at the accelerator, and statements
+after which the program only goes on with a GPU.
+
+A hard-coded CUDA device crashes on a CPU-only machine only where nothing before it already required one. This
+module answers, from code alone (never from a variable's name):
+
+- `DeviceGuardTest`: does an `if`/`assert` test look at the accelerator — an availability API
+  (`torch.cuda.is_available()`), a comparison with a device string (`device.type == "cuda"`), a command-line
+  flag (an attribute of `parser.parse_args()`: the user chose), `x.is_cuda`, or a name assigned one of these;
+- `establishes_cuda(stmt)`: after `stmt` the program runs only with CUDA — `assert torch.cuda.is_available()`,
+  `if not torch.cuda.is_available(): sys.exit(...)`, `torch.cuda.set_device(...)` (raises without a GPU),
+  `dist.init_process_group(backend="nccl")` (NCCL needs GPUs), or a call of a project function whose body does
+  one of these unconditionally (`utils.init_distributed_mode(args)`).
+
+Calling contexts (calling_context.py) combine these with a statement's enclosing blocks and its callers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.engine.core.callargs import get_arg, string_value
+from torchlint.engine.core.walk import block_statements, iter_nodes, small_statements
+from torchlint.engine.semantic.kinds import ACCELERATOR_CHECKS, CUDA_REQUIRED, DEVICE_TYPES
+from torchlint.engine.semantic.names import dotted
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+# resolves a called expression of the file to a project function (and that function's file context)
+Resolver = Callable[[cst.BaseExpression], "tuple[FileContext, cst.FunctionDef] | None"]
+
+
+class DeviceGuardTest:
+    """Does a test look at the accelerator? Evidence only, never a name. Without `flags`, a command-line flag
+    does not count: `if args.wgan: penalty(...)` says nothing about the device code inside `penalty`."""
+
+    def __init__(self, ctx: FileContext, flags: bool = True) -> None:
+        self.ctx = ctx
+        self.flags = flags  # a command-line flag counts (the user chose the device right where it is used)
+        self._assigned: dict[str, list[cst.BaseExpression]] | None = None
+
+    def __call__(self, expr: cst.CSTNode, depth: int = 0) -> bool:
+        for n in (expr, *iter_nodes(expr)):
+            if isinstance(n, cst.Call) and self.ctx.qualname(n.func) in ACCELERATOR_CHECKS:
+                return True
+            if isinstance(n, cst.Comparison) and any(
+                device_string(e) for e in (n.left, *(c.comparator for c in n.comparisons))
+            ):
+                return True
+            if isinstance(n, cst.Attribute) and n.attr.value in ("is_cuda", "is_mps"):
+                return True  # where a tensor or module already is
+            if (
+                self.flags
+                and isinstance(n, cst.Attribute)
+                and isinstance(n.value, cst.Name)
+                and self._is_flags(n.value.value)
+            ):
+                return True
+            if isinstance(n, cst.Name) and depth < 3:
+                if any(self(value, depth + 1) for value in self.assigned().get(n.value, ())):
+                    return True
+        return False
+
+    def assigned(self) -> dict[str, list[cst.BaseExpression]]:
+        """Every value assigned to each plain name in the file."""
+        if self._assigned is None:
+            self._assigned = {}
+            for assign in self.ctx.call_sites.assigns:
+                for t in assign.targets:
+                    if isinstance(t.target, cst.Name):
+                        self._assigned.setdefault(t.target.value, []).append(assign.value)
+        return self._assigned
+
+    def _is_flags(self, name: str) -> bool:
+        return any(
+            isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "parse_args"
+            for v in self.assigned().get(name, ())
+        )
+
+
+def device_string(expr: cst.BaseExpression) -> bool:
+    text = string_value(expr) if isinstance(expr, cst.SimpleString) else None
+    return text is not None and text.partition(":")[0] in DEVICE_TYPES
+
+
+def exits(stmts: Sequence[cst.BaseStatement]) -> bool:
+    """The block leaves the function/program: raise, return, sys.exit(), pytest.skip(...)."""
+    for s in stmts:
+        for small in small_statements(s):
+            if isinstance(small, (cst.Raise, cst.Return)):
+                return True
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                name = dotted(small.value.func) or ""
+                if name.rpartition(".")[2] in ("exit", "skip", "skipTest", "quit"):
+                    return True
+    return False
+
+
+def guarded_exit(stmt: cst.BaseStatement, tests: DeviceGuardTest) -> bool:
+    """`assert torch.cuda.is_available()` or `if not ...: raise` (the code after it runs only when the check
+    passed)."""
+    for small in small_statements(stmt):
+        if isinstance(small, cst.Assert) and tests(small.test):
+            return True
+    return isinstance(stmt, cst.If) and tests(stmt.test) and exits(block_statements(stmt.body))
+
+
+class CudaEstablished:
+    """Which statements leave the program running only with CUDA (see the module docstring)."""
+
+    def __init__(self, ctx: FileContext, tests: DeviceGuardTest, resolve: Resolver) -> None:
+        self.ctx = ctx
+        self.tests = tests
+        self.resolve = resolve
+        self._functions: dict[cst.FunctionDef, bool] = {}
+        self._statements: dict[cst.BaseStatement, bool] = {}
+
+    def statement(self, stmt: cst.BaseStatement) -> bool:
+        """After `stmt` the program runs only with CUDA (memoised: every later point of a block asks again)."""
+        known = self._statements.get(stmt)
+        if known is None:
+            known = self._statements[stmt] = self._statement(stmt)
+        return known
+
+    def _statement(self, stmt: cst.BaseStatement) -> bool:
+        if guarded_exit(stmt, self.tests):
+            return True
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False  # a call inside an `if`/`try`/loop may not run
+        for small in stmt.body:
+            for n in iter_nodes(small, into_functions=False):
+                if isinstance(n, cst.Call) and self.call(n):
+                    return True
+        return False
+
+    def call(self, call: cst.Call) -> bool:
+        qualname = self.ctx.qualname(call.func)
+        if qualname in CUDA_REQUIRED:
+            return True
+        if qualname == "torch.distributed.init_process_group":
+            backend = get_arg(call, "backend", 0)
+            return backend is not None and (string_value(backend.value) or "").lower() == "nccl"
+        target = self.resolve(call.func)
+        return target is not None and target[0].calling_contexts.cuda.function(target[1])
+
+    def function(self, fn: cst.FunctionDef) -> bool:
+        """Every run of `fn` that returns has required CUDA: a statement of its body does, and no `return`
+        comes before it (recursion: not proven)."""
+        known = self._functions.get(fn)
+        if known is None:
+            self._functions[fn] = False  # a recursive call proves nothing
+            known = self._functions[fn] = self._requires(block_statements(fn.body))
+        return known
+
+    def _requires(self, body: Sequence[cst.BaseStatement]) -> bool:
+        for stmt in body:
+            if any(isinstance(n, cst.Return) for n in (stmt, *iter_nodes(stmt, into_functions=False))):
+                return False  # `if not torch.cuda.is_available(): return` leaves the caller running on
+            if self.statement(stmt):
+                return True
+        return False

@@ -1,0 +1,1 @@
+"""What names denote and what values are: scopes, kinds, values, the project index, target versions."""

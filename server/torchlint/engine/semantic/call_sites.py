@@ -1,0 +1,163 @@
+"""Every call of the file and where it sits: one walk, shared by the analyses that ask.
+
+Call-graph questions come from several analyses: what a parameter is (every call site of its
+function, semantics.py), which call built a value (values.py), which functions run only with
+autograd off (no_grad_callers.py), which ones a training loop calls, which losses an activation
+feeds. Each used to walk the whole file for its own index — five walks of every node; this is
+one, made on the first question and kept on the FileContext.
+
+A top-level statement's calls depend on nothing outside it, so the index is made statement by
+statement. The language server's incremental parser hands back the same statement objects for what
+an edit left alone and keeps their parts of the index (`Parts`), so only the edited statement is
+walked again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import libcst as cst
+
+from torchlint.engine.core.walk import children, list_children, listed_children
+
+Key = tuple[str, str]  # ("name", f) for `f(...)`, ("self", m) for `self.m(...)`
+Chain = tuple[cst.CSTNode, ...]  # the enclosing FunctionDef / ClassDef nodes, outermost first
+
+
+class CallSite(NamedTuple):  # a tuple: made for every call of every file, and a frozen dataclass costs 3x
+    call: cst.Call
+    chain: Chain  # a call in a def's decorators, parameters or annotations is in that def
+    withs: tuple[cst.With, ...]  # the `with` blocks around it inside its own function or class body
+    in_loop: bool  # in the body of a for/while loop of its own function (not through a def or lambda)
+    in_lambda: bool
+    header: bool  # in the decorators, parameters or annotations of a def, or a class's bases
+
+    @property
+    def function(self) -> cst.FunctionDef | None:
+        """The innermost function around the call (None at module level or in a class body)."""
+        last = self.chain[-1] if self.chain else None
+        return last if type(last) is cst.FunctionDef else None
+
+
+@dataclass
+class CallSites:
+    calls: list[CallSite] = field(default_factory=list)  # in source order (pre-order)
+    by_key: dict[Key, list[CallSite]] = field(default_factory=dict)
+    functions: dict[str, list[tuple[cst.FunctionDef, Chain]]] = field(default_factory=dict)  # chain: around it
+    assigns: list[cst.Assign] = field(default_factory=list)
+    # names and `self.x` read without being called, outside lambdas and def / class headers
+    referenced: set[Key] = field(default_factory=set)
+
+
+def key(func: cst.BaseExpression) -> Key | None:
+    if type(func) is cst.Name:
+        return ("name", func.value)
+    if type(func) is cst.Attribute:
+        value = func.value
+        if type(value) is cst.Name and value.value == "self":
+            return ("self", func.attr.value)
+    return None
+
+
+_State = tuple[Chain, tuple[cst.With, ...], bool, bool, bool]  # chain, withs, in_loop, in_lambda, header
+
+
+# id(statement) -> (the statement, its part of the index). The statement is kept in the entry, so its
+# id cannot be reused by another node while the entry lives.
+Parts = dict[int, tuple[cst.CSTNode, CallSites]]
+
+
+def index(module: cst.Module, reuse: Parts | None = None) -> CallSites:
+    """Every call of the module, from the parts of its top-level statements. `reuse`: the parts of the
+    last module indexed with it, replaced by this module's."""
+    known_parts = reuse or {}
+    parts: Parts = {}
+    out = CallSites()
+    for stmt in children(module):
+        known = known_parts.get(id(stmt))
+        part = known[1] if known is not None else _index(stmt)
+        parts[id(stmt)] = (stmt, part)
+        out.calls += part.calls
+        for k, sites in part.by_key.items():
+            out.by_key.setdefault(k, []).extend(sites)
+        for name, found in part.functions.items():
+            out.functions.setdefault(name, []).extend(found)
+        out.assigns += part.assigns
+        out.referenced |= part.referenced
+    if reuse is not None:
+        reuse.clear()
+        reuse.update(parts)
+    return out
+
+
+def _index(root: cst.CSTNode) -> CallSites:
+    """Walk one top-level statement (explicit stack: deep nesting cannot hit the recursion limit)."""
+    out = CallSites()
+    called: set[int] = set()  # ids of call targets: a called name is not a mere reference
+    referenced, calls, by_key = out.referenced, out.calls, out.by_key
+    # two stacks in step, the nodes and the state each is walked in: most nodes share their parent's state
+    nodes: list[cst.CSTNode] = [root]
+    states: list[_State] = [((), (), False, False, False)]
+    pop_node, pop_state, push_nodes, push_states = nodes.pop, states.pop, nodes.extend, states.extend
+    listed = listed_children()  # `children`'s lists, read here directly: this visits every node
+    while nodes:
+        node, state = pop_node(), pop_state()
+        # compared by type, most frequent first: isinstance() on libcst's ABC-based classes is slow here
+        if type(node) is cst.Name:
+            if not state[3] and not state[4] and id(node) not in called:
+                referenced.add(("name", node.value))
+            continue
+        if type(node) is cst.Attribute:
+            value = node.value
+            if type(value) is cst.Name and value.value == "self":
+                if not state[3] and not state[4] and id(node) not in called:
+                    referenced.add(("self", node.attr.value))
+            nodes.append(value)  # its `.attr` is a field name, not a reference
+            states.append(state)
+            continue
+        if type(node) is cst.Import or type(node) is cst.ImportFrom:
+            continue  # binds names, calls and reads nothing
+        known = listed.get(id(node))
+        kids = known[1] if known is not None else list_children(node)
+        chain, withs, in_loop, in_lambda, header = state
+        if type(node) is cst.Call:
+            site = CallSite(node, chain, withs, in_loop, in_lambda, header)
+            calls.append(site)
+            k = key(node.func)
+            if k is not None:
+                by_key.setdefault(k, []).append(site)
+                called.add(id(node.func))
+        elif type(node) is cst.Assign:
+            out.assigns.append(node)
+        elif type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
+            inner = (*chain, node)
+            body = node.body
+            if type(node) is cst.FunctionDef:
+                out.functions.setdefault(node.name.value, []).append((node, chain))
+                loop = False
+            else:
+                loop = in_loop  # a class body in a loop runs in the loop
+            for child in reversed(kids):
+                nodes.append(child)
+                states.append((inner, (), loop, in_lambda, header or child is not body))
+            continue
+        elif type(node) is cst.Lambda:
+            push_nodes(reversed(kids))
+            push_states([(chain, withs, False, True, header)] * len(kids))
+            continue
+        elif type(node) is cst.For or type(node) is cst.While:
+            looping: _State = (chain, withs, True, in_lambda, header)
+            body = node.body
+            push_nodes(reversed(kids))
+            push_states([looping if child is body else state for child in reversed(kids)])
+            continue
+        elif type(node) is cst.With:
+            inside: _State = (chain, (*withs, node), in_loop, in_lambda, header)
+            body = node.body
+            push_nodes(reversed(kids))
+            push_states([inside if child is body else state for child in reversed(kids)])
+            continue
+        push_nodes(reversed(kids))
+        push_states([state] * len(kids))
+    return out

@@ -1,0 +1,137 @@
+"""Host values: tensors a function only uses as Python numbers, never as device operands.
+
+A tensor whose every use is a Python index or slice bound (`x[:, off:off + s]`), a `range()`, `int()`,
+`len()`, `float()` or `bool()` argument, a `.item()` / `.tolist()` / `.numpy()` receiver, or the iterable of a
+`for` whose variable is itself such a value (`for end in torch.cumsum(widths, 0): out = x[start:end]`) never
+meets the model's activations: where it was created does not matter, and moving it to the accelerator would
+only add device syncs. Rules that judge device operands (TL304) ask `ctx.host_values.host_only(fn, name)`.
+
+Evidence only: any other use (an operand of arithmetic with another tensor outside an index, an argument of
+any other call, a return, a use in a nested def or lambda) makes the name a device operand as far as anyone
+can tell.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.engine.core.walk import SCOPES, children, parent_map
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+# Builtins whose argument is read as a Python number or size.
+_HOST_BUILTINS = frozenset({"range", "int", "len", "float", "bool"})
+# Tensor methods that copy the value to the host as Python data.
+_TO_HOST = frozenset({"item", "tolist", "numpy"})
+# Arithmetic that keeps a host value a host value inside an index (`off + s`).
+_ARITHMETIC = (cst.BinaryOperation, cst.UnaryOperation)
+
+
+class HostValues:
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self._parents: dict[cst.FunctionDef, dict[int, cst.CSTNode]] = {}
+        self._known: dict[tuple[cst.FunctionDef, str], bool] = {}
+
+    def host_only(self, fn: cst.FunctionDef, name: str) -> bool:
+        """Every use of the local `name` in `fn` is a host use (and there is one)."""
+        return self._host_only(fn, name, set())
+
+    def _host_only(self, fn: cst.FunctionDef, name: str, seen: set[str]) -> bool:
+        key = (fn, name)
+        if key in self._known:
+            return self._known[key]
+        if name in seen:
+            return True  # `start = end` inside the loop over `end`: the cycle adds no other use
+        seen.add(name)
+        parents = self._parents.get(fn)
+        if parents is None:
+            parents = self._parents[fn] = parent_map(fn.body)
+        uses = 0
+        result = True
+        for node in _names(fn.body, name):
+            if node is None:
+                result = False  # read in a nested def or lambda: runs elsewhere
+                break
+            role = self._use(fn, node, parents, seen)
+            if role is None:
+                continue  # a binding
+            uses += 1
+            if not role:
+                result = False
+                break
+        result = result and uses > 0
+        if len(seen) == 1:
+            self._known[key] = result
+        seen.discard(name)
+        return result
+
+    def _use(self, fn: cst.FunctionDef, node: cst.Name, parents: dict[int, cst.CSTNode], seen: set[str]) -> bool | None:
+        """True: a host use; False: any other use; None: `node` is bound here, not read."""
+        child: cst.CSTNode = node
+        if _binds(parents, node):
+            return None
+        parent = parents.get(id(node))
+        while isinstance(parent, _ARITHMETIC):
+            child, parent = parent, parents.get(id(parent))
+        if isinstance(parent, (cst.Index, cst.Slice)):
+            return True
+        if isinstance(parent, cst.Arg):
+            call = parents.get(id(parent))
+            return isinstance(call, cst.Call) and self._host_builtin(call.func, fn) and parent.value is child
+        if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in _TO_HOST:
+            return isinstance(parents.get(id(parent)), cst.Call)
+        if isinstance(parent, cst.For) and parent.iter is child:
+            target = parent.target
+            return isinstance(target, cst.Name) and self._host_only(fn, target.value, seen)
+        if isinstance(parent, cst.Assign) and parent.value is child and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            return isinstance(target, cst.Name) and self._host_only(fn, target.value, seen)
+        return False
+
+    def _host_builtin(self, func: cst.BaseExpression, fn: cst.FunctionDef) -> bool:
+        """`range`/`int`/`len`/...: the builtin, not a name this file binds (scopes.py, Python's rules)."""
+        return (
+            isinstance(func, cst.Name)
+            and func.value in _HOST_BUILTINS
+            and func.value not in self.ctx.imports.table
+            and self.ctx.scopes.binding_scope(func.value, fn) is None
+        )
+
+
+def _binds(parents: dict[int, cst.CSTNode], node: cst.Name) -> bool:
+    """`node` is where a value is bound to the name (assignment, loop or `with ... as` target, augmented
+    assignment, parameter, an element of a tuple target), not a read."""
+    child: cst.CSTNode = node
+    parent = parents.get(id(node))
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        child, parent = parent, parents.get(id(parent))  # `a, b = ...`: up to the whole target
+    if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
+        return parent.target is child
+    if isinstance(parent, (cst.WithItem, cst.AsName)):
+        return child is not getattr(parent, "item", None)
+    return isinstance(parent, (cst.Param, cst.NameItem))
+
+
+def _names(root: cst.CSTNode, name: str) -> list[cst.Name | None]:
+    """The `Name` nodes spelling `name` under root; None for one inside a nested def or lambda."""
+    out: list[cst.Name | None] = []
+    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    while stack:
+        node, nested = stack.pop()
+        if type(node) is cst.Name:
+            if node.value == name:
+                out.append(None if nested else node)
+            continue
+        if type(node) is cst.Attribute:
+            stack.append((node.value, nested))  # `.attr` is a field name
+            continue
+        if type(node) is cst.Arg:
+            stack.append((node.value, nested))  # `keyword=` is a parameter name
+            continue
+        inner = nested or type(node) in SCOPES
+        stack.extend((c, inner) for c in children(node))
+    return out

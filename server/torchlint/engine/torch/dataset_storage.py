@@ -1,0 +1,189 @@
+"""Whether a Dataset class keeps its samples as many Python objects built in `__init__`.
+
+A DataLoader's worker processes are forked with the dataset in memory. Every read of a
+Python object writes its reference count, so each worker gradually copies every page
+holding the dataset's objects (copy-on-write), and memory grows with the number of
+workers. NumPy arrays, tensors and memory maps are a few objects over one buffer and
+are not affected. The evidence here is the class's code, read as an `ast` (of this file
+or of another project file): a `torch.utils.data.Dataset` subclass whose `__init__`
+grows a list or dict attribute in a loop (`self.samples.append(...)` in a `for` over
+something other than a literal `range`), builds one by a comprehension, `readlines()` or
+`json.load`, never converts it afterwards, and whose `__getitem__` indexes it. Appending
+tensors or arrays does not count. Anything else is unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from torchlint.engine.semantic.project import ModuleSummary, qualify
+
+DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
+_GROW = frozenset({"append", "extend", "insert", "setdefault", "update"})
+_ARRAY_LIBRARIES = ("torch.", "numpy.", "np.", "pandas.", "h5py.", "PIL.")
+_FILE_READERS = frozenset({"open", "load", "imread", "read_image", "decode_image", "loadmat", "read", "read_file"})
+_FILE_LIBRARIES = ("PIL.", "cv2.", "imageio.", "torchvision.io.", "torchaudio.", "soundfile.", "librosa.", "h5py.")
+
+
+@dataclass(frozen=True)
+class ObjectStore:
+    attribute: str  # `samples` of `self.samples`
+    line: int  # where `__init__` builds it
+
+
+def python_object_store(summary: ModuleSummary, name: str) -> ObjectStore | None:
+    """The attribute of Dataset class `name` that holds its samples as Python objects, if proven."""
+    cls = _dataset_class(summary, name)
+    if cls is None:
+        return None
+    methods = {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef)}
+    init, getitem = methods.get("__init__"), methods.get("__getitem__")
+    if init is None or getitem is None:
+        return None
+    indexed = {a for n in ast.walk(getitem) if isinstance(n, ast.Subscript) for a in [_self_attribute(n.value)] if a}
+    for attr in sorted(indexed):
+        if _opens_files(summary, getitem, attr):
+            continue  # an index of files: the samples live on disk
+        assigned = [
+            n
+            for n in ast.walk(cls)
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            and any(_self_attribute(t) == attr for t in _targets(n))
+        ]
+        if len(assigned) != 1 or not any(n is assigned[0] for n in ast.walk(init)):
+            continue  # converted (or set) elsewhere: not proven
+        value = assigned[0].value
+        if value is None:
+            continue
+        if _built_whole(summary, value) or (_empty(value) and _grown_in_loop(summary, init, attr)):
+            return ObjectStore(attr, assigned[0].lineno)
+    return None
+
+
+def cuda_in_getitem(summary: ModuleSummary, name: str) -> int | None:
+    """The line where Dataset class `name`'s `__getitem__` puts a tensor on CUDA (`.cuda()`, a `"cuda"`
+    device or `torch.device("cuda")` written there), if it does: code a DataLoader worker runs."""
+    cls = _dataset_class(summary, name)
+    if cls is None:
+        return None
+    getitem = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__getitem__"), None)
+    if getitem is None:
+        return None
+    for node in ast.walk(getitem):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "cuda":
+            return node.lineno
+        values = [*node.args, *(k.value for k in node.keywords if k.arg in (None, "device"))]
+        moves = isinstance(func, ast.Attribute) and func.attr == "to"
+        device = "device" in {k.arg for k in node.keywords} or qualify(summary, func) == "torch.device"
+        if (moves or device) and any(_cuda_literal(v) for v in values):
+            return node.lineno
+    return None
+
+
+def _dataset_class(summary: ModuleSummary, name: str) -> ast.ClassDef | None:
+    cls = summary.class_defs.get(name)
+    return cls if cls is not None and any(qualify(summary, b) in DATASET_BASES for b in cls.bases) else None
+
+
+def _cuda_literal(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and expr.value.startswith("cuda")
+
+
+def _targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> list[ast.expr]:
+    return list(node.targets) if isinstance(node, ast.Assign) else [node.target]
+
+
+def _self_attribute(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return expr.attr
+    return None
+
+
+def _empty(value: ast.expr) -> bool:
+    if isinstance(value, (ast.List, ast.Dict)):
+        return not (value.elts if isinstance(value, ast.List) else value.keys)
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "dict")
+
+
+def _built_whole(summary: ModuleSummary, value: ast.expr) -> bool:
+    """`[parse(l) for l in f]`, `f.readlines()`, `json.load(f)`: many Python objects at once."""
+    if isinstance(value, (ast.ListComp, ast.DictComp)):
+        element = value.elt if isinstance(value, ast.ListComp) else value.value
+        return not any(_literal_range(g.iter) for g in value.generators) and _python_objects(summary, element)
+    if isinstance(value, ast.Call):
+        if isinstance(value.func, ast.Attribute) and value.func.attr == "readlines":
+            return True
+        return qualify(summary, value.func) in ("json.load", "json.loads")
+    return False
+
+
+def _grown_in_loop(summary: ModuleSummary, init: ast.FunctionDef, attr: str) -> bool:
+    """`self.attr.append(v)` / `self.attr[k] = v` in a loop of `__init__`, never with a tensor or array."""
+    grown = False
+    for loop in ast.walk(init):
+        if not isinstance(loop, (ast.For, ast.While)) or (isinstance(loop, ast.For) and _literal_range(loop.iter)):
+            continue
+        for n in ast.walk(loop):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr in _GROW
+                and _self_attribute(n.func.value) == attr
+            ):
+                if not all(_python_objects(summary, a) for a in n.args):
+                    return False
+                grown = True
+            elif isinstance(n, ast.Assign) and any(
+                isinstance(t, ast.Subscript) and _self_attribute(t.value) == attr for t in n.targets
+            ):
+                if not _python_objects(summary, n.value):
+                    return False
+                grown = True
+    return grown
+
+
+def _opens_files(summary: ModuleSummary, getitem: ast.FunctionDef, attr: str) -> bool:
+    """`__getitem__` passes `self.attr[i]` (or a name unpacked from it) to a call that opens or loads a file."""
+    names: set[str] = set()
+    for n in ast.walk(getitem):
+        if isinstance(n, ast.Assign) and any(
+            isinstance(s, ast.Subscript) and _self_attribute(s.value) == attr for s in ast.walk(n.value)
+        ):
+            names.update(t.id for target in n.targets for t in ast.walk(target) if isinstance(t, ast.Name))
+    for n in ast.walk(getitem):
+        if not isinstance(n, ast.Call):
+            continue
+        q = qualify(summary, n.func) or ""
+        last = q.rpartition(".")[2]
+        if last not in _FILE_READERS and not q.startswith(_FILE_LIBRARIES):
+            continue
+        for arg in (*n.args, *(k.value for k in n.keywords)):
+            for inner in ast.walk(arg):
+                if (isinstance(inner, ast.Name) and inner.id in names) or (
+                    isinstance(inner, ast.Subscript) and _self_attribute(inner.value) == attr
+                ):
+                    return True
+    return False
+
+
+def _literal_range(expr: ast.expr) -> bool:
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "range"
+        and all(isinstance(a, ast.Constant) for a in expr.args)
+    )
+
+
+def _python_objects(summary: ModuleSummary, value: ast.expr) -> bool:
+    """Not a tensor or array: a call of torch / numpy / pandas / h5py / PIL makes one (or an image)."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call):
+            q = qualify(summary, n.func) or ""
+            if q.startswith(_ARRAY_LIBRARIES):
+                return False
+    return True

@@ -1,0 +1,466 @@
+"""Train or eval mode: which models behave differently in each, and where a model is proven in training mode.
+
+`model.eval()` matters only for layers that read `self.training`: dropout, batch
+norm (batch statistics, running-stat updates), recurrent and transformer dropout,
+a project layer whose code reads `self.training`, and the torchvision classifiers
+built of them. `mode_dependent` answers for the module a call builds — a torch
+layer, an `nn.Sequential` of them, a class of this file or of another project file
+(through its `ast` summary, bases included), a torchvision factory — and says no
+when it cannot see (a `timm`/`transformers` model, a helper's result).
+
+`in_training_mode` decides whether a model is in training mode at a point of a
+function from evidence in that function only: built there by a constructor (modules
+start in training mode), or switched by `.train()` and then trained (a backward
+pass) before the point, with nothing that may switch it to eval mode reaching the
+point — `.eval()`, `.train(flag)`, `.apply(fn)`, or a call that receives the model
+and whose code (this file's or a project file's) switches modes or cannot be read.
+`evaluation_parameters` names the parameters a function runs under `no_grad` /
+`inference_mode` without switching or training them: a validation helper whose
+callers decide the mode.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchlint.engine.core.source import python_ast
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.semantic.kinds import NO_GRAD, SAME_OBJECT_METHODS, Kind
+from torchlint.engine.semantic.names import dotted
+from torchlint.engine.semantic.project import ModuleSummary, Project, qualify
+from torchlint.engine.semantic.values import Where
+
+if TYPE_CHECKING:
+    from torchlint.engine.context import FileContext
+
+_DROPOUT = frozenset(
+    f"torch.nn.{n}" for n in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout")
+)
+_BATCH_NORM = frozenset(f"torch.nn.{p}BatchNorm{d}" for p in ("", "Lazy") for d in ("1d", "2d", "3d")) | {
+    "torch.nn.SyncBatchNorm"
+}
+_INSTANCE_NORM = frozenset(f"torch.nn.{p}InstanceNorm{d}" for p in ("", "Lazy") for d in ("1d", "2d", "3d"))
+_RECURRENT = frozenset({"torch.nn.RNN", "torch.nn.LSTM", "torch.nn.GRU", "torch.nn.MultiheadAttention"})  # dropout=0
+_TRANSFORMER = frozenset(
+    {"torch.nn.Transformer", "torch.nn.TransformerEncoderLayer", "torch.nn.TransformerDecoderLayer"}
+)  # dropout=0.1 by default
+# torchvision factories whose models have no mode-dependent layer by default (dropout 0.0, LayerNorm)
+_TORCHVISION_MODE_FREE = ("vit_", "get_")
+_DEPTH = 8
+# what a function's code does to the modes of the modules it receives
+_SWITCHES_TO_EVAL = re.compile(r"\.eval\(|\.apply\(|\.train\(\s*[^)\s]")
+_SWITCHES_TO_TRAIN = re.compile(r"\.train\(\s*(?:True\s*)?\)")
+_BACKWARD = re.compile(r"\.(?:manual_)?backward\(")
+_NEUTRAL_BUILTINS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "hasattr", "getattr", "sum"})
+
+
+# -- which modules depend on the mode ------------------------------------------------------
+def mode_dependent(ctx: FileContext, built: cst.Call) -> bool:
+    """The module `built` builds has a layer that behaves differently in training and eval mode."""
+    summary = _own_summary(ctx)
+    try:
+        expr = ast.parse("(" + ctx.module.code_for_node(built) + ")", mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(expr, ast.Call) and _LayerFinder(ctx).call(summary, expr, 0)
+
+
+def mode_free(ctx: FileContext, built: cst.Call) -> bool:
+    """The module `built` builds is proven to behave the same in both modes: torch.nn layers or classes of
+    this project whose layers are all known, none of them dropout, batch-norm or `self.training`-dependent.
+    A library model (timm, transformers) is not known, so it is not proven mode-free."""
+    q = ctx.qualname(built.func)
+    local = isinstance(built.func, cst.Name) and built.func.value in ctx.semantics.classes.by_name
+    known = local or (
+        q is not None and (q.startswith("torch.nn.") or ctx.project is not None and _project_class(ctx, q))
+    )
+    return known and not mode_dependent(ctx, built)
+
+
+def _project_class(ctx: FileContext, q: str) -> bool:
+    return project_class(ctx.project, _own_summary(ctx), q) is not None
+
+
+def _own_summary(ctx: FileContext) -> ModuleSummary:
+    """This file's summary (an empty one when CPython cannot parse it)."""
+    summary = ctx.own_summary
+    return summary if summary is not None else ModuleSummary(Path(ctx.path), "", "", ctx.text)
+
+
+class _LayerFinder:
+    def __init__(self, ctx: FileContext) -> None:
+        self.project = ctx.project
+        self.seen: set[tuple[Path, str]] = set()
+
+    def call(self, summary: ModuleSummary, call: ast.Call, depth: int) -> bool:
+        q = qualify(summary, call.func)
+        if q is None or depth > _DEPTH:
+            return False
+        if q in _DROPOUT:
+            return _literal(call, "p", 0) != 0
+        if q in _BATCH_NORM:
+            return True
+        if q in _INSTANCE_NORM:
+            return _literal(call, "track_running_stats", 4) is True
+        if q in _RECURRENT:
+            p = _literal(call, "dropout", None)
+            return isinstance(p, (int, float)) and p > 0
+        if q in _TRANSFORMER:
+            return _literal(call, "dropout", None) != 0
+        head, _, last = q.rpartition(".")
+        if head.startswith("torchvision.models") and last[:1].islower():
+            return not last.startswith(_TORCHVISION_MODE_FREE)
+        found = project_class(self.project, summary, q)
+        if found is not None:
+            return self.cls(found[0], found[1], depth + 1)
+        # containers: nn.Sequential(nn.Linear(...), nn.Dropout(0.1)), nn.ModuleList([...])
+        return any(self.call(summary, c, depth + 1) for c in _calls_in([*call.args, *(k.value for k in call.keywords)]))
+
+    def cls(self, summary: ModuleSummary, name: str, depth: int) -> bool:
+        key = (summary.path, name)
+        if key in self.seen or depth > _DEPTH:
+            return False
+        self.seen.add(key)
+        node = summary.class_defs[name]
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute) and n.attr == "training" and _is_self(n.value):
+                return True  # its own code behaves differently by mode
+            if isinstance(n, ast.Call) and self.call(summary, n, depth + 1):
+                return True
+        for base in summary.classes.get(name, []):
+            q = qualify(summary, base)
+            found = project_class(self.project, summary, q) if q is not None else None
+            if found is not None and self.cls(found[0], found[1], depth + 1):
+                return True
+        return False
+
+
+def project_class(project: Project | None, summary: ModuleSummary, q: str) -> tuple[ModuleSummary, str] | None:
+    """The class `q` names: one of `summary`'s own, or a project file's."""
+    head, _, last = q.rpartition(".")
+    if head == summary.name and last in summary.class_defs:
+        return summary, last
+    if project is None:
+        return None
+    found = project.resolve(q, summary.path.parent)
+    return found if found is not None and found[1] in found[0].class_defs else None
+
+
+def _calls_in(exprs: list[ast.expr]) -> list[ast.Call]:
+    return [n for e in exprs for n in ast.walk(e) if isinstance(n, ast.Call)]
+
+
+def _literal(call: ast.Call, keyword: str, index: int | None) -> object:
+    """The constant passed for a parameter (None: not given or not a constant; ... when not a literal)."""
+    value: ast.expr | None = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if value is None and index is not None and len(call.args) > index:
+        value = call.args[index]
+    if value is None:
+        return None
+    return value.value if isinstance(value, ast.Constant) else ...
+
+
+def _is_self(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == "self"
+
+
+# -- validation helpers ---------------------------------------------------------------------
+def evaluation_parameters(ctx: FileContext, func: cst.BaseExpression) -> list[tuple[int, str]]:
+    """(position, name) of the parameters the plain function `func` calls run under `no_grad` /
+    `inference_mode`, without a backward pass, a mode switch, or handing them to other calls."""
+    found = _function(ctx, func)
+    if found is None:
+        return []
+    summary, fn = found
+    text = ast.get_source_segment(summary.text, fn) or ""
+    if _SWITCHES_TO_EVAL.search(text) or _SWITCHES_TO_TRAIN.search(text) or _BACKWARD.search(text):
+        return []
+    params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+    decorated = any(_is_no_grad(summary, d) for d in fn.decorator_list)
+    blocks: list[ast.AST] = (
+        [fn]
+        if decorated
+        else [
+            w
+            for w in ast.walk(fn)
+            if isinstance(w, ast.With) and any(_is_no_grad(summary, i.context_expr) for i in w.items)
+        ]
+    )
+    run = {
+        c.func.id if isinstance(c.func, ast.Name) else _name(c.func.value)
+        for b in blocks
+        for c in ast.walk(b)
+        if isinstance(c, ast.Call)
+        and (isinstance(c.func, ast.Name) or (isinstance(c.func, ast.Attribute) and c.func.attr == "forward"))
+    }
+    out = []
+    for i, p in enumerate(params):
+        if p in run and not _rebound_or_passed(fn, p):
+            out.append((i, p))
+    return out
+
+
+class EvaluationHelpers:
+    """How this file may call a function that runs something under `no_grad` / `inference_mode`: the names of
+    its own such functions and the qualified names of the project's it imports (an imported function, or a
+    function of an imported module). Asked name by name (`name in helpers`), each answered once: only the
+    modules a call goes through are read, not every module the file imports."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self._ctx = ctx
+        self._known: dict[str, bool] = {}
+        self._resolved: dict[str, tuple[ModuleSummary, str] | None] = {}
+        self._own_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None
+        self._imported_names: set[str] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        known = self._known.get(name)
+        if known is None:
+            known = self._known[name] = self._own(name) or self._imported(name)
+        return known
+
+    def _own(self, name: str) -> bool:
+        ctx = self._ctx
+        if "no_grad" not in ctx.text and "inference_mode" not in ctx.text:
+            return False
+        if self._own_functions is None:
+            self._own_functions = _top_level_functions(ctx.text)
+        fn = self._own_functions.get(name)
+        return fn is not None and _names_a_guard(fn)
+
+    def _imported(self, name: str) -> bool:
+        ctx = self._ctx
+        project, folder = ctx.project, ctx.semantics.folder
+        if project is None or folder is None:
+            return False
+        if self._imported_names is None:
+            self._imported_names = set(ctx.imports.table.values())
+        imported = self._imported_names
+        if name in imported:  # an imported function
+            target = self._resolve(project, name, folder)
+            if (
+                target is not None
+                and target[1] in target[0].functions
+                and _guards(target[0], target[0].functions[target[1]])
+            ):
+                return True
+        module, _, function = name.rpartition(".")
+        if not module or module not in imported:
+            return False
+        target = self._resolve(project, module, folder)
+        if target is not None and target[1] in target[0].functions:
+            return False  # the name imported is a function, not a module
+        path = project.find_module(module, folder)
+        summary = project.summary(path) if path is not None else None
+        return summary is not None and function in summary.functions and _guards(summary, summary.functions[function])
+
+    def _resolve(self, project: Project, q: str, folder: Path) -> tuple[ModuleSummary, str] | None:
+        if q not in self._resolved:
+            self._resolved[q] = project.resolve(q, folder)
+        return self._resolved[q]
+
+
+_GUARDS = frozenset({"no_grad", "inference_mode"})
+
+
+def _guards(summary: ModuleSummary, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`fn` (decorators included) names `no_grad` or `inference_mode` (read from its tree: slicing the
+    file's text per function split the whole file into lines every time)."""
+    if "no_grad" not in summary.text and "inference_mode" not in summary.text:
+        return False
+    return _names_a_guard(fn)
+
+
+def _names_a_guard(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr in _GUARDS) or (isinstance(n, ast.Name) and n.id in _GUARDS)
+        for n in ast.walk(fn)
+    )
+
+
+def _top_level_functions(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The file's top-level functions by name, as its `ast` summary lists them (`project.summarize`), read
+    from the tree alone: the summary walks the whole tree for what other files ask about it."""
+    try:
+        tree = python_ast(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    return {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _function(ctx: FileContext, func: cst.BaseExpression) -> tuple[ModuleSummary, ast.FunctionDef] | None:
+    """A plain function of this file (top level) or of another project file, as an `ast` summary."""
+    own = _own_summary(ctx)
+    if isinstance(func, cst.Name) and func.value in own.functions and func.value not in ctx.imports.table:
+        fn = own.functions[func.value]
+        return (own, fn) if isinstance(fn, ast.FunctionDef) else None
+    q = ctx.qualname(func)
+    project, folder = ctx.project, ctx.semantics.folder
+    if q is None or project is None or folder is None:
+        return None
+    found = project.resolve(q, folder)
+    if found is None or found[1] not in found[0].functions:
+        return None
+    fn = found[0].functions[found[1]]
+    return (found[0], fn) if isinstance(fn, ast.FunctionDef) else None
+
+
+def _is_no_grad(summary: ModuleSummary, expr: ast.expr) -> bool:
+    return qualify(summary, expr.func if isinstance(expr, ast.Call) else expr) in NO_GRAD
+
+
+def _name(expr: ast.expr) -> str | None:
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _rebound_or_passed(fn: ast.FunctionDef, param: str) -> bool:
+    """`param` is assigned, or given to another call (which may switch its mode)."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Store):
+            return True
+        if isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id == param for a in n.args):
+            return True
+        if isinstance(n, ast.Call) and any(isinstance(k.value, ast.Name) and k.value.id == param for k in n.keywords):
+            return True
+    return False
+
+
+# -- the mode at a point ----------------------------------------------------------------------
+def in_training_mode(ctx: FileContext, model: cst.BaseExpression, point: cst.CSTNode, where: Where) -> bool:
+    """`model` is proven in training mode at `point` of the current function (or module level)."""
+    name = dotted(model)
+    owner: cst.CSTNode = ctx.current_function or ctx.module
+    if name is None:
+        return False
+    nodes = list(iter_nodes(owner, into_functions=False))
+    order = {id(n): i for i, n in enumerate(nodes)}
+    at = order.get(id(point))
+    if at is None:
+        return False
+    inside = {id(n) for n in iter_nodes(point)}
+    looping = {
+        id(n)
+        for loop in nodes
+        if isinstance(loop, (cst.For, cst.While)) and id(point) in _ids(loop)
+        for n in iter_nodes(loop)
+    }
+    trained = switched_on = False
+    for n in nodes:
+        if not isinstance(n, cst.Call):
+            continue
+        index = order[id(n)]
+        if index > at and id(n) not in looping and id(n) not in inside:
+            continue  # after the point, and no loop brings it back
+        effect = _effect(ctx, n, name)
+        if effect == "eval":
+            return False
+        if effect == "train" and index < at:
+            switched_on = True
+        if effect in ("backward", "train-and-backward"):
+            trained = True
+            switched_on = switched_on or effect == "train-and-backward"
+    return (switched_on and trained) or _constructed_here(ctx, model, where)
+
+
+def _ids(node: cst.CSTNode) -> set[int]:
+    return {id(n) for n in iter_nodes(node)}
+
+
+def _related(receiver: str | None, name: str) -> bool:
+    """The same module, a submodule of it, or a module holding it (`model.module.eval()`)."""
+    if receiver is None:
+        return False
+    return receiver == name or receiver.startswith(name + ".") or name.startswith(receiver + ".")
+
+
+def _effect(ctx: FileContext, call: cst.Call, name: str) -> str | None:
+    """What `call` may do to the mode of module `name`: "eval", "train", "backward", "train-and-backward"."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        method, receiver = func.attr.value, dotted(func.value)
+        if method in ("backward", "manual_backward"):
+            return "backward"
+        if method == "apply" and _related(receiver, name) and len(call.args) == 1:
+            return _callee_effect(ctx, call.args[0].value, applied=True)  # `model.apply(init_weights)`
+        if method in ("eval", "train", "apply"):
+            on = not call.args or (method == "train" and _is_true(call.args[0].value))
+            if _related(receiver, name):
+                return "train" if method == "train" and on else "eval"
+            other = receiver is not None and ctx.kind(func.value) & Kind.MODEL
+            return "eval" if method != "train" and not other else None  # `m.eval()` of `model.modules()`
+    if not any(_related(dotted(a.value), name) for a in call.args):
+        return None
+    return _callee_effect(ctx, func)
+
+
+def _callee_effect(ctx: FileContext, func: cst.BaseExpression, applied: bool = False) -> str | None:
+    """What a function that receives the model (or, `applied`, each of its submodules) does to its mode."""
+    q = ctx.qualname(func) or ""
+    if (q.startswith("torch.") and not applied) or ctx.builtin(func) in _NEUTRAL_BUILTINS:
+        return None
+    found = _function(ctx, func)
+    if found is None:
+        return "eval"  # unknown code receives the model: it may switch it
+    text = ast.get_source_segment(found[0].text, found[1]) or ""
+    if _SWITCHES_TO_EVAL.search(text):
+        return "eval"
+    if _SWITCHES_TO_TRAIN.search(text):
+        return "train-and-backward" if _BACKWARD.search(text) else "train"
+    return "backward" if _BACKWARD.search(text) else None
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _constructed_here(ctx: FileContext, model: cst.BaseExpression, where: Where) -> bool:
+    """`model` holds a module this function (or module level) builds, by a constructor and no mode switch."""
+    vals = ctx.values
+    expr: cst.BaseExpression = model
+    place = where
+    for _ in range(16):
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in SAME_OBJECT_METHODS:
+                if func.attr.value in ("eval", "train"):
+                    return False
+                expr = func.value
+                continue
+            if ctx.qualname(func) in (
+                "torch.nn.parallel.DistributedDataParallel",
+                "torch.nn.DataParallel",
+                "torch.compile",
+            ):
+                if not expr.args:
+                    return False
+                expr = expr.args[0].value
+                continue
+            return place.function is where.function and _constructor(ctx, expr)
+        found = vals.value_of(expr, place)
+        if found is None:
+            return False
+        expr, place = found
+    return False
+
+
+def _constructor(ctx: FileContext, call: cst.Call) -> bool:
+    """A module class's constructor or a torchvision model factory: the module starts in training mode."""
+    q = ctx.qualname(call.func)
+    if q is not None:
+        head, _, last = q.rpartition(".")
+        if head.startswith("torchvision.models") and last[:1].islower():
+            return True
+        if head in ("torch.nn", "torch.nn.modules") and last[:1].isupper():
+            return True
+    summary = _own_summary(ctx)
+    name = dotted(call.func)
+    local = f"{summary.name}.{name}" if isinstance(call.func, cst.Name) and name in summary.class_defs else None
+    found = project_class(ctx.project, summary, q or local or "")
+    return found is not None and ctx.scope is not None and bool(ctx.semantics.infer(call, ctx.scope) & Kind.MODEL)
