@@ -13,7 +13,7 @@ evidence: `def train(model, opt)` with no caller leaves both unknown.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -271,11 +271,15 @@ class Semantics:
         self.project = project
         self.folder = folder  # the checked file's folder: where its sibling imports resolve
         self.mentions_backward = "backward" in text
-        self.classes = ModuleClasses(module, imports, project, folder)
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self.sites = sites or cache(lambda: call_sites.index(module))
         self._backward_calls: dict[int, list[cst.Call]] | None = None
         self._resolving: set[cst.CSTNode] = set()
+
+    @cached_property
+    def classes(self) -> ModuleClasses:
+        """The file's nn.Module classes: made at the first question (their bases are read across the project)."""
+        return ModuleClasses(self.module, self.imports, self.project, self.folder)
 
     def release(self) -> None:
         """Forget the scopes (each refers back to this object): see FileContext.release."""
