@@ -41,6 +41,9 @@ _NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
 
 
 _BUILTIN_CONTAINERS = frozenset({"dict", "list", "tuple", "set"})
+_NUMBERS = frozenset({cst.Integer, cst.Float})
+_CONTAINERS = frozenset({cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp, cst.Set, cst.SetComp})
+_STRINGS = frozenset({cst.SimpleString, cst.ConcatenatedString, cst.FormattedString})
 
 
 class ModuleClasses:
@@ -48,7 +51,7 @@ class ModuleClasses:
 
     def __init__(self, module: cst.Module, imports: Imports, project: Project | None, folder: Path | None) -> None:
         self.by_name: dict[str, cst.ClassDef] = {}
-        classes = [n for n in iter_statements(module.body, into_functions=True) if isinstance(n, cst.ClassDef)]
+        classes = [n for n in iter_statements(module.body, into_functions=True) if type(n) is cst.ClassDef]
         for c in classes:
             self.by_name[c.name.value] = c
         self.modules: set[cst.ClassDef] = set()
@@ -146,19 +149,19 @@ class Scope:
         if isinstance(self.node, cst.ClassDef):
             self._build_class_attributes(self.node)
             return
-        for stmt in iter_statements(self._body()):
-            if isinstance(stmt, cst.For):
+        for stmt in iter_statements(self._body()):  # types compared: see `infer`
+            if type(stmt) is cst.For:
                 self._bind_for(stmt)
-            elif isinstance(stmt, (cst.With,)):
+            elif type(stmt) is cst.With:
                 for item in stmt.items:
                     if item.asname is not None:
                         for t, _ in _targets(item.asname.name):
                             self._assign(t, self.semantics.infer(item.item, self))
             for small in small_statements(stmt):
-                if isinstance(small, cst.Assign):
+                if type(small) is cst.Assign:
                     for assign_target in small.targets:
                         self._assign_value(assign_target.target, small.value)
-                elif isinstance(small, cst.AnnAssign):
+                elif type(small) is cst.AnnAssign:
                     kind = kind_from_annotation(self.semantics.imports.qualname(small.annotation.annotation))
                     if small.value is not None:
                         kind |= self.semantics.infer(small.value, self)
@@ -293,7 +296,9 @@ class Semantics:
 
     def infer(self, expr: cst.BaseExpression, scope: Scope) -> Kind:
         """Best-effort kind of the value of `expr` evaluated in `scope`."""
-        if isinstance(expr, cst.Name):
+        # types compared, not isinstance(): against a libcst class not the object's own, isinstance runs
+        # ABCMeta's Python-level check, and this is asked thousands of times a file
+        if type(expr) is cst.Name:
             kind = scope.lookup(expr.value)
             if kind is not None:
                 return kind
@@ -301,7 +306,7 @@ class Semantics:
             if q is not None and self.project is not None and self.folder is not None:
                 return self.project.global_kind(q, self.folder)  # `from config import device`
             return Kind.NONE
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             name = dotted(expr)
             if name and name.startswith("self.") and name.count(".") == 1:
                 cls = scope.class_scope()
@@ -313,9 +318,9 @@ class Semantics:
             if expr.attr.value == "loss" and self.infer(expr.value, scope) & Kind.TENSOR:
                 return Kind.LOSS  # `model(**batch).loss` (Hugging Face outputs)
             return Kind.NONE
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._infer_call(expr, scope)
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             left, right = self.infer(expr.left, scope), self.infer(expr.right, scope)
             both = left | right
             if both & Kind.LOSS:
@@ -323,13 +328,13 @@ class Semantics:
             if both & Kind.TENSOR:
                 return Kind.TENSOR
             return Kind.NUMBER if (left | right) & Kind.NUMBER else Kind.NONE
-        if isinstance(expr, (cst.Integer, cst.Float)):
+        if type(expr) in _NUMBERS:
             return Kind.NUMBER
-        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp, cst.Set, cst.SetComp)):
+        if type(expr) in _CONTAINERS:
             return Kind.CONTAINER
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        if type(expr) in _STRINGS:
             return Kind.NONE
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             inner = self.infer(expr.value, scope)
             return inner & (Kind.TENSOR | Kind.BATCH)
         return Kind.NONE
