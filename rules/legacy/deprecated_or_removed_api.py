@@ -371,7 +371,7 @@ class DeprecatedOrRemovedApi(Rule):
     def _typed_storage(self, node: cst.Call) -> None:
         """`t.storage()` on a proven tensor: TypedStorage, deprecated since 2.0 -> `t.untyped_storage()`."""
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value != "storage" or node.args:
+        if type(func) is not cst.Attribute or func.attr.value != "storage" or node.args:
             return
         if self.ctx.torch_version.pair < TYPED_STORAGE.since or not self.ctx.kind(func.value) & Kind.TENSOR:
             return

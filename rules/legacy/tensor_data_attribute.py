@@ -315,11 +315,11 @@ class Gate(nn.Module):
         )
 
     def _is_sink(self, func: cst.BaseExpression) -> bool:
-        if isinstance(func, cst.Attribute) and func.attr.value in _SINK_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in _SINK_METHODS:
             return True
         q = self.ctx.qualname(func)
         if q is None:
-            return isinstance(func, cst.Name) and func.value in _SINK_BUILTINS
+            return type(func) is cst.Name and func.value in _SINK_BUILTINS
         return q.startswith(_SINK_QUALNAMES)
 
     def _is_tensor(self, recv: cst.BaseExpression) -> bool:

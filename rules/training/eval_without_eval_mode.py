@@ -276,12 +276,10 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not node.args or not isinstance(func, (cst.Name, cst.Attribute)):
+        if not node.args or not (type(func) is cst.Name or type(func) is cst.Attribute):
             return
         helpers = self.ctx.evaluation_helpers  # the cheap test first: most calls are of no such helper
-        if (func.value if isinstance(func, cst.Name) else None) not in helpers and self.ctx.qualname(
-            func
-        ) not in helpers:
+        if (func.value if type(func) is cst.Name else None) not in helpers and self.ctx.qualname(func) not in helpers:
             return
         if not any(dotted(a.value) is not None and self.ctx.kind(a.value) & Kind.MODEL for a in node.args):
             return  # no model handed over by name: not a validation helper's call we can follow

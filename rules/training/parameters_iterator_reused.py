@@ -229,7 +229,7 @@ grad_clipping(model.parameters(), 1)
 
     def _generator(self, expr: cst.BaseExpression) -> bool:
         """`model.parameters()` and the like, on a value proven to be a module."""
-        if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute) or expr.args:
+        if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute or expr.args:
             return False
         if expr.func.attr.value not in MODULE_GENERATORS:
             return False

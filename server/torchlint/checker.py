@@ -6,7 +6,6 @@ is deterministic whatever the number of worker processes.
 
 from __future__ import annotations
 
-import difflib
 import errno
 import gc
 import os
@@ -173,6 +172,8 @@ def unified_diff(path: str, before: bytes, after: bytes, encoding: str = "utf-8"
     except ValueError:  # another drive
         name = path
     name = Path(path if name.startswith("..") else name).as_posix() + ("\t" if " " in path else "")
+    import difflib  # not at import: --diff only
+
     out = []
     for line in difflib.unified_diff(
         _lines(before.decode(text)), _lines(after.decode(text)), fromfile=f"a/{name}", tofile=f"b/{name}"

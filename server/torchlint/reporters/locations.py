@@ -9,7 +9,6 @@ holding that cell line in the JSON, with the cell kept aside for the message.
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 
 from torchlint.engine.core.source import split_lines
@@ -20,6 +19,8 @@ from torchlint.notebook_json import Layout
 
 def repo_root() -> str:
     """The root of the git repository the run is in, else the working directory."""
+    import subprocess  # not at import: only the github and sarif formats ask
+
     try:
         out = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=5)
         if out.returncode == 0 and out.stdout.strip():

@@ -245,9 +245,14 @@ def iter_nodes(root: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cs
         stack.extend(reversed(known[1] if known is not None else list_children(node)))
 
 
+# isinstance() against a libcst class that is not the object's own runs ABCMeta's Python-level check: these
+# helpers, asked for every statement, compare types (the classes named have no subclasses).
+_SUITES = (cst.IndentedBlock, cst.SimpleStatementSuite)
+
+
 def block_statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
     """Statements of an indented block or of a one-line suite (`if x: a; b`)."""
-    if isinstance(block, cst.IndentedBlock):
+    if type(block) is cst.IndentedBlock:
         return list(block.body)
     return [cst.SimpleStatementLine(cst.ensure_type(block, cst.SimpleStatementSuite).body)]
 
@@ -255,14 +260,15 @@ def block_statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
 def sub_blocks(stmt: cst.BaseCompoundStatement) -> list[list[cst.BaseStatement]]:
     """The statement lists nested directly in a compound statement."""
     blocks: list[list[cst.BaseStatement]] = []
-    if hasattr(stmt, "body") and isinstance(stmt.body, cst.BaseSuite):
-        blocks.append(block_statements(stmt.body))
+    body = getattr(stmt, "body", None)
+    if type(body) in _SUITES:
+        blocks.append(block_statements(typing.cast(cst.BaseSuite, body)))
     for handler in getattr(stmt, "handlers", ()):
         blocks.append(block_statements(handler.body))
     for case in getattr(stmt, "cases", ()):
         blocks.append(block_statements(case.body))
     orelse = getattr(stmt, "orelse", None)
-    if isinstance(orelse, cst.If):
+    if type(orelse) is cst.If:
         blocks.append([orelse])
     elif orelse is not None:
         blocks.append(block_statements(orelse.body))
@@ -278,15 +284,15 @@ def iter_statements(body: Sequence[cst.BaseStatement], *, into_functions: bool =
     while stack:
         stmt = stack.pop()
         yield stmt
-        if type(stmt) is not cst.SimpleStatementLine and isinstance(stmt, cst.BaseCompoundStatement):
+        if type(stmt) is not cst.SimpleStatementLine and _is_compound(type(stmt)):
             if not into_functions and (type(stmt) is cst.FunctionDef or type(stmt) is cst.ClassDef):
                 continue
-            for block in reversed(sub_blocks(stmt)):
+            for block in reversed(sub_blocks(typing.cast(cst.BaseCompoundStatement, stmt))):
                 stack.extend(reversed(block))
 
 
 def small_statements(stmt: cst.BaseStatement) -> Sequence[cst.BaseSmallStatement]:
-    return stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()
+    return stmt.body if type(stmt) is cst.SimpleStatementLine else ()
 
 
 def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
@@ -301,3 +307,13 @@ def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
             if type(child) is not cst.FunctionDef and type(child) is not cst.Lambda:
                 stack.append(child)
     return parents
+
+
+_COMPOUND: dict[type, bool] = {}
+
+
+def _is_compound(t: type) -> bool:
+    known = _COMPOUND.get(t)
+    if known is None:
+        known = _COMPOUND[t] = issubclass(t, cst.BaseCompoundStatement)
+    return known

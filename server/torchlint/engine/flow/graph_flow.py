@@ -207,19 +207,19 @@ class Body:
         path: BranchPath,
     ) -> None:
         self._mark(small, index, loops, path, no_grad)
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:  # types compared: isinstance() is slow on libcst's ABCs
             for t in small.targets:
                 self._assign(t.target, small.value, index, stmt, loops, no_grad)
-        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        elif type(small) is cst.AnnAssign and small.value is not None:
             self._assign(small.target, small.value, index, stmt, loops, no_grad)
-        elif isinstance(small, cst.AugAssign):
+        elif type(small) is cst.AugAssign:
             name = dotted(small.target)
             if name is not None:
                 value = cst.BinaryOperation(left=small.target, operator=cst.Add(), right=small.value)
                 self._def(name, value, index, stmt, loops, no_grad)
-        elif isinstance(small, cst.Return) and small.value is not None:
+        elif type(small) is cst.Return and small.value is not None:
             self.consumed.update(_names(small.value, deep=False))
-        elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.Yield, cst.Await)):
+        elif type(small) is cst.Expr and isinstance(small.value, (cst.Yield, cst.Await)):
             self.consumed.update(_names(small.value, deep=False))
 
     def _assign(

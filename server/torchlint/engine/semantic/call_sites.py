@@ -15,7 +15,7 @@ walked again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import libcst as cst
 
@@ -103,16 +103,17 @@ def _index(root: cst.CSTNode) -> CallSites:
     listed = listed_children()  # `children`'s lists, read here directly: this visits every node
     while nodes:
         node, state = pop_node(), pop_state()
-        # compared by type, most frequent first: isinstance() on libcst's ABC-based classes is slow here
-        if type(node) is cst.Name:
+        node_type = type(node)  # compared by type, most frequent first: isinstance() on libcst's ABCs is slow
+        if node_type is cst.Name:
             if not state[3] and not state[4] and id(node) not in called:
-                referenced.add(("name", node.value))
+                referenced.add(("name", cast(cst.Name, node).value))
             continue
-        if type(node) is cst.Attribute:
-            value = node.value
+        if node_type is cst.Attribute:
+            attribute = cast(cst.Attribute, node)
+            value = attribute.value
             if type(value) is cst.Name and value.value == "self":
                 if not state[3] and not state[4] and id(node) not in called:
-                    referenced.add(("self", node.attr.value))
+                    referenced.add(("self", attribute.attr.value))
             nodes.append(value)  # its `.attr` is a field name, not a reference
             states.append(state)
             continue
@@ -120,21 +121,23 @@ def _index(root: cst.CSTNode) -> CallSites:
             continue  # binds names, calls and reads nothing
         known = listed.get(id(node))
         kids = known[1] if known is not None else list_children(node)
-        chain, withs, in_loop, in_lambda, header = state
-        if type(node) is cst.Call:
-            site = CallSite(node, chain, withs, in_loop, in_lambda, header)
+        if node_type is cst.Call:
+            call = cast(cst.Call, node)
+            site = CallSite(call, *state)
             calls.append(site)
-            k = key(node.func)
+            k = key(call.func)
             if k is not None:
                 by_key.setdefault(k, []).append(site)
-                called.add(id(node.func))
-        elif type(node) is cst.Assign:
-            out.assigns.append(node)
-        elif type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
-            inner = (*chain, node)
-            body = node.body
-            if type(node) is cst.FunctionDef:
-                out.functions.setdefault(node.name.value, []).append((node, chain))
+                called.add(id(call.func))
+        elif node_type is cst.Assign:
+            out.assigns.append(cast(cst.Assign, node))
+        elif node_type is cst.FunctionDef or node_type is cst.ClassDef:
+            chain, _, in_loop, in_lambda, header = state
+            definition = cast("cst.FunctionDef | cst.ClassDef", node)
+            inner = (*chain, definition)
+            body = definition.body
+            if node_type is cst.FunctionDef:
+                out.functions.setdefault(definition.name.value, []).append((cast(cst.FunctionDef, node), chain))
                 loop = False
             else:
                 loop = in_loop  # a class body in a loop runs in the loop
@@ -142,19 +145,22 @@ def _index(root: cst.CSTNode) -> CallSites:
                 nodes.append(child)
                 states.append((inner, (), loop, in_lambda, header or child is not body))
             continue
-        elif type(node) is cst.Lambda:
+        elif node_type is cst.Lambda:
+            chain, withs, _, _, header = state
             push_nodes(reversed(kids))
             push_states([(chain, withs, False, True, header)] * len(kids))
             continue
-        elif type(node) is cst.For or type(node) is cst.While:
+        elif node_type is cst.For or node_type is cst.While:
+            chain, withs, _, in_lambda, header = state
             looping: _State = (chain, withs, True, in_lambda, header)
-            body = node.body
+            body = cast("cst.For | cst.While", node).body
             push_nodes(reversed(kids))
             push_states([looping if child is body else state for child in reversed(kids)])
             continue
-        elif type(node) is cst.With:
-            inside: _State = (chain, (*withs, node), in_loop, in_lambda, header)
-            body = node.body
+        elif node_type is cst.With:
+            chain, withs, in_loop, in_lambda, header = state
+            inside: _State = (chain, (*withs, cast(cst.With, node)), in_loop, in_lambda, header)
+            body = cast(cst.With, node).body
             push_nodes(reversed(kids))
             push_states([inside if child is body else state for child in reversed(kids)])
             continue

@@ -17,7 +17,7 @@ file's function or global is, is inference.py's: the same answer any file gets.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,9 @@ _NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
 
 
 _BUILTIN_CONTAINERS = frozenset({"dict", "list", "tuple", "set"})
+_NUMBERS = frozenset({cst.Integer, cst.Float})
+_CONTAINERS = frozenset({cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp, cst.Set, cst.SetComp})
+_STRINGS = frozenset({cst.SimpleString, cst.ConcatenatedString, cst.FormattedString})
 
 
 class ModuleClasses:
@@ -60,7 +63,7 @@ class ModuleClasses:
         folder: Path | None,
     ) -> None:
         self.by_name: dict[str, cst.ClassDef] = {}
-        classes = [n for n in iter_statements(module.body, into_functions=True) if isinstance(n, cst.ClassDef)]
+        classes = [n for n in iter_statements(module.body, into_functions=True) if type(n) is cst.ClassDef]
         for c in classes:
             self.by_name[c.name.value] = c
         self.kinds: dict[cst.ClassDef, Kind] = {}
@@ -158,19 +161,19 @@ class Scope:
         if isinstance(self.node, cst.ClassDef):
             self._build_class_attributes(self.node)
             return
-        for stmt in iter_statements(self._body()):
-            if isinstance(stmt, cst.For):
+        for stmt in iter_statements(self._body()):  # types compared: see `infer`
+            if type(stmt) is cst.For:
                 self._bind_for(stmt)
-            elif isinstance(stmt, (cst.With,)):
+            elif type(stmt) is cst.With:
                 for item in stmt.items:
                     if item.asname is not None:
                         for t, _ in _targets(item.asname.name):
                             self._assign(t, self.semantics.infer(item.item, self))
             for small in small_statements(stmt):
-                if isinstance(small, cst.Assign):
+                if type(small) is cst.Assign:
                     for assign_target in small.targets:
                         self._assign_value(assign_target.target, small.value)
-                elif isinstance(small, cst.AnnAssign):
+                elif type(small) is cst.AnnAssign:
                     kind = kind_from_annotation(self.semantics.imports.qualname(small.annotation.annotation))
                     if small.value is not None:
                         kind |= self.semantics.infer(small.value, self)
@@ -291,12 +294,17 @@ class Semantics:
         self.project = project
         self.folder = folder  # the checked file's folder: where its sibling imports resolve
         self.mentions_backward = "backward" in text
-        self.classes = ModuleClasses(module, summary, project, folder)
+        self._summary = summary
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self.sites = sites or cache(lambda: call_sites.index(module))
         self.scopes = scopes
         self._backward_calls: dict[int, list[cst.Call]] | None = None
         self._resolving: set[cst.CSTNode] = set()
+
+    @cached_property
+    def classes(self) -> ModuleClasses:
+        """The file's classes' kinds: made at the first question (their bases are read across the project)."""
+        return ModuleClasses(self.module, self._summary, self.project, self.folder)
 
     def release(self) -> None:
         """Forget the scopes (each refers back to this object): see FileContext.release."""
@@ -326,7 +334,9 @@ class Semantics:
 
     def infer(self, expr: cst.BaseExpression, scope: Scope) -> Kind:
         """Best-effort kind of the value of `expr` evaluated in `scope`."""
-        if isinstance(expr, cst.Name):
+        # types compared, not isinstance(): against a libcst class not the object's own, isinstance runs
+        # ABCMeta's Python-level check, and this is asked thousands of times a file
+        if type(expr) is cst.Name:
             kind = scope.lookup(expr.value)
             if kind is not None:
                 return kind
@@ -334,7 +344,7 @@ class Semantics:
             if q is not None and self.project is not None and self.folder is not None:
                 return inference.global_kind(self.project, q, self.folder)  # `from config import device`
             return Kind.NONE
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             name = dotted(expr)
             if name and name.startswith("self.") and name.count(".") == 1:
                 cls = scope.class_scope()
@@ -346,9 +356,9 @@ class Semantics:
             if expr.attr.value == "loss" and self.infer(expr.value, scope) & Kind.TENSOR:
                 return Kind.LOSS  # `model(**batch).loss` (Hugging Face outputs)
             return Kind.NONE
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._infer_call(expr, scope)
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             left, right = self.infer(expr.left, scope), self.infer(expr.right, scope)
             both = left | right
             if both & Kind.LOSS:
@@ -356,13 +366,13 @@ class Semantics:
             if both & Kind.TENSOR:
                 return Kind.TENSOR
             return Kind.NUMBER if (left | right) & Kind.NUMBER else Kind.NONE
-        if isinstance(expr, (cst.Integer, cst.Float)):
+        if type(expr) in _NUMBERS:
             return Kind.NUMBER
-        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp, cst.Set, cst.SetComp)):
+        if type(expr) in _CONTAINERS:
             return Kind.CONTAINER
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        if type(expr) in _STRINGS:
             return Kind.NONE
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             inner = self.infer(expr.value, scope)
             return inner & (Kind.TENSOR | Kind.BATCH)
         return Kind.NONE
