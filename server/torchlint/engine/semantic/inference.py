@@ -16,8 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torchlint.engine.semantic.kinds import PASS_THROUGH, SAME_OBJECT_METHODS, Kind, is_module_base, kind_from_qualname
-from torchlint.engine.semantic.names import CANONICAL
+from torchlint.engine.semantic.kinds import (
+    PASS_THROUGH,
+    SAME_OBJECT_METHODS,
+    Kind,
+    agree,
+    is_module_base,
+    kind_from_qualname,
+)
 from torchlint.engine.semantic.project import ModuleSummary, qualify
 
 if TYPE_CHECKING:
@@ -125,13 +131,7 @@ def _returns(project: Project, summary: ModuleSummary, fn: ast.FunctionDef | ast
             local[node.targets[0].id] = node.value
         elif isinstance(node, ast.Return) and node.value is not None:
             returns.append(node.value)
-    kinds = [expr_kind(project, summary, r, local) for r in returns]
-    if not kinds:
-        return Kind.NONE
-    common = kinds[0]
-    for k in kinds[1:]:
-        common &= k
-    return common
+    return agree([expr_kind(project, summary, r, local) for r in returns])
 
 
 def expr_kind(
@@ -174,14 +174,9 @@ def expr_kind(
 def _imported(summary: ModuleSummary, expr: ast.expr) -> str | None:
     """The qualified name of a name chain whose head the file imports (None otherwise)."""
     text = _dotted(expr)
-    if text is None:
+    if text is None or text.partition(".")[0] not in summary.imports:
         return None
-    head, _, rest = text.partition(".")
-    base = summary.imports.get(head)
-    if base is None:
-        return None
-    full = f"{base}.{rest}" if rest else base
-    return CANONICAL.get(full, full)
+    return qualify(summary, expr)
 
 
 def _dotted(expr: ast.expr) -> str | None:

@@ -289,3 +289,13 @@ PROCESS_GROUP_SETUP = (
     "initialize_model_parallel",
     "init_device_mesh",
 )
+
+
+def agree(kinds: list[Kind]) -> Kind:
+    """The kind all of `kinds` share (NONE for an empty list): what every return or argument proves."""
+    if not kinds:
+        return Kind.NONE
+    common = kinds[0]
+    for k in kinds[1:]:
+        common &= k
+    return common

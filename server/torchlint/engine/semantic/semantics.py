@@ -32,6 +32,7 @@ from torchlint.engine.semantic.kinds import (
     SAME_OBJECT_METHODS,
     TENSOR_METHODS,
     Kind,
+    agree,
     kind_from_annotation,
     kind_from_qualname,
 )
@@ -540,7 +541,7 @@ class Semantics:
             ]
         finally:
             self._resolving.discard(fn)
-        return _agree(kinds)
+        return agree(kinds)
 
     def param_kind(self, scope: Scope, param: cst.Param) -> Kind:
         """What every call site in the file passes for `param` (NONE without a call site)."""
@@ -549,7 +550,7 @@ class Semantics:
             return Kind.NONE
         self._resolving.add(fn)
         try:
-            return _agree([self.infer(arg, caller) for arg, caller in self._arguments(fn, scope, param)])
+            return agree([self.infer(arg, caller) for arg, caller in self._arguments(fn, scope, param)])
         finally:
             self._resolving.discard(fn)
 
@@ -594,16 +595,6 @@ def _argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExpressio
     if index is not None and 0 <= index < len(positional):
         return positional[index].value
     return None
-
-
-def _agree(kinds: list[Kind]) -> Kind:
-    """The kind all of `kinds` share (NONE for an empty list)."""
-    if not kinds:
-        return Kind.NONE
-    common = kinds[0]
-    for k in kinds[1:]:
-        common &= k
-    return common
 
 
 def _common(kinds: list[Kind]) -> Kind:
