@@ -8,7 +8,7 @@ to explain (a real mismatch raises on a GPU: `crash` with `shows: device-mismatc
 observation in simulation). Prints a Markdown table; exits 1 when any script differs.
 
     python bench/probe_survival.py --export .survival-src   # where the repositories can be fetched
-    python bench/probe_gpu_compare.py --mirror .survival-src [--pythonpath DEPS] [--json OUT]
+    python bench/probe_gpu_compare.py --mirror .survival-src [--pythonpath DEPS] [--json OUT] [--jobs N]
 
 The GPU machine cannot fetch: `--export` writes the scripts' folders (the public code, not committed)
 into an ignored folder to carry along.
@@ -88,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     p.add_argument("--pythonpath", default=None)
     p.add_argument("--only", nargs="*", default=None)
+    p.add_argument("--jobs", type=int, default=1, help="scripts run at once")
     p.add_argument("--json", type=Path, default=Path("probe-gpu-compare.json"))
     args = p.parse_args(argv)
-    survival = ["--mirror", str(args.mirror), "--gpu", "--json", str(args.json)]
+    survival = ["--mirror", str(args.mirror), "--gpu", "--json", str(args.json), "--jobs", str(args.jobs)]
     survival += [
         *(["--pythonpath", args.pythonpath] if args.pythonpath else []),
         *(["--only", *args.only] if args.only else []),

@@ -27,6 +27,7 @@ tiktoken). Prints a Markdown table (bench/SURVIVAL.md keeps the last one).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import pickle
@@ -434,6 +435,34 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+
+def run_script(script: Script, args: argparse.Namespace, work: Path) -> dict:
+    """One script's runs (plainly, under the probe simulated, and on the real GPU with `--gpu`) as a row."""
+    base = work / script.name
+    shutil.rmtree(base, ignore_errors=True)
+    runs = {}
+    for kind in ("plain", "probe", *(["gpu"] if args.gpu else [])):
+        (base / kind).mkdir(parents=True)
+        folder = copy_of(args.mirror, script, base / kind)
+        if kind == "plain":
+            runs[kind] = None if script.expect is not None else run_plain(folder, script, args.python, args.timeout)
+        else:
+            runs[kind] = run_probe(folder, script, args.python, args.timeout, simulate=kind == "probe")
+    owner_name, commit = script.repo
+    row = {
+        "name": script.name,
+        "repo": owner_name,
+        "commit": commit,
+        "path": f"{script.directory}/{script.path}".lstrip("./"),
+        "args": script.args,
+        "expect": script.expect,
+        **runs,
+        "same_steps": script.same_steps,
+        "survives": survives(runs["plain"], runs["probe"], script),
+    }
+    print(table([row]).splitlines()[-1], file=sys.stderr, flush=True)
+    return row
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
@@ -444,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpu", action="store_true", help="also run the probe on the real GPU (--no-simulate-cuda)")
     p.add_argument("--json", type=Path, default=None, help="write every run's results here")
     p.add_argument("--pythonpath", default=None, help="PYTHONPATH for the scripts (libraries they import)")
+    p.add_argument("--jobs", type=int, default=1, help="scripts run at once")
     p.add_argument("--export", type=Path, default=None, help="write the scripts' folders here (a mirror) and stop")
     args = p.parse_args(argv)
     if args.export:
@@ -455,34 +485,11 @@ def main(argv: list[str] | None = None) -> int:
     # ops hundreds of times slower (a 2-step LBFGS run passed 600 s). The same for both runs.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     work = args.work or Path(tempfile.mkdtemp(prefix="probe-survival-"))
-    rows = []
-    for script in SCRIPTS:
-        if args.only and script.name not in args.only:
-            continue
-        base = work / script.name
-        shutil.rmtree(base, ignore_errors=True)
-        runs = {}
-        for kind in ("plain", "probe", *(["gpu"] if args.gpu else [])):
-            (base / kind).mkdir(parents=True)
-            folder = copy_of(args.mirror, script, base / kind)
-            if kind == "plain":
-                runs[kind] = None if script.expect is not None else run_plain(folder, script, args.python, args.timeout)
-            else:
-                runs[kind] = run_probe(folder, script, args.python, args.timeout, simulate=kind == "probe")
-        owner_name, commit = script.repo
-        row = {
-            "name": script.name,
-            "repo": owner_name,
-            "commit": commit,
-            "path": f"{script.directory}/{script.path}".lstrip("./"),
-            "args": script.args,
-            "expect": script.expect,
-            **runs,
-            "same_steps": script.same_steps,
-            "survives": survives(runs["plain"], runs["probe"], script),
-        }
-        rows.append(row)
-        print(table([row]).splitlines()[-1], file=sys.stderr, flush=True)
+    chosen = [s for s in SCRIPTS if not args.only or s.name in args.only]
+    # Scripts are independent (own copies, own data): `--jobs` runs several at once on a machine with cores
+    # to spare (the GPU machine's call is time-limited); rows keep SCRIPTS' order.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = list(pool.map(lambda script: run_script(script, args, work), chosen))
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

@@ -57,3 +57,17 @@ def test_ranks_merge_into_one_report():
     assert (merged["ranks"], merged["steps"], merged["stopped_by"]) == ([0, 1], 4, "max-steps")
     assert merged["executed_lines"] == [1, 2] and merged["devices_used"] == ["cuda:0", "cuda:1"]
     assert merged["observations"] == [{**seen, "count": 4, "first_step": 1, "ranks": [0, 1]}]
+
+
+def test_a_rank_that_crashes_stops_the_others_and_is_the_reported_cause(reports):
+    # Seen on a one-GPU machine: rank 1's `set_device(1)` raised, the probe's child exited 0, so torchrun
+    # waited on rank 0 (blocked in init_process_group) until --max-seconds, and the report said so.
+    report, proc = reports("ddp/ddp_rank_crashes.py", "--nproc-per-node", "2", "--no-simulate-cuda")
+    assert report is not None, proc.stderr
+    assert report["stopped_by"] == "exception"
+    assert (report["exception"]["type"], report["exception"]["line"], report["exception"]["rank"]) == (
+        "RuntimeError",
+        9,
+        1,
+    )
+    assert report["steps"] == 0 and proc.returncode == 3

@@ -162,7 +162,9 @@ def main(argv: list[str]) -> int:
     _write(out_path, snapshot(stopped_by))
     sys.stdout.flush()
     sys.stderr.flush()
-    return 0
+    # The process ends as the script's would: a launcher watching it (torchrun stops every rank when one
+    # fails, as it does without the probe) must see a crash as a failure, not wait for the other ranks.
+    return 1 if stopped_by == "exception" else result.get("exit_status") or 0
 
 
 def _summary(text: str) -> str:

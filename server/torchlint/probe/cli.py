@@ -182,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     if outcome.killed:
         result["stopped_by"] = "max-seconds"
-    elif result.get("partial"):  # the child died between checkpoints (a signal, a crash in C)
+    elif result.get("partial") and not result.get("exception"):
+        # the child died between checkpoints (a signal, a crash in C); a rank's reported crash stays the
+        # cause when the launcher then stopped the other ranks (their reports are partial)
         result["stopped_by"] = "exception"
         result["exception"] = {
             "type": "ProcessDied",
