@@ -36,7 +36,7 @@ class _DeviceType(type):
 class device(metaclass=_DeviceType):  # stands in for `torch.device`
     """`torch.device(0)` is the CUDA device 0; every other form is PyTorch's own."""
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> torch.device:  # type: ignore[misc]  # PyTorch's own device
+    def __new__(cls, *args: Any, **kwargs: Any) -> torch.device:  # type: ignore[misc]  # a real torch.device, on purpose
         if len(args) == 1 and not kwargs:
             args = (_index_as_cuda(args[0]),)
         return _RealDevice(*args, **kwargs)
