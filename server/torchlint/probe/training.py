@@ -43,9 +43,8 @@ class _Param:
     def __init__(self) -> None:
         self.stepped = False  # its optimizer has stepped at least once since we watch it
         self.stepped_with_grad = False  # it had a gradient at that step: one that could be carried over
-        self.seen: tuple[int, int] | None = (
-            None  # (id, _version) of .grad when last looked at; a change means it was cleared
-        )
+        # (id, _version) of .grad when last looked at; a change means it was cleared
+        self.seen: tuple[int, int] | None = None
         self.fresh = False  # a gradient arrived since the last step
         self.cleared = False  # .grad was set to None, replaced or modified in place since the last step
         self.got_grad = False  # ever
