@@ -46,6 +46,27 @@ def test_the_report_schema_names_every_kind_the_probe_makes_and_the_docs_list():
     assert set(OBSERVATION["properties"]["kind"]["enum"]) == set(KINDS) == documented
 
 
+def test_the_typed_json_shapes_are_the_schema_reports_are_validated_against():
+    """json_types (what mypy --strict holds the probe's code to) and the schema every probed report is
+    checked against name the same keys, and a key the schema requires is required in the type too."""
+    from probe_helpers import OBSERVATION, REPORT
+
+    from torchlint.probe.json_types import ExceptionJson, RankedObservation, Report, SiteJson
+
+    def keys(shape: type) -> set[str]:
+        return set(shape.__required_keys__ | shape.__optional_keys__)
+
+    assert keys(RankedObservation) == set(OBSERVATION["properties"])
+    assert RankedObservation.__required_keys__ == set(OBSERVATION["required"])
+    stack = OBSERVATION["properties"]["stack"]["items"]
+    assert keys(SiteJson) == set(stack["properties"]) and SiteJson.__required_keys__ == set(stack["required"])
+    assert keys(Report) == set(REPORT["properties"])
+    assert set(REPORT["required"]) <= Report.__required_keys__
+    exception = REPORT["properties"]["exception"]["oneOf"][1]
+    assert keys(ExceptionJson) == set(exception["properties"])
+    assert ExceptionJson.__required_keys__ == set(exception["required"])
+
+
 @pytest.mark.parametrize("script,kind,line,facts", PLANTED, ids=[f"{p[0]}-{p[1]}" for p in PLANTED])
 def test_planted_bug_is_observed_at_its_line(reports, script, kind, line, facts):
     report, proc = reports(script)

@@ -15,16 +15,22 @@ import sys
 import time
 import traceback
 import types
+from typing import TYPE_CHECKING, NoReturn
+
+from torchlint.probe.json_types import ChildRequest, ChildResult, ExceptionJson, Facts
+
+if TYPE_CHECKING:
+    from torchlint.probe.instrument import Probe
 
 
-def _write(path: str, result: dict) -> None:
+def _write(path: str, result: ChildResult) -> None:
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(result, fh)
     os.replace(tmp, path)
 
 
-def _crash(probe, exc: BaseException) -> dict:
+def _crash(probe: Probe, exc: BaseException) -> ExceptionJson:
     """The exception at the innermost user frame, recorded as a `crash` observation too; a crash that
     simulated CUDA caused (a CUDA feature it does not stand in for) names that feature instead."""
     from torchlint.probe.crashes import shows, simulation_gap
@@ -33,13 +39,13 @@ def _crash(probe, exc: BaseException) -> dict:
 
     message = _summary(str(exc))
     frames = probe.state.attributor.frames(exc.__traceback__)
-    where = frames[0] if frames else (None, None)
-    exception = {"type": type(exc).__name__, "message": message, "path": where[0], "line": where[1]}
+    path, line = frames[0] if frames else (None, None)
+    exception: ExceptionJson = {"type": type(exc).__name__, "message": message, "path": path, "line": line}
     if probe.simulate and (isinstance(exc, NotSimulated) or simulation_gap(str(exc))):
         what = exc.what if isinstance(exc, NotSimulated) else None
         return {**exception, "unsupported": what or probe.state.attributor.called_from_user(exc.__traceback__)}
     if frames:
-        facts = {"type": type(exc).__name__, "message": message}
+        facts: Facts = {"type": type(exc).__name__, "message": message}
         kind = shows(str(exc))
         if kind:
             facts["shows"] = kind
@@ -48,11 +54,11 @@ def _crash(probe, exc: BaseException) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    request = json.loads(argv[0])
+    request: ChildRequest = json.loads(argv[0])  # launch.run wrote it
     script = request["script"]
     out_path = request["result"] + (f".{os.environ.get('RANK', 0)}" if request.get("per_rank") else "")
     started = time.monotonic()
-    result = {
+    result: ChildResult = {
         "steps": 0,
         "seconds": 0.0,
         "stopped_by": "end",
@@ -78,9 +84,11 @@ def main(argv: list[str]) -> int:
 
     from torchlint.probe.instrument import Probe
 
-    if request.get("source") is not None:  # a notebook's code cells: tracebacks and spans read its lines
-        source = request["source"]
-        linecache.cache[script] = (len(source), None, source.splitlines(keepends=True), script)
+    text = request.get("source")
+    source: str | bytes
+    if text is not None:  # a notebook's code cells: tracebacks and spans read its lines
+        source = text
+        linecache.cache[script] = (len(text), None, text.splitlines(keepends=True), script)
     else:
         with open(script, "rb") as fh:
             source = fh.read()
@@ -97,11 +105,10 @@ def main(argv: list[str]) -> int:
     result["devices_checked"] = probe.state.track_devices  # simulated, or a real GPU to check against
     pid = os.getpid()
 
-    def snapshot(stopped_by: str) -> dict:
-        result.update(probe.result())
-        result["stopped_by"] = stopped_by
-        result["seconds"] = round(time.monotonic() - started, 3)
-        return result
+    def snapshot(stopped_by: str) -> ChildResult:
+        """The result so far: what the probe has seen, stopped by `stopped_by` now."""
+        seconds = round(time.monotonic() - started, 3)
+        return {**result, **probe.result(), "stopped_by": stopped_by, "seconds": seconds}
 
     last = [0.0]
 
@@ -111,7 +118,7 @@ def main(argv: list[str]) -> int:
             last[0] = now
             _write(out_path, {**snapshot("max-seconds"), "partial": True})
 
-    def on_alarm(signum, frame):
+    def on_alarm(signum: int, frame: types.FrameType | None) -> NoReturn:
         from torchlint.probe.training import Stop
 
         if os.getpid() == pid:  # if the script outlives the Stop and is killed, this report remains
@@ -127,7 +134,7 @@ def main(argv: list[str]) -> int:
     probe.on_checkpoint = checkpoint
     real_exit = os._exit
 
-    def exit_now(status):
+    def exit_now(status: int) -> NoReturn:
         """`os._exit` in the script: its report is written first, with the steps it really ran."""
         if os.getpid() == pid:
             _write(out_path, {**snapshot("end"), "exit_status": status})
@@ -183,12 +190,12 @@ def _print_traceback(exc: BaseException) -> None:
     modes every torch call passes through) are left out."""
     from torchlint.probe.sites import BOOT_FILE, PROBE_DIR
 
-    def ours(frame) -> bool:
+    def ours(frame: traceback.FrameSummary) -> bool:
         return (
             frame.filename.startswith(PROBE_DIR) or frame.filename == "<string>" or frame.filename.endswith(BOOT_FILE)
         )
 
-    def strip(te, seen) -> None:
+    def strip(te: traceback.TracebackException | None, seen: set[int]) -> None:
         if te is None or id(te) in seen:
             return
         seen.add(id(te))

@@ -7,11 +7,15 @@ import difflib
 import os
 import signal
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from torchlint.notebook import NotebookError
 from torchlint.probe import launch, merge, notebooks, render
+from torchlint.probe.json_types import ChildResult, Report, ReportRanks
 from torchlint.probe.simulated_gpus import DEFAULT_GPU, GPUS
 
+_Number = TypeVar("_Number", int, float)
 EXIT_CLEAN, EXIT_OBSERVED, EXIT_ERROR, EXIT_CRASHED, EXIT_UNSUPPORTED = 0, 1, 2, 3, 4
 
 
@@ -74,8 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _positive(kind):
-    def parse(value: str):
+def _positive(kind: Callable[[str], _Number]) -> Callable[[str], _Number]:
+    def parse(value: str) -> _Number:
         try:
             number = kind(value)
         except ValueError:
@@ -199,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     return exit_status(report)
 
 
-def exit_status(report: dict) -> int:
+def exit_status(report: Report) -> int:
     """4 simulation did not support the script, 3 it crashed, else its own non-zero exit status, else 1
     when something was observed and 0 when not."""
     exc = report["exception"]
@@ -219,7 +223,7 @@ def _death(returncode: int | None) -> str:
     return f"exit status {returncode}"
 
 
-def build_report(script: str, result: dict, text: str | None = None) -> dict:
+def build_report(script: str, result: ChildResult, text: str | None = None) -> Report:
     """The child's result plus the static findings of the script (or of `text`, the program it ran), each
     with its runtime status."""
     from torchlint.engine import lint_text
@@ -231,6 +235,7 @@ def build_report(script: str, result: dict, text: str | None = None) -> dict:
             text = fh.read()
     wanted = [cls for code, cls in catalogue.items() if code in merge.OBSERVABLE]
     findings = lint_text(script, text, wanted).findings
+    ranks: ReportRanks = {"ranks": result["ranks"]} if "ranks" in result else {}
     return {
         "script": script,
         "steps": result["steps"],
@@ -240,7 +245,7 @@ def build_report(script: str, result: dict, text: str | None = None) -> dict:
         "stopped_by": result["stopped_by"],
         "simulated_cuda": result["simulated_cuda"],
         "devices_used": result.get("devices_used", []),
-        **({"ranks": result["ranks"]} if "ranks" in result else {}),
+        **ranks,
         "exception": result["exception"],
         "exit_status": result.get("exit_status", 0),
         "devices_checked": result.get("devices_checked", True),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
+from types import CodeType
 
 _MARK = "__torchlint_line__"  # a builtin while the script runs: the script's namespace stays its own
 
@@ -29,32 +30,35 @@ class LineCoverage:
             return set(self._hits)
         return {line for hit in self._hits for line in self._spans.get(hit, (hit,))}
 
-    def compile(self, source: bytes):
+    def compile(self, source: str | bytes) -> CodeType:
         """The script's code object, with statement markers where `sys.monitoring` is missing."""
-        if hasattr(sys, "monitoring"):
+        if sys.version_info >= (3, 12):
             return compile(source, self.filename, "exec")
         markers = _Markers()
         tree = markers.visit(ast.parse(source, self.filename))
         self._spans = markers.spans
         return compile(ast.fix_missing_locations(tree), self.filename, "exec")
 
-    def start(self, code) -> None:
+    def start(self, code: CodeType) -> None:
         if self._spans is not None:
             setattr(builtins, _MARK, self._hits.add)
-        elif hasattr(sys, "monitoring"):
-            self._start_monitoring(sys.monitoring, code)
+        elif sys.version_info >= (3, 12):
+            self._start_monitoring(code)
 
     def stop(self) -> None:
         if self._spans is not None:
             if getattr(builtins, _MARK, None) is not None:
                 delattr(builtins, _MARK)
-        elif self._tool is not None:
+        elif self._tool is not None and sys.version_info >= (3, 12):
             m = sys.monitoring
             m.register_callback(self._tool, m.events.LINE, None)
             m.free_tool_id(self._tool)
             self._tool = None
 
-    def _start_monitoring(self, m, code) -> None:
+    def _start_monitoring(self, code: CodeType) -> None:
+        if sys.version_info < (3, 12):  # callers check it too; this tells the type checker
+            return
+        m = sys.monitoring
         tool = next((t for t in range(6) if m.get_tool(t) is None), None)
         if tool is None:  # every tool id taken (a debugger, a profiler): no coverage rather than a crash
             return
@@ -62,7 +66,7 @@ class LineCoverage:
         m.use_tool_id(tool, "torchlint-probe")
         lines = self._hits
 
-        def on_line(code_obj, line):
+        def on_line(code_obj: CodeType, line: int) -> object:
             lines.add(line)
             return m.DISABLE
 

@@ -8,14 +8,25 @@ stored on the tensors themselves, so `torch.save` files stay clean.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import torch
 
+from torchlint.probe.json_types import SiteJson
+
+if TYPE_CHECKING:
+    from torchlint.probe.sites import Site
+
 _Storage = torch.UntypedStorage
+# _WEAK_REF: `storage._weak_ref()` returns an int handle (what `_expired` and `_free_weak_ref` take);
+# torch's annotation says it returns a storage.
 
 
 def _storage_key(t: torch.Tensor) -> int | None:
     try:
-        return t.untyped_storage()._cdata
+        key: int = t.untyped_storage()._cdata
+        return key
     except (RuntimeError, NotImplementedError, TypeError):  # sparse, nested, meta-less subclasses
         return None
 
@@ -60,7 +71,7 @@ class DeviceTags:
             self._drop(key)
         if device == storage.device.type:
             return
-        self._tags[key] = (device, storage._weak_ref(), storage.nbytes())
+        self._tags[key] = (device, storage._weak_ref(), storage.nbytes())  # type: ignore[assignment]  # _WEAK_REF
         self.devices.add(device)
         self._writes += 1
         if self._writes % 4096 == 0:
@@ -73,7 +84,7 @@ class DeviceTags:
 
     def _drop(self, key: int) -> None:
         _device, weak, _size = self._tags.pop(key)
-        _Storage._free_weak_ref(weak)
+        _Storage._free_weak_ref(weak)  # type: ignore[no-untyped-call]  # unannotated in torch
 
     def _purge(self) -> None:
         for key in [k for k, (_d, w, _s) in self._tags.items() if _Storage._expired(w)]:
@@ -89,38 +100,48 @@ class Origins:
     LIMIT = 4096
 
     def __init__(self) -> None:
-        self._sites: dict[int, tuple] = {}
+        self._sites: dict[int, tuple[Site, int]] = {}  # storage cdata -> (where made, weak ref handle)
 
-    def record(self, out, site) -> None:
+    def record(self, out: object, site: Site) -> None:
         if not isinstance(out, torch.Tensor):
             return
         key = _storage_key(out)
         if key is None:
             return
-        self._sites[key] = (site, out.untyped_storage()._weak_ref())
+        self._sites[key] = (site, out.untyped_storage()._weak_ref())  # type: ignore[assignment]  # _WEAK_REF
         if len(self._sites) > self.LIMIT:
             for old in list(self._sites)[: self.LIMIT // 2]:
-                _Storage._free_weak_ref(self._sites.pop(old)[1])
+                _Storage._free_weak_ref(self._sites.pop(old)[1])  # type: ignore[no-untyped-call]  # unannotated in torch
 
-    def inherit(self, out, source) -> None:
+    def inherit(self, out: object, source: object) -> None:
         """`out` was computed from `source` on the same line: it comes from where `source` was made."""
         if isinstance(out, torch.Tensor) and isinstance(source, torch.Tensor):
-            entry = self._sites.get(_storage_key(source))
+            key = _storage_key(source)
+            entry = self._sites.get(key) if key is not None else None
             if entry is not None and not _Storage._expired(entry[1]):
                 self.record(out, entry[0])
 
-    def sites(self, tensors) -> list[dict]:
-        found = []
+    def sites(self, tensors: Iterable[torch.Tensor]) -> list[SiteJson]:
+        found: list[SiteJson] = []
         for t in tensors:
-            entry = self._sites.get(_storage_key(t))
+            key = _storage_key(t)
+            entry = self._sites.get(key) if key is not None else None
             if entry is not None and not _Storage._expired(entry[1]):
-                where = {"path": entry[0].path, "line": entry[0].line}
+                where = entry[0].to_json()
                 if where not in found:
                     found.append(where)
         return found
 
 
-def parse_device(value) -> str | None:
+def required_device(value: object) -> str:
+    """`parse_device` of an argument that must be a device: raises when it is not one, as torch does."""
+    device = parse_device(value)
+    if device is None:
+        raise RuntimeError(f"not a device: {value!r}")
+    return device
+
+
+def parse_device(value: object) -> str | None:
     """A device argument as a logical device string ("cpu", "cuda:0"), or None if not a device."""
     if isinstance(value, torch.device):
         if value.type == "cuda":

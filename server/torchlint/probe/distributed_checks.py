@@ -4,20 +4,25 @@ it is wrapped (TL401), and a shuffling DistributedSampler told the epoch (TL403)
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import torch.distributed as dist
+from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DistributedSampler
 
 from torchlint.probe.modes import State
+from torchlint.probe.sites import Site
 
 
 class DistributedChecks:
-    def __init__(self, state: State):
+    def __init__(self, state: State) -> None:
         self.state = state
-        self.wrapped: dict[int, tuple] = {}  # id(module) -> (weakref, where it was wrapped on the CPU)
-        self.epochs: dict[int, list] = {}  # id(sampler) -> epochs it was iterated in
-        self.undo: list = []
+        # id(module) -> (the module, where it was wrapped on the CPU)
+        self.wrapped: dict[int, tuple[weakref.ref[nn.Module], Site | None]] = {}
+        self.epochs: dict[int, list[int]] = {}  # id(sampler) -> epochs it was iterated in
+        self.undo: list[Callable[[], None]] = []
 
     def install(self) -> None:
         self._before(DistributedDataParallel, "__init__", self._on_wrap)
@@ -28,11 +33,11 @@ class DistributedChecks:
         for undo in reversed(self.undo):
             undo()
 
-    def _before(self, owner, name, check) -> None:
+    def _before(self, owner: type, name: str, check: Callable[..., None]) -> None:
         original = owner.__dict__[name]
         state = self.state
 
-        def wrapper(this, *args, **kwargs):
+        def wrapper(this: object, *args: Any, **kwargs: Any) -> Any:
             if not state.busy:
                 state.busy += 1
                 try:
@@ -53,13 +58,13 @@ class DistributedChecks:
                 {"what": what},
             )
 
-    def _on_wrap(self, ddp, module, *args, **kwargs):
+    def _on_wrap(self, ddp: DistributedDataParallel, module: nn.Module, *args: object, **kwargs: object) -> None:
         self._missing_group("DistributedDataParallel")
         devices = {self.state.device(p) for p in module.parameters()}
         if devices == {"cpu"} and self.state.simulate or devices == {"cpu"} and kwargs.get("device_ids"):
             self.wrapped[id(module)] = (weakref.ref(module), self.state.attributor.site(callers=True))
 
-    def moved(self, module, site) -> None:
+    def moved(self, module: nn.Module, site: Site | None) -> None:
         """A module was moved: was it wrapped in DDP while still on the CPU?"""
         entry = self.wrapped.pop(id(module), None)
         if entry is None or entry[0]() is None or entry[1] is None:
@@ -69,14 +74,14 @@ class DistributedChecks:
             entry[1],
             f"`{type(module).__name__}` was wrapped in DistributedDataParallel while its parameters were on the "
             "CPU and moved afterwards: DDP's buckets and broadcast used the old device",
-            {"module": type(module).__name__, "sites": [{"path": site.path, "line": site.line}] if site else []},
+            {"module": type(module).__name__, "sites": [site.to_json()] if site else []},
         )
 
-    def _on_sampler(self, sampler, *args, **kwargs):
+    def _on_sampler(self, sampler: DistributedSampler[object], *args: object, **kwargs: object) -> None:
         if kwargs.get("num_replicas") is None or kwargs.get("rank") is None:
             self._missing_group("DistributedSampler")
 
-    def _on_iterate(self, sampler):
+    def _on_iterate(self, sampler: DistributedSampler[object]) -> None:
         if not getattr(sampler, "shuffle", False):
             return
         seen = self.epochs.setdefault(id(sampler), [])

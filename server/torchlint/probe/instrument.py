@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Callable, Iterator
+from types import CodeType
+from typing import TextIO
 
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode
@@ -11,10 +14,12 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode
 from torchlint.probe import not_simulated, spawned
 from torchlint.probe.coverage import LineCoverage
 from torchlint.probe.distributed_checks import DistributedChecks
+from torchlint.probe.json_types import Progress
 from torchlint.probe.modes import DispatchMode, FunctionMode, State
 from torchlint.probe.observations import Observations
 from torchlint.probe.sampling import Sampling
-from torchlint.probe.simulated_cuda import DEFAULT_GPU, SimulatedCuda
+from torchlint.probe.simulated_cuda import SimulatedCuda
+from torchlint.probe.simulated_gpus import DEFAULT_GPU
 from torchlint.probe.sites import Attributor
 from torchlint.probe.training import TrainingChecks
 
@@ -28,7 +33,7 @@ class Probe:
         gpu: str = DEFAULT_GPU,
         device_count: int = 1,
         every_step: bool = False,
-    ):
+    ) -> None:
         real_cuda = torch.cuda.is_available()
         self.simulate = (not real_cuda) if simulate is None else bool(simulate)
         self.script = script
@@ -38,17 +43,17 @@ class Probe:
         self.training = TrainingChecks(self.state, script, max_steps)
         self.coverage = LineCoverage(script)
         self.distributed = DistributedChecks(self.state)
-        self.on_checkpoint = None
+        self.on_checkpoint: Callable[[], None] | None = None
         self.gpu = gpu
         self.cuda = SimulatedCuda(self.state.tags, gpu, device_count)
         self.sampling = Sampling(enabled=not every_step)
         self._function: FunctionMode | None = None  # entered while watching, and between windows when simulating
         self._dispatch: DispatchMode | None = None  # entered while watching
-        self._undo: list = []
+        self._undo: list[Callable[[], None]] = []
         self._paused = False  # the function mode is off inside an optimizer step between windows
         self._state_sizes: dict[int, int] = {}  # id(optimizer) -> len(optimizer.state) when last tagged
 
-    def install(self, code) -> None:
+    def install(self, code: CodeType) -> None:
         if self.simulate:
             self._undo += self.cuda.install()
             self._undo += spawned.install(self.gpu, self.state.device_count)
@@ -72,7 +77,7 @@ class Probe:
             undo()
 
     @contextlib.contextmanager
-    def modes(self):
+    def modes(self) -> Iterator[None]:
         self._enter_modes()
         try:
             yield
@@ -83,9 +88,9 @@ class Probe:
     def _enter_modes(self) -> None:
         if self._function is None:
             self._function = FunctionMode(self.state)
-            self._function.__enter__()
+            self._function.__enter__()  # type: ignore[no-untyped-call]  # unannotated in torch
         self._dispatch = DispatchMode(self.state)
-        self._dispatch.__enter__()
+        self._dispatch.__enter__()  # type: ignore[no-untyped-call]  # unannotated in torch
 
     def _leave_modes(self, keep_function: bool) -> bool:
         """Pop the dispatch mode (and the function mode unless kept), only when nothing the script pushed
@@ -100,7 +105,7 @@ class Probe:
             if not depth or torch._C._get_function_stack_at(depth - 1) is not function:
                 return False
         if dispatch is not None:
-            dispatch.__exit__(None, None, None)
+            dispatch.__exit__(None, None, None)  # type: ignore[no-untyped-call]  # unannotated in torch
             self._dispatch = None
         if not keep_function:
             function.__exit__(None, None, None)
@@ -138,15 +143,16 @@ class Probe:
         self._paused = True
         return True
 
-    def _resume_following(self, optimizer) -> None:
+    def _resume_following(self, optimizer: torch.optim.Optimizer | None) -> None:
         if not self._paused:
             return
         if optimizer is not None:
             self._tag_new_state(optimizer)
-        self._function.__enter__()
+        if self._function is not None:  # None only once `modes()` has ended
+            self._function.__enter__()  # type: ignore[no-untyped-call]  # unannotated in torch
         self._paused = False
 
-    def _tag_new_state(self, optimizer) -> None:
+    def _tag_new_state(self, optimizer: torch.optim.Optimizer) -> None:
         size = len(optimizer.state)
         if self._state_sizes.get(id(optimizer)) == size:
             return
@@ -166,7 +172,14 @@ class Probe:
         shown = warnings.showwarning
         obs, attributor, state = self.obs, self.state.attributor, self.state
 
-        def show(message, category, filename, lineno, file=None, line=None):
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
             text = str(message)
             if "synchroniz" in text:
                 if state.busy:  # the probe's own checks (all-zero gradients) sync too
@@ -187,7 +200,7 @@ class Probe:
             lambda: torch.cuda.set_sync_debug_mode("default"),
         ]
 
-    def result(self) -> dict:
+    def result(self) -> Progress:
         self.training.finish()
         items = [o for o in self.obs.items() if o.kind != "host-sync" or self._every_step(o.steps)]
         return {
@@ -202,7 +215,7 @@ class Probe:
             "executed_lines": sorted(self.coverage.lines),
         }
 
-    def _every_step(self, steps: set) -> bool:
+    def _every_step(self, steps: set[int]) -> bool:
         """A sync is part of the loop when it fired in two watched steps or more and in at least half of
         the watched steps between its first and last (a print every 100 steps or a per-epoch accuracy is
         fine)."""

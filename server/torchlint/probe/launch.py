@@ -21,9 +21,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import IO
 
 from torchlint.probe import ranks
+from torchlint.probe.json_types import ChildRequest, ChildResult
 from torchlint.probe.simulated_gpus import DEFAULT_GPU
 from torchlint.probe.sites import BOOT_FILE
 
@@ -54,7 +57,7 @@ class Request:
 
 @dataclass
 class Outcome:
-    result: dict | None  # what the child wrote, None when it wrote nothing
+    result: ChildResult | None  # what the child wrote, None when it wrote nothing
     returncode: int | None
     killed: bool  # the hard limit was reached (before the script started, when `result` is None)
 
@@ -66,13 +69,14 @@ def _become_subreaper() -> bool:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+        status: int = libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        return status == 0
     except (OSError, AttributeError):
         return False
 
 
 def _children(pid: int) -> list[int]:
-    found = []
+    found: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -91,7 +95,7 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def kill_tree(proc: subprocess.Popen, reaper: bool) -> None:
+def kill_tree(proc: subprocess.Popen[bytes], reaper: bool) -> None:
     """Kill the child's process group, then every process reparented to us, until none is left."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -108,9 +112,9 @@ def kill_tree(proc: subprocess.Popen, reaper: bool) -> None:
         if not orphans:
             return
         for pid in orphans:
-            for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):  # noqa: B023
+            for kill in (os.killpg, os.kill):
                 try:
-                    kill()
+                    kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
         deadline = time.monotonic() + 1.0
@@ -123,24 +127,23 @@ def kill_tree(proc: subprocess.Popen, reaper: bool) -> None:
                 time.sleep(0.01)
 
 
-def run(request: Request, stdout=None) -> Outcome:
+def run(request: Request, stdout: int | IO[bytes] | None = None) -> Outcome:
     reaper = _become_subreaper()
     with tempfile.TemporaryDirectory(prefix="torchlint-probe-") as tmp:
         result_path = os.path.join(tmp, "result.json")
-        payload = json.dumps(
-            {
-                "script": request.script,
-                "args": request.args,
-                "max_steps": request.max_steps,
-                "max_seconds": request.max_seconds,
-                "simulate": request.simulate,
-                "gpu": request.gpu,
-                "per_rank": request.nproc_per_node > 1,
-                "every_step": request.every_step,
-                "source": request.source,
-                "result": result_path,
-            }
-        )
+        child_request: ChildRequest = {
+            "script": request.script,
+            "args": request.args,
+            "max_steps": request.max_steps,
+            "max_seconds": request.max_seconds,
+            "simulate": request.simulate,
+            "gpu": request.gpu,
+            "per_rank": request.nproc_per_node > 1,
+            "every_step": request.every_step,
+            "source": request.source,
+            "result": result_path,
+        }
+        payload = json.dumps(child_request)
         command = [request.python, "-c", _BOOT]
         if request.nproc_per_node > 1:  # PyTorch's own launcher runs a file: the boot code becomes one
             boot = os.path.join(tmp, BOOT_FILE)
@@ -173,7 +176,7 @@ def run(request: Request, stdout=None) -> Outcome:
         return Outcome(ranks.merge(per_rank) if per_rank else None, proc.returncode, killed)
 
 
-def _wait(proc: subprocess.Popen, request: Request, started) -> bool:
+def _wait(proc: subprocess.Popen[bytes], request: Request, started: Callable[[], bool]) -> bool:
     """Wait for the child to end (True) or for the hard limit (False): `STARTUP_SECONDS` until
     `started()` (a rank wrote its first report), then `--max-seconds` + `--kill-after` from then."""
     if not request.max_seconds:
@@ -195,9 +198,10 @@ def _wait(proc: subprocess.Popen, request: Request, started) -> bool:
             return False
 
 
-def _read(path: str) -> dict | None:
+def _read(path: str) -> ChildResult | None:
     try:
         with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+            result: ChildResult = json.load(fh)  # the child's own writing (child.py): not checked again
+            return result
     except (OSError, ValueError):
         return None

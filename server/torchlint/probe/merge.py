@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import os
 
+from torchlint.findings import Finding
+from torchlint.probe.json_types import FindingJson, ObservationJson
+
 # observation kind -> rule codes whose problem it shows.
 KIND_CODES: dict[str, tuple[str, ...]] = {
     "device-mismatch": ("TL301", "TL304", "TL201", "TL302"),
@@ -38,7 +41,7 @@ DEVICE_KINDS = ("device-mismatch", "module-device-split", "ddp-before-device-mov
 DEVICE_CODES = frozenset(code for kind in DEVICE_KINDS for code in KIND_CODES[kind])
 
 
-def _lines(obs: dict, path: str) -> set[int]:
+def _lines(obs: ObservationJson, path: str) -> set[int]:
     lines = {obs["line"]} if _same(obs["path"], path) else set()
     for site in [*obs.get("stack", ()), *obs.get("facts", {}).get("sites", ())]:
         if _same(site.get("path") or "", path):
@@ -46,7 +49,7 @@ def _lines(obs: dict, path: str) -> set[int]:
     return lines
 
 
-def _codes(obs: dict) -> tuple[str, ...]:
+def _codes(obs: ObservationJson) -> tuple[str, ...]:
     if obs["kind"] == "crash":
         return KIND_CODES.get(obs.get("facts", {}).get("shows") or "", ())
     return KIND_CODES.get(obs["kind"], ())
@@ -58,12 +61,12 @@ def _same(a: str, b: str) -> bool:
 
 def merge(
     path: str,
-    findings: list,
-    observations: list[dict],
+    findings: list[Finding],
+    observations: list[ObservationJson],
     executed: set[int],
     known: set[str],
     devices_checked: bool = True,
-) -> list[dict]:
+) -> list[FindingJson]:
     """Each observable static finding of `path` as Finding.to_json() plus `status`."""
     by_code: dict[str, set[int]] = {}
     for obs in observations:

@@ -12,8 +12,12 @@ simulated CUDA, to keep the tags right at the level of torch functions.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import Any
 
 import torch
+from torch._ops import OpOverload, OpOverloadPacket
+from torch.autograd.graph import Node
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -119,9 +123,12 @@ _BACKWARD = {"backward", "grad"}
 # Tensor methods whose answer names the device: simulated CUDA answers them itself.
 _QUERIES = {"get_device", "type"}
 _DEVICES: dict[str, torch.device] = {}  # `.device` answers: one object per logical device
+# A tensor argument of an aten op: (argument index, or name for a keyword; index in a list argument or
+# None; the tensor; its device).
+_Input = tuple[int | str, int | None, Tensor, str]
 
 
-def _mutates(func, cache: dict = {}) -> bool:  # noqa: B006 - a per-op memo
+def _mutates(func: OpOverload, cache: dict[OpOverload, bool] = {}) -> bool:  # noqa: B006 - a per-op memo
     hit = cache.get(func)
     if hit is None:
         hit = cache[func] = any(a.alias_info is not None and a.alias_info.is_write for a in func._schema.arguments)
@@ -139,12 +146,12 @@ class State:
         self.tags = DeviceTags()
         self.origins = Origins()
         self.busy = 0
-        self.current = None  # name of the torch function being run, for the dispatch mode
-        self.current_args = ()
+        self.current: str | None = None  # name of the torch function being run, for the dispatch mode
+        self.current_args: tuple[object, ...] = ()
         self.devices_used: set[str] = set()  # on a real GPU: every device a tensor was moved to
         self.in_step = False  # inside optimizer.step(): grads meet params, mismatches there are echoes
         self.watching = True  # this step is watched in full (see sampling.py)
-        self.on_grad_output = None  # set by the training checks: (tensor) -> None
+        self.on_grad_output: Callable[[Tensor], None] | None = None  # set by the training checks
         self.device_count = 1  # simulated CUDA devices: an index past them fails as on a GPU
 
     def device(self, t: Tensor) -> str:
@@ -156,10 +163,13 @@ def _real(t: Tensor) -> str:
     return f"cuda:{d.index or 0}" if d.type == "cuda" else str(d)
 
 
-def _parse_to(state: State, name: str, args: tuple, kwargs: dict):
+def _parse_to(
+    state: State, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[str | None, torch.dtype | None, bool, bool, torch.memory_format]:
     """(target device or None, dtype, non_blocking, copy, memory_format) of a .to/.cuda/.cpu call."""
-    device = dtype = None
-    flags = []
+    device: str | None = None
+    dtype: torch.dtype | None = None
+    flags: list[bool] = []
     if name == "cpu":
         device = "cpu"
     elif name == "cuda":
@@ -189,7 +199,7 @@ def _parse_to(state: State, name: str, args: tuple, kwargs: dict):
     return device, dtype, non_blocking, copy, kwargs.get("memory_format", torch.preserve_format)
 
 
-def _first_tensor(args: tuple, kwargs: dict) -> Tensor | None:
+def _first_tensor(args: tuple[object, ...], kwargs: dict[str, object]) -> Tensor | None:
     for a in args:
         if isinstance(a, Tensor):
             return a
@@ -199,7 +209,7 @@ def _first_tensor(args: tuple, kwargs: dict) -> Tensor | None:
     return None
 
 
-def _tensors_out(out, name: str = ""):
+def _tensors_out(out: object, name: str = "") -> Iterator[Tensor]:
     """The tensors of an op's result, but those PyTorch makes on the CPU whatever the device (`_CPU_OUTPUTS`)."""
     if isinstance(out, Tensor):
         yield out
@@ -210,7 +220,7 @@ def _tensors_out(out, name: str = ""):
                 yield o
 
 
-def _simulated_input(tags: DeviceTags, args: tuple, kwargs: dict) -> str | None:
+def _simulated_input(tags: DeviceTags, args: tuple[object, ...], kwargs: dict[str, object]) -> str | None:
     """The first simulated device among the tensor arguments (and the tensors in list arguments)."""
     for a in (*args, *kwargs.values()):
         if isinstance(a, Tensor):
@@ -226,9 +236,9 @@ def _simulated_input(tags: DeviceTags, args: tuple, kwargs: dict) -> str | None:
     return None
 
 
-def graph_leaves(roots):
+def graph_leaves(roots: Iterable[Node | None]) -> Iterator[Tensor]:
     """The tensors whose `.grad` a backward from these autograd graph roots accumulates into."""
-    seen: set = set()
+    seen: set[Node] = set()
     todo = [fn for fn in roots if fn is not None]
     while todo:
         node = todo.pop()
@@ -247,12 +257,12 @@ class LeafGrads:
     watched `backward()` hooks the leaves it reached (and tags a gradient one of them got before), and
     between watched windows the hook gives a new `.grad` its leaf's simulated device."""
 
-    def __init__(self, state: State):
+    def __init__(self, state: State) -> None:
         self.s = state
-        self._hooked: dict[int, weakref.ref] = {}  # id(leaf) -> the leaf
-        self.unwatched = None  # the graph of the last backward() between windows, until the next window
+        self._hooked: dict[int, weakref.ref[Tensor]] = {}  # id(leaf) -> the leaf
+        self.unwatched: Node | None = None  # the graph of the last backward() between windows, until the next window
 
-    def after_backward(self, root) -> None:
+    def after_backward(self, root: object) -> None:
         self._walk(root.grad_fn if isinstance(root, Tensor) else None)
 
     def window_opens(self) -> None:
@@ -260,12 +270,12 @@ class LeafGrads:
         fn, self.unwatched = self.unwatched, None
         self._walk(fn)
 
-    def _walk(self, fn) -> None:
+    def _walk(self, fn: Node | None) -> None:
         for leaf in graph_leaves((fn,)):
             known = self._hooked.get(id(leaf))
             if known is None or known() is not leaf:
                 self._hooked[id(leaf)] = weakref.ref(leaf)
-                leaf.register_post_accumulate_grad_hook(self._accumulated)
+                leaf.register_post_accumulate_grad_hook(self._accumulated)  # type: ignore[no-untyped-call]  # unannotated in torch
                 self._tag(leaf)  # a gradient made between windows, before the hook, and kept
 
     def _accumulated(self, leaf: Tensor) -> None:
@@ -281,13 +291,19 @@ class LeafGrads:
 
 
 class FunctionMode(TorchFunctionMode):
-    def __init__(self, state: State):
+    def __init__(self, state: State) -> None:
         super().__init__()
         self.s = state
         self._props = {id(torch.Tensor.device): "device", id(torch.Tensor.is_cuda): "is_cuda"}
         self.leaf_grads = LeafGrads(state)
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self,
+        func: Callable[..., Any],
+        types: Collection[type],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         s = self.s
         if s.busy:
             return func(*args, **(kwargs or {}))
@@ -341,7 +357,7 @@ class FunctionMode(TorchFunctionMode):
             self.leaf_grads.after_backward(args[0])
         return out
 
-    def _get(self, func, args):
+    def _get(self, func: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         """A tensor property: `.device` and `.is_cuda` answer with the simulated device."""
         prop = self._props.get(id(getattr(func, "__self__", None))) if self.s.simulate else None
         if prop is None or not isinstance(args[0], Tensor):
@@ -354,7 +370,7 @@ class FunctionMode(TorchFunctionMode):
             device = _DEVICES[dev] = torch.device(dev)
         return device
 
-    def _follow(self, func, args, kwargs):
+    def _follow(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Between watched windows (simulated CUDA only): keep device tags right, one torch function at a
         time, and nothing else. A new output takes the device of its first tensor input on a simulated
         device, as the dispatch mode would tag it op by op; the gradients a `backward()` accumulated take
@@ -391,7 +407,7 @@ class FunctionMode(TorchFunctionMode):
                     tags.set(t, source)
         return out
 
-    def _move(self, func, name, args, kwargs):
+    def _move(self, func: Callable[..., Any], name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         s = self.s
         t = args[0]
         target, dtype, non_blocking, copy, fmt = _parse_to(s, name, args, kwargs)
@@ -413,7 +429,7 @@ class FunctionMode(TorchFunctionMode):
         s.tags.set(out, target)
         return out
 
-    def _query(self, func, name, args, kwargs):
+    def _query(self, func: Callable[..., Any], name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """`get_device()` and `type()` answer with the simulated device; `type("torch.cuda.X")` converts and
         moves."""
         t = args[0]
@@ -440,7 +456,7 @@ class FunctionMode(TorchFunctionMode):
         self.s.tags.set(out, dev if dev.startswith("cuda") else "cuda:0")
         return out
 
-    def _sync(self, name, args, kwargs):
+    def _sync(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         t = args[0] if args and isinstance(args[0], Tensor) else _first_tensor(args, kwargs)
         if t is None:
             return
@@ -459,7 +475,7 @@ class FunctionMode(TorchFunctionMode):
         if self.s.device(t).startswith("cuda"):
             self._record_sync(name, t, label)
 
-    def _record_sync(self, name, t, label=None):
+    def _record_sync(self, name: str, t: Tensor, label: str | None = None) -> None:
         label = label or ("`.cpu()`" if name == "cpu" else "`.to('cpu')`")
         s = self.s
         site = s.attributor.site(via=True, callers=True)
@@ -474,7 +490,7 @@ class FunctionMode(TorchFunctionMode):
             key=name,
         )
 
-    def _bad_view(self, args, exc):
+    def _bad_view(self, args: tuple[Any, ...], exc: RuntimeError) -> None:
         t = args[0]
         s = self.s
         size = list(args[1:]) if len(args) > 1 else []
@@ -493,24 +509,30 @@ class FunctionMode(TorchFunctionMode):
         )
 
 
-class DispatchMode(TorchDispatchMode):
-    def __init__(self, state: State):
-        super().__init__()
+class DispatchMode(TorchDispatchMode):  # type: ignore[no-untyped-call]  # unannotated in torch
+    def __init__(self, state: State) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # unannotated in torch
         self.s = state
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(
+        self,
+        func: OpOverload,
+        types: Collection[type],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         kwargs = kwargs or {}
         s = self.s
         if s.busy:
             return func(*args, **kwargs)
         packet = func.overloadpacket
         if packet is aten.clone and s.current in _IMPLICIT_COPY:
-            self._implicit_copy(args[0])
+            self._implicit_copy(args[0], s.current)
         elif packet in _CONVS:
             self._memory_formats(args)
         if not s.track_devices:
             return func(*args, **kwargs)
-        found = []
+        found: list[tuple[int | str, int | None, Tensor]] = []
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 found.append((i, None, a))
@@ -530,9 +552,9 @@ class DispatchMode(TorchDispatchMode):
         return out
 
     # -- devices -------------------------------------------------------------------------------
-    def _check(self, func, packet, devs, foreach):
+    def _check(self, func: OpOverload, packet: OpOverloadPacket, devs: list[_Input], foreach: bool) -> None:
         if foreach:
-            groups: dict = {}
+            groups: dict[int | None, list[_Input]] = {}
             for i, j, t, d in devs:
                 if not (d == "cpu" and t.dim() == 0):
                     groups.setdefault(j, []).append((i, j, t, d))
@@ -553,11 +575,11 @@ class DispatchMode(TorchDispatchMode):
         if len({d for *_, d in relevant}) > 1:
             self._mismatch(func, relevant)
 
-    def _mismatch(self, func, devs):
+    def _mismatch(self, func: OpOverload, devs: list[_Input]) -> None:
         s = self.s
         names = [a.name for a in func._schema.arguments]
 
-        def label(i, j):
+        def label(i: int | str, j: int | None) -> str:
             base = names[i] if isinstance(i, int) and i < len(names) else str(i)
             return base if j is None else f"{base}[{j}]"
 
@@ -581,7 +603,7 @@ class DispatchMode(TorchDispatchMode):
             },
         )
 
-    def _tag(self, func, out, devs, kwargs, foreach):
+    def _tag(self, func: OpOverload, out: object, devs: list[_Input], kwargs: dict[str, Any], foreach: bool) -> None:
         s = self.s
         if foreach:
             if isinstance(out, (list, tuple)):
@@ -604,7 +626,7 @@ class DispatchMode(TorchDispatchMode):
             for t in _tensors_out(out, func.overloadpacket.__name__):
                 s.tags.set(t, target)
 
-    def _ambient(self):
+    def _ambient(self) -> str | None:
         """Factories inside a Python-implemented torch function follow that function's inputs."""
         for a in self.s.current_args:
             if isinstance(a, Tensor):
@@ -613,7 +635,7 @@ class DispatchMode(TorchDispatchMode):
         return None
 
     # -- layout --------------------------------------------------------------------------------
-    def _implicit_copy(self, t):
+    def _implicit_copy(self, t: object, function: str) -> None:
         if not isinstance(t, Tensor) or t.is_contiguous():
             return
         s = self.s
@@ -623,12 +645,12 @@ class DispatchMode(TorchDispatchMode):
         s.obs.add(
             "implicit-copy",
             s.attributor.site(callers=True),
-            f"`{s.current}` copied a non-contiguous tensor of shape {tuple(t.shape)} "
+            f"`{function}` copied a non-contiguous tensor of shape {tuple(t.shape)} "
             f"(strides {tuple(t.stride())}): {nbytes} bytes per call",
-            {"op": s.current, "shapes": [list(t.shape)], "strides": [list(t.stride())], "bytes": nbytes},
+            {"op": function, "shapes": [list(t.shape)], "strides": [list(t.stride())], "bytes": nbytes},
         )
 
-    def _memory_formats(self, args):
+    def _memory_formats(self, args: tuple[object, ...]) -> None:
         if len(args) < 2 or not isinstance(args[0], Tensor) or not isinstance(args[1], Tensor):
             return
         x, w = args[0], args[1]
@@ -636,7 +658,7 @@ class DispatchMode(TorchDispatchMode):
             return
         fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
 
-        def layout(t):
+        def layout(t: Tensor) -> str | None:
             dense, last = t.is_contiguous(), t.is_contiguous(memory_format=fmt)
             return None if dense == last else ("channels_last" if last else "contiguous")
 

@@ -9,8 +9,12 @@ The module is patched when the script imports it (importing FSDP takes seconds: 
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import sys
+from collections.abc import Callable, Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
 
 # module -> (attribute, what the report names)
 _FEATURES = {
@@ -22,16 +26,16 @@ _FEATURES = {
 class NotSimulated(RuntimeError):
     """A call simulated CUDA cannot run faithfully; `what` names it for the report."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str) -> None:
         super().__init__(f"simulated CUDA does not support {what}: run it on a GPU (--no-simulate-cuda)")
         self.what = what
 
 
-def _refuse(module) -> None:
+def _refuse(module: ModuleType) -> None:
     attribute, what = _FEATURES[module.__name__]
     if hasattr(module, attribute):
 
-        def refused(*args, **kwargs):
+        def refused(*args: object, **kwargs: object) -> None:
             raise NotSimulated(what)
 
         setattr(module, attribute, refused)
@@ -40,13 +44,13 @@ def _refuse(module) -> None:
 class _Loader(importlib.abc.Loader):
     """The module's own loader, then the refusal."""
 
-    def __init__(self, loader):
+    def __init__(self, loader: importlib.abc.Loader) -> None:
         self.loader = loader
 
-    def create_module(self, spec):
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module: ModuleType) -> None:
         self.loader.exec_module(module)
         _refuse(module)
 
@@ -54,27 +58,31 @@ class _Loader(importlib.abc.Loader):
 class _Finder(importlib.abc.MetaPathFinder):
     """Patches a module of `_FEATURES` right after it is first imported."""
 
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
         if name not in _FEATURES:
             return None
         for finder in sys.meta_path:
-            spec = None if finder is self else getattr(finder, "find_spec", lambda *a: None)(name, path, target)
+            spec: ModuleSpec | None = (
+                None if finder is self else getattr(finder, "find_spec", lambda *a: None)(name, path, target)
+            )
             if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
                 spec.loader = _Loader(spec.loader)
                 return spec
         return None
 
 
-def install() -> list:
+def install() -> list[Callable[[], None]]:
     """Refuse the features (now, or when their modules are imported); returns the undo closures."""
-    undo = []
+    undo: list[Callable[[], None]] = []
     for name in _FEATURES:
         module = sys.modules.get(name)
         if module is not None:
             attribute = _FEATURES[name][0]
             old = getattr(module, attribute, None)
             _refuse(module)
-            undo.append(lambda module=module, attribute=attribute, old=old: setattr(module, attribute, old))
+            undo.append(functools.partial(setattr, module, attribute, old))
     finder = _Finder()
     sys.meta_path.insert(0, finder)
     undo.append(lambda: sys.meta_path.remove(finder) if finder in sys.meta_path else None)

@@ -8,7 +8,10 @@ moved back into their cells (`nb.ipynb:cell_3`, line 2), findings and observatio
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from torchlint import notebook
+from torchlint.probe.json_types import Report
 
 
 def program_of(path: str) -> notebook.Program:
@@ -32,27 +35,44 @@ def skipped(program: notebook.Program) -> list[str]:
     return out
 
 
-def _place(program: notebook.Program, path: str, item: dict) -> None:
-    """Move `item`'s path and line (and end line) from the program into its cell, in place."""
-    if item.get("path") != path or not item.get("line"):
-        return
-    where = program.locate(item["line"], 1)
+class _Moved(NamedTuple):
+    path: str  # `nb.ipynb:cell_3`
+    line: int
+    end_line: int | None  # None when the item had none
+
+
+def _moved(
+    program: notebook.Program, path: str, at: str | None, line: int | None, end_line: int | None
+) -> _Moved | None:
+    """Where a position in the program at `path` is in its cell; None for a position elsewhere."""
+    if at != path or not line:
+        return None
+    where = program.locate(line, 1)
     if where is None:
-        return
-    if item.get("end_line"):
-        end = program.locate(item["end_line"], 1)
-        item["end_line"] = end[1] if end is not None and end[0] == where[0] else where[1]
-    item["path"], item["line"] = notebook.cell_path(path, where[0]), where[1]
+        return None
+    end = None
+    if end_line:
+        last = program.locate(end_line, 1)
+        end = last[1] if last is not None and last[0] == where[0] else where[1]
+    return _Moved(notebook.cell_path(path, where[0]), where[1], end)
 
 
-def to_cells(program: notebook.Program, path: str, report: dict) -> None:
+def to_cells(program: notebook.Program, path: str, report: Report) -> None:
     """The report's findings, observations, their stacks and sites, and the exception, in cell positions."""
     for finding in report["findings"]:
-        _place(program, path, finding)
+        if moved := _moved(program, path, finding.get("path"), finding.get("line"), finding.get("end_line")):
+            finding["path"], finding["line"] = moved.path, moved.line
+            if moved.end_line is not None:
+                finding["end_line"] = moved.end_line
         finding["fix"] = None  # its edits are in program lines; `torchlint check --fix` fixes notebooks
     for obs in report["observations"]:
         for site in [*obs.get("stack", ()), *obs.get("facts", {}).get("sites", ())]:
-            _place(program, path, site)
-        _place(program, path, obs)
-    if report["exception"]:
-        _place(program, path, report["exception"])
+            if moved := _moved(program, path, site["path"], site["line"], None):
+                site["path"], site["line"] = moved.path, moved.line
+        if moved := _moved(program, path, obs["path"], obs["line"], obs.get("end_line")):
+            obs["path"], obs["line"] = moved.path, moved.line
+            if moved.end_line is not None:
+                obs["end_line"] = moved.end_line
+    exception = report["exception"]
+    if exception and (moved := _moved(program, path, exception["path"], exception["line"], None)):
+        exception["path"], exception["line"] = moved.path, moved.line

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from torchlint.probe.json_types import Facts, ObservationJson, SiteJson, SpanJson
 from torchlint.probe.sites import Site
+
+# One observation per (kind, path, line, key): the key tells apart what one line does several times.
+_Key = tuple[str, str, int, object]
 
 KINDS = (
     "device-mismatch",
@@ -32,13 +36,16 @@ class Observation:
     line: int
     message: str
     first_step: int
-    facts: dict
-    steps: set = field(default_factory=set)
-    stack: list = field(default_factory=list)  # the user's call chain, innermost first (Site.stack)
+    facts: Facts
+    steps: set[int] = field(default_factory=set)
+    stack: list[SiteJson] = field(default_factory=list)  # the user's call chain, innermost first (Site.stack)
     span: tuple[int, int, int, int] | None = None  # the expression at `line` (Site.span), for editors
 
-    def to_json(self) -> dict:
-        where = {} if self.span is None else dict(zip(("column", "end_line", "end_column"), self.span[1:]))
+    def to_json(self) -> ObservationJson:
+        if self.span is None:
+            where: SpanJson = {}
+        else:
+            where = {"column": self.span[1], "end_line": self.span[2], "end_column": self.span[3]}
         return {
             "kind": self.kind,
             "path": self.path,
@@ -56,12 +63,12 @@ class Observations:
     """The store. `step` is the 1-based index of the optimizer step being worked towards."""
 
     def __init__(self) -> None:
-        self._items: dict[tuple, Observation] = {}
-        self.summaries: dict[tuple, Observation] = {}  # end-of-run observations, recomputed as a whole
+        self._items: dict[_Key, Observation] = {}
+        self.summaries: dict[_Key, Observation] = {}  # end-of-run observations, recomputed as a whole
         self.step = 1
 
     def add(
-        self, kind: str, site: Site | None, message: str, facts: dict, key: object = None, step: int | None = None
+        self, kind: str, site: Site | None, message: str, facts: Facts, key: object = None, step: int | None = None
     ) -> Observation | None:
         if site is None:
             return None
@@ -78,8 +85,12 @@ class Observations:
         obs.steps.add(step)
         return obs
 
-    def replace(self, kind: str, site: Site, key: object, message: str, facts: dict, steps: set, first: int) -> None:
-        """Set an observation computed as a whole (end-of-run summaries)."""
+    def replace(
+        self, kind: str, site: Site | None, key: object, message: str, facts: Facts, steps: set[int], first: int
+    ) -> None:
+        """Set an observation computed as a whole (end-of-run summaries); as `add`, none without a site."""
+        if site is None:
+            return
         self.summaries[(kind, site.path, site.line, key)] = Observation(
             kind, site.path, site.line, message, first, facts, set(steps), site.stack(), site.span()
         )

@@ -6,14 +6,15 @@ once (the lowest rank's wording) and says which ranks saw it.
 
 from __future__ import annotations
 
+from torchlint.probe.json_types import ChildResult, ExceptionJson, RankedObservation
+
 _STOP_ORDER = ("exception", "max-seconds", "max-steps", "end")  # the most telling reason wins
 
 
-def merge(per_rank: dict[int, dict]) -> dict:
+def merge(per_rank: dict[int, ChildResult]) -> ChildResult:
     ordered = [per_rank[rank] for rank in sorted(per_rank)]
     first = ordered[0]
-    crashed = next(((rank, r["exception"]) for rank, r in sorted(per_rank.items()) if r.get("exception")), None)
-    merged = {
+    merged: ChildResult = {
         **first,
         "ranks": sorted(per_rank),
         "steps": max(r["steps"] for r in ordered),
@@ -21,7 +22,7 @@ def merge(per_rank: dict[int, dict]) -> dict:
         "seconds": max(r["seconds"] for r in ordered),
         "stopped_by": min((r["stopped_by"] for r in ordered), key=_STOP_ORDER.index),
         "simulated_cuda": any(r["simulated_cuda"] for r in ordered),
-        "exception": {**crashed[1], "rank": crashed[0]} if crashed else None,
+        "exception": _first_crash(per_rank),
         "executed_lines": sorted({line for r in ordered for line in r["executed_lines"]}),
         "devices_used": sorted({d for r in ordered for d in r.get("devices_used", [])}),
         "error": next((r["error"] for r in ordered if r.get("error")), None),
@@ -29,7 +30,7 @@ def merge(per_rank: dict[int, dict]) -> dict:
         "exit_status": next((r["exit_status"] for r in ordered if r.get("exit_status")), 0),
         "devices_checked": all(r.get("devices_checked", True) for r in ordered),
     }
-    observations: dict[tuple, dict] = {}
+    observations: dict[tuple[str, str, int], RankedObservation] = {}
     for rank, result in sorted(per_rank.items()):
         for obs in result["observations"]:
             key = (obs["kind"], obs["path"], obs["line"])
@@ -42,3 +43,11 @@ def merge(per_rank: dict[int, dict]) -> dict:
                 seen["first_step"] = min(seen["first_step"], obs["first_step"])
     merged["observations"] = list(observations.values())
     return merged
+
+
+def _first_crash(per_rank: dict[int, ChildResult]) -> ExceptionJson | None:
+    """The exception of the lowest rank that raised, saying which rank that was."""
+    for rank, result in sorted(per_rank.items()):
+        if exception := result.get("exception"):
+            return {**exception, "rank": rank}
+    return None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+from torchlint.probe.json_types import ObservationJson, Report
+
 STATUS_WORDS = {
     "confirmed": "confirmed",
     "not-observed": "not observed",
@@ -13,7 +15,7 @@ STATUS_WORDS = {
 }
 
 
-def to_json(report: dict) -> str:
+def to_json(report: Report) -> str:
     return json.dumps(report, indent=2) + "\n"
 
 
@@ -22,7 +24,7 @@ def _where(path: str | None, line: int | None) -> str:
     return f"{rel}:{line}" if line else rel
 
 
-def _stop(report: dict) -> str:
+def _stop(report: Report) -> str:
     exc = report["exception"]
     if exc and exc.get("unsupported"):
         return "simulated CUDA does not support what the script called"
@@ -38,7 +40,7 @@ def _stop(report: dict) -> str:
     }[report["stopped_by"]]
 
 
-def _steps(report: dict, o: dict) -> str:
+def _steps(report: Report, o: ObservationJson) -> str:
     """Which steps an observation fired in, out of the steps watched (all of them with --every-step)."""
     if o["kind"] == "crash":
         return f"in step {o['first_step']}" if report["steps"] or o["first_step"] > 1 else "before any step"
@@ -46,7 +48,7 @@ def _steps(report: dict, o: dict) -> str:
     return f"in {o['count']} of {watched} watched step{'s' if watched != 1 else ''}, from step {o['first_step']}"
 
 
-def to_text(report: dict) -> str:
+def to_text(report: Report) -> str:
     out = []
     sim = " (simulated CUDA)" if report["simulated_cuda"] else ""
     counted = "optimizer steps" if report.get("step_kind", "optimizer") == "optimizer" else "steps (backward calls)"

@@ -9,19 +9,22 @@ simulated device, as a GPU run would write it. `storage.cuda()` tags the storage
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 import torch.serialization as serialization
 
 from torchlint.probe.device_tags import DeviceTags, parse_device
 
 
-def install(tags: DeviceTags, count: int) -> list:
+def install(tags: DeviceTags, count: int) -> list[Callable[[], None]]:
     """Patch `torch.load`, the location tag `torch.save` writes and `UntypedStorage.cuda`; returns the undo
     closures."""
     load, location_tag, storage_cuda = torch.load, serialization.location_tag, torch.UntypedStorage.cuda
 
-    def restore(storage, target: str | None):
-        storage = getattr(storage, "_untyped_storage", storage)
+    def restore(saved: Any, target: str | None) -> torch.UntypedStorage:
+        storage: torch.UntypedStorage = getattr(saved, "_untyped_storage", saved)  # a TypedStorage's, or itself
         if target and target.startswith("cuda"):
             index = int(target.split(":")[1]) if ":" in target else 0
             if index >= count:
@@ -32,8 +35,8 @@ def install(tags: DeviceTags, count: int) -> list:
             tags.set_storage(storage, f"cuda:{index}")
         return storage
 
-    def simulated_load(f, map_location=None, *args, **kwargs):
-        def where(storage, location):
+    def simulated_load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
+        def where(storage: Any, location: str) -> Any:
             if map_location is None:
                 return restore(storage, parse_device(location))
             if isinstance(map_location, dict):
@@ -45,16 +48,19 @@ def install(tags: DeviceTags, count: int) -> list:
 
         return load(f, where, *args, **kwargs)
 
-    def simulated_location(storage):
+    def simulated_location(storage: Any) -> str:
         device = tags.of_storage(getattr(storage, "_untyped_storage", storage))
-        return device if device is not None else location_tag(storage)
+        if device is not None:
+            return device
+        tag: str = location_tag(storage)
+        return tag
 
-    def to_cuda(storage, device=None, non_blocking=False):
+    def to_cuda(storage: Any, device: object = None, non_blocking: bool = False) -> torch.UntypedStorage:
         return restore(storage, parse_device(device if device is not None else "cuda"))
 
     torch.load = simulated_load
     serialization.location_tag = simulated_location
-    torch.UntypedStorage.cuda = to_cuda
+    torch.UntypedStorage.cuda = to_cuda  # type: ignore[method-assign, assignment]  # patched on purpose
     return [
         lambda: setattr(torch, "load", load),
         lambda: setattr(serialization, "location_tag", location_tag),

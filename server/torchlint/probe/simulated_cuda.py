@@ -14,11 +14,13 @@ import contextlib
 import math
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Literal
 
 import torch
 
 from torchlint.probe import simulated_checkpoints, simulated_devices, simulated_parallel
-from torchlint.probe.device_tags import DeviceTags, parse_device
+from torchlint.probe.device_tags import DeviceTags, parse_device, required_device
 from torchlint.probe.simulated_devices import check_ordinal
 from torchlint.probe.simulated_gpus import DEFAULT_GPU, GPUS, Gpu
 from torchlint.probe.simulated_rng import CudaGenerators, Generator
@@ -50,8 +52,8 @@ class _Properties:
 class Stream:
     """A CUDA stream that runs nothing: work happens on the CPU, in order."""
 
-    def __init__(self, device=None, priority: int = 0, **_kwargs):
-        self.device = torch.device(parse_device(device) if device is not None else "cuda:0")
+    def __init__(self, device: object = None, priority: int = 0, **_kwargs: object) -> None:
+        self.device = torch.device(required_device(device) if device is not None else "cuda:0")
         self.priority = priority
 
     def synchronize(self) -> None:
@@ -63,32 +65,34 @@ class Stream:
     def is_capturing(self) -> bool:
         return False
 
-    def wait_stream(self, stream) -> None:
+    def wait_stream(self, stream: object) -> None:
         pass
 
-    def wait_event(self, event) -> None:
+    def wait_event(self, event: object) -> None:
         pass
 
-    def record_event(self, event=None):
+    def record_event(self, event: Event | None = None) -> Event:
         event = event or Event()
         event.record(self)
         return event
 
-    def __enter__(self):
+    def __enter__(self) -> Stream:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
 
 
 class Event:
     """A CUDA event; `elapsed_time` is the CPU time between two records, in milliseconds."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, **_kwargs):
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, **_kwargs: object
+    ) -> None:
         self.enable_timing = enable_timing
         self.recorded_at: float | None = None
 
-    def record(self, stream=None) -> None:
+    def record(self, stream: object = None) -> None:
         self.recorded_at = time.perf_counter()
 
     def elapsed_time(self, end: Event) -> float:
@@ -104,52 +108,52 @@ class Event:
     def query(self) -> bool:
         return True
 
-    def wait(self, stream=None) -> None:
+    def wait(self, stream: object = None) -> None:
         pass
 
 
 class SimulatedCuda:
     """The simulated runtime: one state shared by the `torch.cuda` and `torch.accelerator` patches."""
 
-    def __init__(self, tags: DeviceTags, gpu: str = DEFAULT_GPU, device_count: int = 1):
+    def __init__(self, tags: DeviceTags, gpu: str = DEFAULT_GPU, device_count: int = 1) -> None:
         self.tags = tags
         self.gpu = GPUS[gpu]
         self.device_count = max(1, device_count)
         self.current = 0
         self.peak: dict[str, int] = {}
-        self.sync_debug_mode = 0
+        self.sync_debug_mode: int | str = 0
         self.streams = [Stream(f"cuda:{i}") for i in range(self.device_count)]
         self.rng = CudaGenerators(self.device_count, lambda: self.current)
 
     # -- memory ---------------------------------------------------------------------------------
-    def _device(self, device=None) -> str:
+    def _device(self, device: object = None) -> str:
         """A device argument as "cuda:N"; no index means the current device."""
         if device is None or device == "cuda" or (isinstance(device, torch.device) and device.index is None):
             return f"cuda:{self.current}"
         return parse_device(device) or f"cuda:{self.current}"
 
-    def allocated(self, device=None) -> int:
+    def allocated(self, device: object = None) -> int:
         name = self._device(device)
         now = self.tags.bytes_on(name)
         self.peak[name] = max(self.peak.get(name, 0), now)
         return now
 
-    def max_allocated(self, device=None) -> int:
+    def max_allocated(self, device: object = None) -> int:
         self.allocated(device)
         return self.peak[self._device(device)]
 
-    def reserved(self, device=None) -> int:
+    def reserved(self, device: object = None) -> int:
         return math.ceil(self.max_allocated(device) / _BLOCK) * _BLOCK
 
-    def reset_peak(self, device=None) -> None:
+    def reset_peak(self, device: object = None) -> None:
         self.peak.pop(self._device(device), None)
 
-    def mem_get_info(self, device=None) -> tuple[int, int]:
+    def mem_get_info(self, device: object = None) -> tuple[int, int]:
         return (self.gpu.total_memory - self.reserved(device), self.gpu.total_memory)
 
-    def stats(self, device=None) -> OrderedDict:
+    def stats(self, device: object = None) -> OrderedDict[str, int]:
         now, peak, reserved = self.allocated(device), self.max_allocated(device), self.reserved(device)
-        stats = OrderedDict()
+        stats: OrderedDict[str, int] = OrderedDict()
         for metric, current, top in (
             ("allocated_bytes", now, peak),
             ("active_bytes", now, peak),
@@ -166,7 +170,7 @@ class SimulatedCuda:
             stats[counter] = 0
         return stats
 
-    def summary(self, device=None, abbreviated: bool = False) -> str:
+    def summary(self, device: object = None, abbreviated: bool = False) -> str:
         name = self._device(device)
         mib = 2**20
         rows = [
@@ -178,11 +182,11 @@ class SimulatedCuda:
         return "\n".join(lines) + "\n"
 
     # -- installation ---------------------------------------------------------------------------
-    def install(self) -> list:
+    def install(self) -> list[Callable[[], None]]:
         """Patch torch; returns the undo closures."""
-        undo = []
+        undo: list[Callable[[], None]] = []
 
-        def patch(owner, name, value):
+        def patch(owner: object, name: str, value: object) -> None:
             had, old = name in vars(owner), vars(owner).get(name)
             setattr(owner, name, value)
             undo.append(lambda: setattr(owner, name, old) if had else delattr(owner, name))
@@ -191,11 +195,11 @@ class SimulatedCuda:
         on_device = type("device", (_DeviceContext,), {"cuda": self, "__module__": "torch.cuda"})
         on_tensors_device = type("device_of", (_OfTensor, on_device), {"__module__": "torch.cuda"})
 
-        def stream_of(device=None):
+        def stream_of(device: object = None) -> Stream:
             return self.streams[int(self._device(device).split(":")[1]) % self.device_count]
 
         cuda = torch.cuda
-        runtime = {
+        runtime: dict[str, object] = {
             "is_available": lambda: True,
             "is_initialized": lambda: True,
             "device_count": lambda: self.device_count,
@@ -225,7 +229,7 @@ class SimulatedCuda:
             "set_sync_debug_mode": lambda mode: setattr(self, "sync_debug_mode", _debug_level(mode)),
             "get_sync_debug_mode": lambda: self.sync_debug_mode,
         }
-        memory = {
+        memory: dict[str, object] = {
             "memory_allocated": self.allocated,
             "max_memory_allocated": self.max_allocated,
             "memory_reserved": self.reserved,
@@ -247,7 +251,11 @@ class SimulatedCuda:
             patch(cuda.random, name, value)
         patch(cuda.memory, "_record_memory_history", lambda *args, **kwargs: None)
         # Profiler ranges mark nothing here (push and pop answer the nesting depth, as NVTX does).
-        ranges: list = []
+        ranges: list[str] = []
+
+        def range_push(msg: str) -> int:
+            ranges.append(msg)
+            return len(ranges) - 1
 
         def range_pop() -> int:
             if not ranges:
@@ -256,7 +264,7 @@ class SimulatedCuda:
             return len(ranges)
 
         for name, value in {
-            "range_push": lambda msg: ranges.append(msg) or len(ranges) - 1,
+            "range_push": range_push,
             "range_pop": range_pop,
             "mark": lambda msg: None,
             "range": lambda msg, *args, **kwargs: contextlib.nullcontext(),
@@ -271,7 +279,7 @@ class SimulatedCuda:
             if hasattr(cuda.memory, name):
                 patch(cuda.memory, name, value)
         accelerator = torch.accelerator
-        for name, value in {
+        accelerated: dict[str, object] = {
             "is_available": lambda: True,
             "current_accelerator": lambda check_available=False: torch.device("cuda"),
             "device_count": lambda: self.device_count,
@@ -291,17 +299,18 @@ class SimulatedCuda:
             "reset_peak_memory_stats": self.reset_peak,
             "get_memory_info": self.mem_get_info,
             "empty_cache": lambda: None,
-        }.items():
+        }
+        for name, value in accelerated.items():
             patch(accelerator, name, value)
         # NCCL needs GPUs: ranks talk over gloo, on the CPU, where the tensors really are.
         import torch.distributed as dist
 
         init_process_group = dist.init_process_group
 
-        def gloo_process_group(backend=None, *args, **kwargs):
+        def gloo_process_group(backend: str | None = None, *args: Any, **kwargs: Any) -> None:
             if backend is None or "nccl" in str(backend):
                 backend = "gloo"
-            return init_process_group(backend, *args, **kwargs)
+            init_process_group(backend, *args, **kwargs)
 
         patch(dist, "init_process_group", gloo_process_group)
         # Pinning needs a real accelerator: pinned memory is ordinary memory here.
@@ -321,7 +330,7 @@ class SimulatedCuda:
         undo += simulated_parallel.install()
         return undo
 
-    def set_device(self, device) -> None:
+    def set_device(self, device: object) -> None:
         name = self._device(device)
         check_ordinal(name, self.device_count)
         self.current = int(name.split(":")[1])
@@ -333,32 +342,34 @@ class _DeviceContext:
 
     cuda: SimulatedCuda
 
-    def __init__(self, device):
+    def __init__(self, device: object) -> None:
         self.device = device
         self.before = self.cuda.current
 
-    def __enter__(self):
+    def __enter__(self) -> _DeviceContext:
         self.before = self.cuda.current
         if self.device is not None and self.device != -1:
             self.cuda.set_device(self.device)
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.cuda.current = self.before
         return False
 
 
-class _OfTensor:
+class _OfTensor(_DeviceContext):
     """`torch.cuda.device_of(t)`: the device of a tensor (the CPU's -1 changes nothing)."""
 
-    def __init__(self, obj):
+    def __init__(self, obj: object) -> None:
         super().__init__(obj.get_device() if isinstance(obj, torch.Tensor) else obj)
 
 
-def _autocast_on_cpu(init):
+def _autocast_on_cpu(init: Callable[..., None]) -> Callable[..., None]:
     """`autocast("cuda", dtype)` casts the CPU work to that dtype (CUDA's default: float16)."""
 
-    def simulated_init(self, device_type, dtype=None, *args, **kwargs):
+    def simulated_init(
+        self: torch.autocast, device_type: str, dtype: torch.dtype | None = None, *args: Any, **kwargs: Any
+    ) -> None:
         if device_type == "cuda":
             device_type, dtype = "cpu", dtype or torch.float16
         init(self, device_type, dtype, *args, **kwargs)
@@ -388,16 +399,16 @@ class _LegacyType(type):
     dtype: torch.dtype
     cpu_type: type
 
-    def __call__(cls, *args, **kwargs):
-        tensor = cls.cpu_type(*args, **kwargs)
+    def __call__(cls, *args: Any, **kwargs: Any) -> torch.Tensor:
+        tensor: torch.Tensor = cls.cpu_type(*args, **kwargs)
         cls.cuda.tags.set(tensor, f"cuda:{cls.cuda.current}")
         return tensor
 
-    def __instancecheck__(cls, obj) -> bool:
+    def __instancecheck__(cls, obj: object) -> bool:
         return isinstance(obj, torch.Tensor) and obj.dtype == cls.dtype and cls.cuda.tags.get(obj).startswith("cuda")
 
 
-def legacy_types(cuda: SimulatedCuda) -> dict:
+def legacy_types(cuda: SimulatedCuda) -> dict[str, type]:
     return {
         name: _LegacyType(
             name, (), {"cuda": cuda, "dtype": dtype, "cpu_type": getattr(torch, name), "__module__": "torch.cuda"}
@@ -406,5 +417,5 @@ def legacy_types(cuda: SimulatedCuda) -> dict:
     }
 
 
-def _debug_level(mode) -> int:
+def _debug_level(mode: int | str) -> int | str:  # an unknown name is kept as it is
     return {"default": 0, "warn": 1, "error": 2}.get(mode, mode) if isinstance(mode, str) else int(mode)

@@ -8,45 +8,48 @@ its CUDA device. Random tensors themselves are drawn on the CPU, from the genera
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import SupportsInt
+
 import torch
 
-from torchlint.probe.device_tags import parse_device
+from torchlint.probe.device_tags import parse_device, required_device
 
 _RealGenerator = torch._C.Generator
 _DEFAULT_SEED = 67280421310721  # what a fresh CUDA generator starts from, as on the CPU
 
 
-class _GeneratorType(type(_RealGenerator)):  # type: ignore[misc]
+class _GeneratorType(type(_RealGenerator)):  # type: ignore[misc]  # a base computed at run time
     """Every real generator is still a `torch.Generator`."""
 
-    def __instancecheck__(cls, obj) -> bool:
+    def __instancecheck__(cls, obj: object) -> bool:
         return isinstance(obj, _RealGenerator)
 
 
 class Generator(_RealGenerator, metaclass=_GeneratorType):
     """`torch.Generator(device=...)`: a CPU generator that says which device it was made for."""
 
-    def __new__(cls, device=None):
+    def __new__(cls, device: object = None) -> Generator:
         return _RealGenerator.__new__(cls)
 
-    def __init__(self, device=None):
-        self._logical = parse_device(device) if device is not None else "cpu"
+    def __init__(self, device: object = None) -> None:
+        self._logical = required_device(device) if device is not None else "cpu"
 
     @property
-    def device(self) -> torch.device:
+    def device(self) -> torch.device:  # type: ignore[override]  # torch's stub has it writable; it is not
         return torch.device(self._logical)
 
 
 class CudaGenerators:
     """The default generators of the simulated devices and the `torch.cuda` random API over them."""
 
-    def __init__(self, device_count: int, current):
+    def __init__(self, device_count: int, current: Callable[[], int]) -> None:
         self.generators = tuple(Generator(f"cuda:{i}") for i in range(device_count))
         for g in self.generators:
             g.manual_seed(_DEFAULT_SEED)
         self._current = current  # () -> the current device index
 
-    def _of(self, device="cuda") -> Generator:
+    def _of(self, device: object = "cuda") -> Generator:
         if isinstance(device, int):
             index = device
         else:
@@ -56,24 +59,24 @@ class CudaGenerators:
             raise RuntimeError("CUDA error: invalid device ordinal")
         return self.generators[index]
 
-    def api(self) -> dict:
+    def api(self) -> dict[str, object]:
         """Name -> function, for `torch.cuda` and `torch.cuda.random`."""
 
-        def seed_all(seed=None) -> None:
+        def seed_all(seed: int | None = None) -> None:
             for g in self.generators:
                 g.manual_seed(seed) if seed is not None else g.seed()
 
-        def set_states(states) -> None:
+        def set_states(states: Iterable[torch.Tensor]) -> None:
             for g, state in zip(self.generators, states):
                 g.set_state(state)
 
-        def manual_seed(seed) -> None:
+        def manual_seed(seed: SupportsInt) -> None:
             self._of().manual_seed(int(seed))
 
         def seed() -> None:
             self._of().seed()
 
-        def set_state(new_state, device="cuda") -> None:
+        def set_state(new_state: torch.Tensor, device: object = "cuda") -> None:
             self._of(device).set_state(new_state.clone())
 
         return {

@@ -12,6 +12,9 @@ import os
 import sys
 import sysconfig
 from dataclasses import dataclass, field
+from types import CodeType, FrameType, TracebackType
+
+from torchlint.probe.json_types import SiteJson
 
 PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
 # The file `--nproc-per-node` hands to PyTorch's launcher: the probe's own code, never the user's.
@@ -42,16 +45,19 @@ class Site:
     callers: tuple[tuple[str, int], ...] = field(default=(), compare=False)
     # The frame's code and its last instruction: where on the line it was, which `span` works out
     # only for an observation (the editor marks the expression, not the whole line).
-    code: object = field(default=None, compare=False, repr=False)
+    code: CodeType | None = field(default=None, compare=False, repr=False)
     lasti: int = field(default=-1, compare=False, repr=False)
 
     def key(self) -> tuple[str, int]:
         return (self.path, self.line)
 
+    def to_json(self) -> SiteJson:
+        return {"path": self.path, "line": self.line}
+
     def span(self) -> tuple[int, int, int, int] | None:
         """The 1-based (line, column, end line, end column) of the expression the frame was evaluating,
         columns in code points; None before Python 3.11, or when the expression does not start on `line`."""
-        positions = getattr(self.code, "co_positions", None)
+        positions = getattr(self.code, "co_positions", None)  # Python 3.11+
         if positions is None or self.lasti < 0:
             return None
         pos = next(itertools.islice(positions(), self.lasti // 2, None), None)
@@ -60,9 +66,9 @@ class Site:
         line, end_line, col, end_col = pos
         return (line, _chars(self.path, line, col) + 1, end_line, _chars(self.path, end_line, end_col) + 1)
 
-    def stack(self) -> list[dict]:
+    def stack(self) -> list[SiteJson]:
         """The user's call chain as JSON, innermost first, this line included."""
-        return [{"path": self.path, "line": self.line}, *({"path": p, "line": n} for p, n in self.callers)]
+        return [{"path": p, "line": n} for p, n in (self.key(), *self.callers)]
 
 
 def _chars(path: str, line: int, offset: int) -> int:
@@ -74,7 +80,7 @@ def _chars(path: str, line: int, offset: int) -> int:
 class Attributor:
     """Finds the first frame in user code: outside torch, the stdlib, site-packages and the probe."""
 
-    def __init__(self, extra_library_roots: tuple[str, ...] = ()):
+    def __init__(self, extra_library_roots: tuple[str, ...] = ()) -> None:
         self._roots = _library_roots() + tuple(os.path.realpath(r) for r in extra_library_roots)
         self._cache: dict[str, bool] = {}
         self._real: dict[str, str] = {}
@@ -97,21 +103,21 @@ class Attributor:
     def site(self, via: bool = False, callers: bool = False) -> Site | None:
         """The user's line for the current event; with `via` the library function in between, with
         `callers` the user frames further out (costs a walk to the bottom of the stack: observations only)."""
-        frame = sys._getframe(1)
-        want, via = via, None
+        frame: FrameType | None = sys._getframe(1)
+        library: str | None = None
         while frame is not None:
             code = frame.f_code
             name = code.co_filename
             if self.is_user(name):
                 caller_sites = self._callers(frame.f_back) if callers else ()
-                return Site(self.real(name), frame.f_lineno, via, caller_sites, code, frame.f_lasti)
-            if via is None and want and not name.startswith(PROBE_DIR) and not name.endswith(_PLUMBING):
+                return Site(self.real(name), frame.f_lineno, library, caller_sites, code, frame.f_lasti)
+            if library is None and via and not name.startswith(PROBE_DIR) and not name.endswith(_PLUMBING):
                 module = frame.f_globals.get("__name__", "?")
-                via = f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
+                library = f"{module}.{getattr(code, 'co_qualname', code.co_name)}"
             frame = frame.f_back
         return None
 
-    def _callers(self, frame) -> tuple[tuple[str, int], ...]:
+    def _callers(self, frame: FrameType | None) -> tuple[tuple[str, int], ...]:
         found = []
         while frame is not None:
             name = frame.f_code.co_filename
@@ -120,7 +126,7 @@ class Attributor:
             frame = frame.f_back
         return tuple(found)
 
-    def frames(self, tb) -> list[tuple[str, int]]:
+    def frames(self, tb: TracebackType | None) -> list[tuple[str, int]]:
         """The user frames of a traceback, innermost first."""
         import traceback
 
@@ -130,7 +136,7 @@ class Attributor:
             if self.is_user(f.f_code.co_filename)
         ]
 
-    def called_from_user(self, tb) -> str:
+    def called_from_user(self, tb: TracebackType | None) -> str:
         """What the innermost user frame of a traceback called: the library function (`module.qualname`),
         or the user's source line when the error came straight from C."""
         import traceback
@@ -149,7 +155,7 @@ class Attributor:
 
     def caller_is_library(self) -> bool:
         """Whether the nearest frame that is neither probe code nor mode plumbing is library code."""
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None:
             name = frame.f_code.co_filename
             if not name.startswith(PROBE_DIR) and not name.endswith(_PLUMBING):

@@ -11,16 +11,17 @@ from __future__ import annotations
 import json
 import multiprocessing.spawn as mp_spawn
 import os
+from collections.abc import Callable
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def install(gpu: str, device_count: int) -> list:
+def install(gpu: str, device_count: int) -> list[Callable[[], None]]:
     """Give spawned processes the prologue; returns the undo closures."""
     command_line = mp_spawn.get_command_line
     config = json.dumps({"gpu": gpu, "device_count": device_count})
 
-    def simulated_command_line(**kwds):
+    def simulated_command_line(**kwds: object) -> list[str]:
         command = command_line(**kwds)
         if "-c" not in command:  # a frozen interpreter: nothing to prepend to
             return command
@@ -47,4 +48,4 @@ def simulate(config: str) -> None:
     state.device_count = options["device_count"]
     state.watching = False
     SimulatedCuda(state.tags, options["gpu"], options["device_count"]).install()
-    FunctionMode(state).__enter__()
+    FunctionMode(state).__enter__()  # type: ignore[no-untyped-call]  # unannotated in torch

@@ -9,12 +9,17 @@ called module's tensors for a device split and record where parameters were made
 
 from __future__ import annotations
 
+import functools
 import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import nn
 from torch.nn.modules import module as module_hooks
 from torch.optim import optimizer as optim_hooks
+from torch.utils.hooks import RemovableHandle
 
 from torchlint.probe.modes import State, graph_leaves
 from torchlint.probe.sites import Site
@@ -25,7 +30,7 @@ _GRAPH_CAP = 5000
 class Stop(BaseException):
     """Raised into the user's program to end it; a BaseException so `except Exception` cannot swallow it."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
 
@@ -35,15 +40,16 @@ class _Param:
 
     __slots__ = ("stepped", "stepped_with_grad", "seen", "fresh", "cleared", "got_grad")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.stepped = False  # its optimizer has stepped at least once since we watch it
         self.stepped_with_grad = False  # it had a gradient at that step: one that could be carried over
-        self.seen = None  # (id, _version) of .grad when last looked at; a change means it was cleared
+        # (id, _version) of .grad when last looked at; a change means it was cleared
+        self.seen: tuple[int, int] | None = None
         self.fresh = False  # a gradient arrived since the last step
         self.cleared = False  # .grad was set to None, replaced or modified in place since the last step
         self.got_grad = False  # ever
 
-    def look_before_step(self, grad) -> None:
+    def look_before_step(self, grad: torch.Tensor) -> None:
         """Between backward and step, in-place changes are usually clipping or unscaling: only a
         replaced or all-zero gradient counts as cleared."""
         state = (id(grad), grad._version)
@@ -52,11 +58,23 @@ class _Param:
                 self.cleared = True
             self.seen = state
 
-    def look(self, grad) -> None:
+    def look(self, grad: torch.Tensor | None) -> None:
         state = (id(grad), grad._version) if grad is not None else None
         if state != self.seen:
             self.cleared = True
         self.seen = state
+
+
+@dataclass
+class _Record:
+    """What one optimizer (or the loop without one, "manual") did, step by step (1-based)."""
+
+    name: str
+    steps: int = 0
+    accumulated: dict[int, set[int]] = field(default_factory=dict)  # step -> ids of params that carried a grad
+    zero: list[tuple[int, Site | None]] = field(default_factory=list)  # all-zero steps, the last zero_grad's site
+    sites: dict[int, Site | None] = field(default_factory=dict)  # step -> where it was taken
+    eval: list[tuple[int, nn.Module, Site | None]] = field(default_factory=list)  # modules in eval mode at a step
 
 
 class TrainingChecks:
@@ -66,30 +84,31 @@ class TrainingChecks:
         self.max_steps = max_steps
         self.steps = 0
         self.params: dict[int, _Param] = {}
-        self.leaves: dict[int, weakref.ref] = {}  # id(param) -> the parameter, for those in `params`
+        self.leaves: dict[int, weakref.ref[torch.Tensor]] = {}  # id(param) -> the parameter, for those in `params`
         self.versions: dict[int, int] = {}  # id(leaf) -> its version at the last step, in loops without optimizer
-        # id(optimizer), or "manual" for a loop without one -> {"name", "steps", "accumulated": {step: ids}, ...}
-        self.optimizers: dict[int | str, dict] = {}
-        self.made: dict[int, tuple] = {}  # id(param) -> (weakref, Site, owner class, name)
+        self.optimizers: dict[int | str, _Record] = {}  # id(optimizer), or "manual" for a loop without one
+        # id(param) -> (the parameter, where it was made, owner class, name)
+        self.made: dict[int, tuple[weakref.ref[nn.Parameter], Site, str, str]] = {}
         self.attr_sites: dict[tuple[int, str], Site] = {}  # (id(module), attr) -> where a tensor was assigned
         self.move_sites: dict[int, Site] = {}  # id(module) -> its last .to/.cuda/.cpu
         self.eval_sites: dict[int, Site] = {}  # id(module) -> where it was put in eval mode
-        self.eval_roots: dict[int, tuple] = {}  # modules called in eval mode since the last step
+        # modules called in eval mode since the last step, and where
+        self.eval_roots: dict[int, tuple[weakref.ref[nn.Module], Site | None]] = {}
         self.zero_grad_site: Site | None = None
-        self.on_move = None  # (module, site) -> None: the DDP checks want to know
+        self.on_move: Callable[[nn.Module, Site | None], None] | None = None  # the DDP checks want to know
         self.optimizer_made = False  # else each backward() counts as a step
         self.split_checked: dict[int, int] = {}
-        self.graph_live: dict[int, tuple] = {}  # id(tensor) -> (weakref, Site, step)
-        self.graph_sizes: dict[tuple, list] = {}  # site key -> [(step, max graph size)]
+        self.graph_live: dict[int, tuple[weakref.ref[torch.Tensor], Site]] = {}  # id(tensor) -> (it, where made)
+        self.graph_sizes: dict[Site, list[tuple[int, int]]] = {}  # where made -> [(step, max graph size)]
         self.depth = 0
-        self.on_step = None  # called after each step (the child saves a checkpoint)
+        self.on_step: Callable[[], None] | None = None  # called after each step (the child saves a checkpoint)
         # Between windows under simulated CUDA, optimizer steps and zero_grad run without device following:
         # pause() -> bool says whether it paused; resume(optimizer or None) turns it back on.
-        self.pause_following = None
-        self.resume_following = None
-        self.handles: list = []
-        self.module_handles: list = []
-        self.undo: list = []
+        self.pause_following: Callable[[], bool] | None = None
+        self.resume_following: Callable[[torch.optim.Optimizer | None], None] | None = None
+        self.handles: list[RemovableHandle] = []
+        self.module_handles: list[RemovableHandle] = []
+        self.undo: list[Callable[[], None]] = []
 
     # -- installation ---------------------------------------------------------------------------
     def install(self) -> None:
@@ -132,13 +151,13 @@ class TrainingChecks:
             undo()
         self.s.on_grad_output = None
 
-    def _wrap(self, owner, name, before, quiet: bool = False) -> None:
+    def _wrap(self, owner: type, name: str, before: Callable[..., None], quiet: bool = False) -> None:
         """`before()` ahead of `owner.name`; a `quiet` method (one that makes no tensor) also runs without
         device following between windows."""
         original = owner.__dict__[name]
         depth = [0]  # `train()` recurses into children: record the outermost call only
 
-        def wrapper(this, *args, **kwargs):
+        def wrapper(this: object, *args: Any, **kwargs: Any) -> Any:
             if not self.s.busy and not depth[0]:
                 self.s.busy += 1
                 try:
@@ -151,23 +170,23 @@ class TrainingChecks:
                 return original(this, *args, **kwargs)
             finally:
                 depth[0] -= 1
-                if paused:
+                if paused and self.resume_following is not None:
                     self.resume_following(None)
 
-        wrapper.__wrapped__ = original
+        functools.update_wrapper(wrapper, original, assigned=(), updated=())  # only `__wrapped__`
         setattr(owner, name, wrapper)
         self.undo.append(lambda: setattr(owner, name, original))
 
-    def _after(self, owner, name, after) -> None:
+    def _after(self, owner: object, name: str, after: Callable[..., None]) -> None:
         """Call `after()` when `owner.name` returns (Tensor.backward goes through torch.autograd.backward)."""
         original = getattr(owner, name)
 
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             out = original(*args, **kwargs)
             after(*args, **kwargs)
             return out
 
-        wrapper.__wrapped__ = original
+        functools.update_wrapper(wrapper, original, assigned=(), updated=())  # only `__wrapped__`
         setattr(owner, name, wrapper)
         self.undo.append(lambda: setattr(owner, name, original))
 
@@ -176,20 +195,20 @@ class TrainingChecks:
         return Site(site.path, site.line, None, site.callers, site.code, site.lasti) if site is not None else None
 
     # -- construction-time records --------------------------------------------------------------
-    def _param_made(self, module, name, param):
+    def _param_made(self, module: nn.Module, name: str, param: nn.Parameter | None) -> None:
         if param is None:
             return
         site = self._site()
         if site is not None:
             self.made[id(param)] = (weakref.ref(param), site, type(module).__name__, name)
 
-    def _on_setattr(self, module, name, value):
+    def _on_setattr(self, module: nn.Module, name: str, value: object) -> None:
         if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter):
             site = self._site()
             if site is not None:
                 self.attr_sites[(id(module), name)] = site
 
-    def _on_move(self, module, *args, **kwargs):
+    def _on_move(self, module: nn.Module, *args: object, **kwargs: object) -> None:
         site = self._site()
         if self.on_move is not None:
             self.on_move(getattr(module, "module", module), site)
@@ -197,7 +216,7 @@ class TrainingChecks:
             for m in module.modules():
                 self.move_sites[id(m)] = site
 
-    def _on_train(self, module, mode=True):
+    def _on_train(self, module: nn.Module, mode: bool = True) -> None:
         site = self._site(callers=True)
         for m in module.modules():
             if not mode and site is not None:
@@ -205,10 +224,12 @@ class TrainingChecks:
             elif mode:
                 self.eval_sites.pop(id(m), None)
 
-    def _on_optimizer_made(self, optimizer, *args, **kwargs):
+    def _on_optimizer_made(self, optimizer: torch.optim.Optimizer, *args: object, **kwargs: object) -> None:
         self.optimizer_made = True
 
-    def _after_backward(self, tensors=None, *args, **kwargs):
+    def _after_backward(
+        self, tensors: torch.Tensor | Iterable[object] | None = None, *args: object, **kwargs: object
+    ) -> None:
         """Without an optimizer (manual SGD: `p.data.add_(-lr, p.grad)`) each backward() is a step."""
         if self.optimizer_made or self.s.busy:
             return
@@ -221,15 +242,15 @@ class TrainingChecks:
             self.s.busy -= 1
         self._stop_at_limit()
 
-    def _manual_update(self, tensors) -> None:
+    def _manual_update(self, tensors: torch.Tensor | Iterable[object] | None) -> None:
         """A step of a loop without an optimizer: parameters updated in place since the last backward()
         (`w -= lr * w.grad` under no_grad bumps `w`'s version) whose gradient was not cleared in between
         got this backward's gradient on top of the last one."""
         rec = self.optimizers.get("manual")
         if rec is None:
-            rec = self.optimizers["manual"] = self._record("manual update")
-        step = rec["steps"] + 1
-        rec["sites"][step] = self._site(callers=True)
+            rec = self.optimizers["manual"] = _Record("manual update")
+        step = rec.steps + 1
+        rec.sites[step] = self._site(callers=True)
         roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or ())
         for leaf in graph_leaves(t.grad_fn for t in roots if isinstance(t, torch.Tensor)):
             if id(leaf) not in self.params:
@@ -237,25 +258,25 @@ class TrainingChecks:
                 self.versions[id(leaf)] = leaf._version
         with torch._C.DisableTorchFunction():
             for pid, version in list(self.versions.items()):
-                st, leaf = self.params[pid], self.leaves[pid]()
-                if leaf is None:
+                st, param = self.params[pid], self.leaves[pid]()
+                if param is None:
                     continue
-                updated = leaf._version != version
+                updated = param._version != version
                 if updated and st.stepped_with_grad and st.fresh and not st.cleared:
-                    rec["accumulated"].setdefault(step, set()).add(pid)
-                grad = leaf.grad
+                    rec.accumulated.setdefault(step, set()).add(pid)
+                grad = param.grad
                 st.seen = (id(grad), grad._version) if grad is not None else None
                 st.stepped, st.fresh, st.cleared = True, False, False
                 st.stepped_with_grad = grad is not None
-                self.versions[pid] = leaf._version
-        rec["steps"] += 1
+                self.versions[pid] = param._version
+        rec.steps += 1
 
-    def _on_zero_grad(self, owner, *args, **kwargs):
+    def _on_zero_grad(self, owner: object, *args: object, **kwargs: object) -> None:
         if self.s.watching:
             self.zero_grad_site = self._site(callers=True)
 
     # -- module calls ---------------------------------------------------------------------------
-    def _forward_pre(self, module, args):
+    def _forward_pre(self, module: nn.Module, args: tuple[object, ...]) -> None:
         s = self.s
         if s.busy or not s.watching:
             return None
@@ -274,13 +295,13 @@ class TrainingChecks:
             s.busy -= 1
         return None
 
-    def _forward_post(self, module, args, output):
+    def _forward_post(self, module: nn.Module, args: tuple[object, ...], output: object) -> None:
         if self.depth > 0 and not self.s.busy:
             self.depth -= 1
         return None
 
-    def _inputs_vs_weights(self, module, args):
-        own = [(n, p) for n, p in module.named_parameters(recurse=False)]
+    def _inputs_vs_weights(self, module: nn.Module, args: tuple[object, ...]) -> None:
+        own: list[tuple[str, torch.Tensor]] = [(n, p) for n, p in module.named_parameters(recurse=False)]
         own += [(n, b) for n, b in module.named_buffers(recurse=False) if b is not None]
         if not own:
             return
@@ -308,9 +329,9 @@ class TrainingChecks:
             },
         )
 
-    def _device_split(self, root):
+    def _device_split(self, root: nn.Module) -> None:
         dev = self.s.device
-        entries = []  # (qualified name, what, device, site)
+        entries: list[tuple[str, str, str, Site | None, nn.Module]] = []  # (qualified name, what, device, site, owner)
         for mname, m in root.named_modules():
             prefix = f"{mname}." if mname else ""
             for n, p in m.named_parameters(recurse=False):
@@ -329,7 +350,7 @@ class TrainingChecks:
             return
         majority = max(counts, key=lambda d: (counts[d], d != "cpu"))
         odd = [e for e in entries if e[2] != majority]
-        sites = []
+        sites: list[Site] = []
         for _n, _w, _d, site, m in odd:
             for candidate in (site, self.move_sites.get(id(m))):
                 if candidate is not None and candidate not in sites:
@@ -348,48 +369,39 @@ class TrainingChecks:
                 "majority": majority,
                 "tensors": [{"name": n, "what": w, "device": d} for n, w, d, _s, _m in odd],
                 "devices": sorted(counts),
-                "sites": [{"path": x.path, "line": x.line} for x in sites],
+                "sites": [x.to_json() for x in sites],
             },
         )
 
     # -- gradients ------------------------------------------------------------------------------
-    def _watch(self, opt) -> dict:
+    def _watch(self, opt: torch.optim.Optimizer) -> _Record:
         rec = self.optimizers.get(id(opt))
         if rec is None:
-            rec = self.optimizers[id(opt)] = self._record(type(opt).__name__)
+            rec = self.optimizers[id(opt)] = _Record(type(opt).__name__)
             for p in self._opt_params(opt):
                 if id(p) not in self.params and p.requires_grad:
                     self._track(p)
         return rec
 
-    @staticmethod
-    def _record(name: str) -> dict:
-        return {
-            "name": name,
-            "steps": 0,
-            "accumulated": {},
-            "zero": [],
-            "sites": {},
-            "eval": [],
-        }
-
-    def _track(self, p) -> None:
+    def _track(self, p: torch.Tensor) -> None:
         """Follow a parameter's gradient: was it cleared before the next backward adds to it?"""
         self.params[id(p)] = _Param()
         ref = self.leaves[id(p)] = weakref.ref(p)
-        p.register_hook(self._grad_hook(ref))
-        p.register_post_accumulate_grad_hook(self._accumulated_hook)
+        p.register_hook(self._grad_hook(ref))  # type: ignore[no-untyped-call]  # unannotated in torch
+        p.register_post_accumulate_grad_hook(self._accumulated_hook)  # type: ignore[no-untyped-call]  # unannotated in torch
 
     @staticmethod
-    def _opt_params(opt):
+    def _opt_params(opt: torch.optim.Optimizer) -> list[torch.Tensor]:
         return [p for g in opt.param_groups for p in g["params"]]
 
-    def _grad_hook(self, pref):
+    def _grad_hook(self, pref: weakref.ref[torch.Tensor]) -> Callable[[torch.Tensor], None]:
         """Before a new gradient is added: has .grad changed since we last saw it (i.e. been cleared)?"""
 
-        def hook(grad):
+        def hook(grad: torch.Tensor) -> None:
             p = pref()
-            st = self.params.get(id(p)) if p is not None else None
+            if p is None:
+                return None
+            st = self.params.get(id(p))
             if st is None or self.s.busy:
                 return None
             if not self.s.watching:
@@ -405,7 +417,7 @@ class TrainingChecks:
 
         return hook
 
-    def _accumulated_hook(self, p):
+    def _accumulated_hook(self, p: torch.Tensor) -> None:
         st = self.params.get(id(p))
         if st is not None and not self.s.busy and self.s.watching:
             self.s.busy += 1
@@ -414,7 +426,7 @@ class TrainingChecks:
             finally:
                 self.s.busy -= 1
 
-    def _pre_step(self, opt, args, kwargs):
+    def _pre_step(self, opt: torch.optim.Optimizer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         s = self.s
         s.in_step = True
         s.busy += 1
@@ -424,9 +436,9 @@ class TrainingChecks:
                 if self.pause_following is not None:
                     self.pause_following()
                 return
-            rec["sites"][rec["steps"] + 1] = self._site(callers=True)
+            rec.sites[rec.steps + 1] = self._site(callers=True)
             params = [p for p in self._opt_params(opt) if id(p) in self.params]
-            step = rec["steps"] + 1
+            step = rec.steps + 1
             for p in params:
                 st = self.params[id(p)]
                 if p.grad is not None:
@@ -435,23 +447,23 @@ class TrainingChecks:
                 elif st.seen is not None:
                     st.cleared, st.seen = True, None
                 if st.stepped_with_grad and st.fresh and not st.cleared:
-                    rec["accumulated"].setdefault(step, set()).add(id(p))
+                    rec.accumulated.setdefault(step, set()).add(id(p))
             fresh = [
                 p
                 for p in params
                 if (self.params[id(p)].fresh or not self.params[id(p)].stepped) and self.params[id(p)].got_grad
             ]
             if fresh and all(p.grad is None or not bool(p.grad.any()) for p in fresh):
-                rec["zero"].append((rec["steps"] + 1, self.zero_grad_site))
+                rec.zero.append((rec.steps + 1, self.zero_grad_site))
             held = {id(p) for p in params}
             for ref, site in list(self.eval_roots.values()):
                 m = ref()
                 if m is not None and not m.training and any(id(p) in held for p in m.parameters()):
-                    rec["eval"].append((rec["steps"] + 1, m, self.eval_sites.get(id(m)) or site))
+                    rec.eval.append((rec.steps + 1, m, self.eval_sites.get(id(m)) or site))
         finally:
             s.busy -= 1
 
-    def _post_step(self, opt, args, kwargs):
+    def _post_step(self, opt: torch.optim.Optimizer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         s = self.s
         s.in_step = False
         if self.resume_following is not None:
@@ -459,7 +471,7 @@ class TrainingChecks:
         s.busy += 1
         try:
             rec = self._watch(opt)
-            rec["steps"] += 1
+            rec.steps += 1
             with torch._C.DisableTorchFunction():  # every step: reading `.grad` need not pass through our mode
                 for p in self._opt_params(opt):
                     st = self.params.get(id(p))
@@ -487,14 +499,14 @@ class TrainingChecks:
             raise Stop("max-steps")
 
     # -- graphs kept alive ----------------------------------------------------------------------
-    def _grad_output(self, t):
+    def _grad_output(self, t: torch.Tensor) -> None:
         site = self.s.attributor.site()
         if site is not None and site.path == self.script:
             key = id(t)
             self.graph_live[key] = (weakref.ref(t, lambda _r: self.graph_live.pop(key, None)), site)
 
-    def _measure_graphs(self):
-        sizes: dict = {}
+    def _measure_graphs(self) -> None:
+        sizes: dict[Site, tuple[int]] = {}
         for ref, site in list(self.graph_live.values())[-200:]:
             t = ref()
             if t is None or t.grad_fn is None:
@@ -510,17 +522,17 @@ class TrainingChecks:
         obs = self.s.obs
         obs.summaries.clear()
         for rec in self.optimizers.values():
-            name = rec["name"]
-            by_step_site: dict = {}
-            for step, ids in rec["accumulated"].items():
-                site = rec["sites"].get(step)
+            name = rec.name
+            by_step_site: dict[Site, dict[int, set[int]]] = {}
+            for step, ids in rec.accumulated.items():
+                site = rec.sites.get(step)
                 if site is not None:
                     by_step_site.setdefault(site, {})[step] = ids
             for site, acc in by_step_site.items():
                 steps = sorted(acc)
                 n = len(set().union(*acc.values()))
                 span = f"steps {steps[0]}–{steps[-1]}" if len(steps) > 1 else f"step {steps[0]}"
-                ran = sum(1 for st, where in rec["sites"].items() if where == site and st > 1)
+                ran = sum(1 for st, where in rec.sites.items() if where == site and st > 1)
                 obs.replace(
                     "grads-not-cleared",
                     site,
@@ -531,11 +543,11 @@ class TrainingChecks:
                     set(steps),
                     steps[0],
                 )
-            if rec["zero"]:
-                steps = [st for st, _z in rec["zero"]]
-                site = rec["sites"].get(steps[0])
-                zsite = next((z for _st, z in rec["zero"] if z is not None), None)
-                extra = [{"path": zsite.path, "line": zsite.line}] if zsite else []
+            if rec.zero:
+                steps = [st for st, _z in rec.zero]
+                site = rec.sites.get(steps[0])
+                zsite = next((z for _st, z in rec.zero if z is not None), None)
+                extra = [zsite.to_json()] if zsite else []
                 obs.replace(
                     "grads-zero-at-step",
                     zsite or site,
@@ -546,13 +558,13 @@ class TrainingChecks:
                     {
                         "optimizer": name,
                         "steps": steps,
-                        "sites": extra + ([{"path": site.path, "line": site.line}] if site else []),
+                        "sites": extra + ([site.to_json()] if site else []),
                     },
                     set(steps),
                     steps[0],
                 )
-            by_site: dict = {}
-            for st, m, esite in rec["eval"]:
+            by_site: dict[tuple[Site | None, str], list[int]] = {}
+            for st, m, esite in rec.eval:
                 by_site.setdefault((esite, type(m).__name__), []).append(st)
             for (esite, cls), steps in by_site.items():
                 obs.replace(
@@ -566,9 +578,7 @@ class TrainingChecks:
                         "module": cls,
                         "optimizer": name,
                         "steps": steps,
-                        "sites": [
-                            {"path": w.path, "line": w.line} for w in {rec["sites"].get(st) for st in steps} if w
-                        ],
+                        "sites": [w.to_json() for w in {rec.sites.get(st) for st in steps} if w],
                     },
                     set(steps),
                     steps[0],
@@ -576,7 +586,7 @@ class TrainingChecks:
         self._finish_graphs()
         self._finish_params()
 
-    def _finish_graphs(self):
+    def _finish_graphs(self) -> None:
         for site, history in self.graph_sizes.items():
             sizes = [n for _st, n in history]
             if len(sizes) >= 3 and all(b > a for a, b in zip(sizes[-3:], sizes[-2:])) and sizes[-1] > 2 * sizes[0]:
@@ -592,12 +602,12 @@ class TrainingChecks:
                     history[0][0] + 1,
                 )
 
-    def _finish_params(self):
-        total = sum(r["steps"] for r in self.optimizers.values())
+    def _finish_params(self) -> None:
+        total = sum(r.steps for r in self.optimizers.values())
         if not total:
             return
-        unheld: dict = {}
-        never: dict = {}
+        unheld: dict[Site, list[str]] = {}
+        never: dict[Site, list[str]] = {}
         for pid, (ref, site, cls, name) in self.made.items():
             p = ref()
             if p is None or not p.requires_grad:
@@ -631,7 +641,7 @@ class TrainingChecks:
             )
 
 
-def _graph_size(fn) -> int:
+def _graph_size(fn: torch.autograd.graph.Node) -> int:
     seen = {fn}
     todo = [fn]
     while todo and len(seen) < _GRAPH_CAP:
