@@ -199,3 +199,22 @@ def test_a_library_optimizer_step_runs_without_the_probes_modes_even_when_watche
     finally:
         probe.uninstall()
     assert seen == [(False, False), (True, True), (True, True), (True, True)]
+
+
+def test_new_code_is_watched_from_its_first_line_and_while_it_shows_something():
+    """eval_mode.py is quiet in its first epoch (steps 1-3); `model.eval()` at its end runs for the first time
+    in step 4, in the script's own frame: watched from there, as before, in all three steps it happens in."""
+    report, proc = probe(SCRIPTS / "eval_mode.py", "--simulate-cuda")
+    assert report is not None, proc.stderr
+    (seen,) = only(report, "eval-mode-in-training")
+    assert (report["steps"], report["watched_steps"], seen["count"], seen["first_step"]) == (6, 6, 3, 4)
+
+
+def test_new_code_inside_a_module_call_is_watched_from_the_next_step():
+    """The branch runs first inside `forward` (step 5), where a half-done module call cannot start a watch:
+    step 6 is watched, and the steps after it while the mismatch goes on (to the end, step 12)."""
+    report, proc = probe(SCRIPTS / "late_branch_in_forward.py", "--simulate-cuda")
+    assert report is not None, proc.stderr
+    (mismatch,) = only(report, "device-mismatch")
+    assert (mismatch["line"], mismatch["first_step"], mismatch["count"]) == (18, 6, 7)
+    assert report["watched_steps"] == 3 + 7
