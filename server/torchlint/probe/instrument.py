@@ -125,7 +125,7 @@ class Probe:
             shown = self._shown_so_far()
             if self.sampling.in_warm_up(step) and shown == self._shown:
                 self.sampling.quiet(step)
-            elif step in self.sampling.extra and shown[:2] != self._shown[:2]:
+            elif step in self.sampling.extra and shown != self._shown:
                 self.sampling.go_on(step)  # new code showed something: watch it as a warm-up would
             self._shown = shown
         watch = self.sampling.watches(step + 1)
