@@ -90,8 +90,10 @@ def markdown(rows: list[tuple], repeat: int) -> list[str]:
         "## Runtime probe",
         "",
         "`bench/probe_overhead.py --write`: each workload's training loop timed by the script itself over N steps "
-        "after 5 warm-up steps, plain and under `torchlint probe` (default sampling: steps 1-8 watched in full, "
-        "then 2 in every 50), in fresh interpreters with one intra-op thread; the three configurations take "
+        "after 5 warm-up steps, plain and under `torchlint probe` (default sampling: the first 3 to 8 steps watched "
+        "in full, while they show something, then 2 in every 50, and a step in which a line of the script runs for "
+        "the first time: the loop's `start = time.perf_counter()`, at step 6), in fresh interpreters with one "
+        "intra-op thread; the three configurations take "
         f"turns, {repeat} rounds; median, with the range of the rounds.",
         "",
         "| workload | steps | configuration | ms / step (median) | range | ratio to plain (medians) | target ≤ 1.5× |",

@@ -111,3 +111,110 @@ def test_statement_markers_keep_docstrings_future_imports_and_lines(tmp_path):
     ran = coverage.lines
     assert {1, 2, 4, 6, 7, 9, 10, 13, 14, 15, 17, 20, 21} <= ran
     assert not ran & {11, 18}  # the bodies of functions never called
+
+
+def test_a_quiet_step_from_the_third_on_ends_the_warm_up():
+    sampling = Sampling(enabled=True)
+    sampling.quiet(2)  # too early: a kept graph is told by its size over three steps
+    assert sampling.watches(3)
+    sampling.quiet(3)
+    assert [step for step in range(1, 2 * PERIOD) if sampling.watches(step)] == [1, 2, 3, 57, 58]
+    assert sampling.watched_between(1, 60) == 3 + WINDOW
+    every = Sampling(enabled=False)
+    every.quiet(3)
+    assert all(every.watches(step) for step in range(1, 60))
+
+
+def test_a_clean_loop_is_watched_for_three_steps_and_a_loop_with_a_problem_in_every_step_for_all_eight():
+    clean, proc = probe(SCRIPTS / "sampled_recurrent_clean.py", "--simulate-cuda", "--max-steps", "100")
+    assert clean is not None, proc.stderr
+    assert (clean["steps"], clean["watched_steps"], clean["observations"]) == (70, 3 + WINDOW, [])
+    report, proc = probe(SCRIPTS / "long_run_without_zero_grad.py", "--no-simulate-cuda", "--max-steps", "120")
+    assert report is not None, proc.stderr
+    assert report["watched_steps"] == WARM_UP + 2 * WINDOW == Sampling(enabled=True).watched_between(1, 120)
+
+
+def test_optimizer_state_is_where_its_options_put_it_on_a_gpu_in_every_step():
+    """`capturable=True` asserts an accelerator inside its step, so that step runs under the simulation;
+    steps that run without it (default and fused Adam) leave their state tagged as a GPU holds it."""
+    report, proc = probe(SCRIPTS / "optimizer_state_devices_clean.py", "--simulate-cuda", "--max-steps", "100")
+    assert report is not None, proc.stderr
+    assert (report["steps"], report["stopped_by"], report["observations"]) == (60, "end", [])
+    assert proc.stderr.count("state on cuda:0 cuda:0") == 2 and "state on cpu cuda:0" in proc.stderr
+
+
+def test_a_closure_runs_under_the_simulation_between_windows_too():
+    report, proc = probe(SCRIPTS / "lbfgs_closure.py", "--simulate-cuda", "--max-steps", "100")
+    assert report is not None, proc.stderr
+    assert (report["steps"], report["stopped_by"]) == (30, "end")
+    assert "closure outputs on ['cuda:0']" in proc.stderr
+    assert {o["kind"] for o in report["observations"]} == {"host-sync"}  # LBFGS's float(loss) and truth test
+
+
+def test_a_library_optimizer_step_runs_without_the_probes_modes_even_when_watched(monkeypatch):
+    """Nothing is checked inside torch's own optimizer step, and it was most of a small model's intercepted
+    calls: it runs without the modes. A closure, a step of the user's own and the optimizer's own step hooks
+    run user code there: those steps keep the modes."""
+    import torch
+    from torch.optim import adam
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    from torchlint.probe.instrument import Probe
+
+    seen = []
+    real = adam.adam  # what Adam.step calls with its tensors
+
+    def spy(*args, **kwargs):
+        seen.append((torch._C._len_torch_function_stack() > 0, _get_current_dispatch_mode() is not None))
+        return real(*args, **kwargs)
+
+    class Mine(torch.optim.Adam):
+        def step(self, closure=None):
+            return super().step(closure)
+
+    monkeypatch.setattr(adam, "adam", spy)
+    probe = Probe(__file__, None, False, every_step=True)
+    probe.install(compile("", __file__, "exec"))
+    try:
+        with probe.modes():
+            model = torch.nn.Linear(4, 2)
+            x = torch.randn(8, 4)
+
+            def closure():
+                optimizer.zero_grad()
+                loss = model(x).sum()
+                loss.backward()
+                return loss
+
+            hooked = torch.optim.Adam(model.parameters())
+            hooked.register_step_post_hook(lambda *args: None)
+            for optimizer, with_closure in (
+                (torch.optim.Adam(model.parameters()), False),
+                (torch.optim.Adam(model.parameters()), True),
+                (Mine(model.parameters()), False),
+                (hooked, False),
+            ):
+                closure()
+                optimizer.step(closure) if with_closure else optimizer.step()
+    finally:
+        probe.uninstall()
+    assert seen == [(False, False), (True, True), (True, True), (True, True)]
+
+
+def test_new_code_is_watched_from_its_first_line_and_while_it_shows_something():
+    """eval_mode.py is quiet in its first epoch (steps 1-3); `model.eval()` at its end runs for the first time
+    in step 4, in the script's own frame: watched from there, as before, in all three steps it happens in."""
+    report, proc = probe(SCRIPTS / "eval_mode.py", "--simulate-cuda")
+    assert report is not None, proc.stderr
+    (seen,) = only(report, "eval-mode-in-training")
+    assert (report["steps"], report["watched_steps"], seen["count"], seen["first_step"]) == (6, 6, 3, 4)
+
+
+def test_new_code_inside_a_module_call_is_watched_from_the_next_step():
+    """The branch runs first inside `forward` (step 5), where a half-done module call cannot start a watch:
+    step 6 is watched, and the steps after it while the mismatch goes on (to the end, step 12)."""
+    report, proc = probe(SCRIPTS / "late_branch_in_forward.py", "--simulate-cuda")
+    assert report is not None, proc.stderr
+    (mismatch,) = only(report, "device-mismatch")
+    assert (mismatch["line"], mismatch["first_step"], mismatch["count"]) == (18, 6, 7)
+    assert report["watched_steps"] == 3 + 7

@@ -4,7 +4,7 @@ Python 3.12+ has `sys.monitoring`, whose line events can be switched off once a 
 seen. Before 3.12 the only hook is `sys.settrace`, which calls back into Python on every frame
 of every library (torch's module and optimizer code included), and that alone cost more than a
 small model's training step. There the script is compiled with a marker call before each of its
-statements instead: the library runs untouched and a statement costs one `set.add`.
+statements instead: the library runs untouched and a statement costs one call that looks up a set.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from types import CodeType
+from collections.abc import Callable
+from types import CodeType, FrameType
 
 _MARK = "__torchlint_line__"  # a builtin while the script runs: the script's namespace stays its own
 
@@ -23,12 +24,17 @@ class LineCoverage:
         self._hits: set[int] = set()
         self._spans: dict[int, set[int]] | None = None  # marker line -> the lines it stands for
         self._tool: int | None = None
+        self.on_new_line: Callable[[FrameType], None] | None = None  # a line ran for the first time, in this frame
 
     @property
     def lines(self) -> set[int]:
         if self._spans is None:
             return set(self._hits)
         return {line for hit in self._hits for line in self._spans.get(hit, (hit,))}
+
+    def count(self) -> int:
+        """Grows when a line (a statement, before 3.12) runs for the first time."""
+        return len(self._hits)
 
     def compile(self, source: str | bytes) -> CodeType:
         """The script's code object, with statement markers where `sys.monitoring` is missing."""
@@ -41,7 +47,15 @@ class LineCoverage:
 
     def start(self, code: CodeType) -> None:
         if self._spans is not None:
-            setattr(builtins, _MARK, self._hits.add)
+            hits = self._hits
+
+            def mark(line: int) -> None:
+                if line not in hits:
+                    hits.add(line)
+                    if self.on_new_line is not None:
+                        self.on_new_line(sys._getframe(1))
+
+            setattr(builtins, _MARK, mark)
         elif sys.version_info >= (3, 12):
             self._start_monitoring(code)
 
@@ -68,6 +82,8 @@ class LineCoverage:
 
         def on_line(code_obj: CodeType, line: int) -> object:
             lines.add(line)
+            if self.on_new_line is not None:
+                self.on_new_line(sys._getframe(1))
             return m.DISABLE
 
         m.register_callback(tool, m.events.LINE, on_line)

@@ -66,6 +66,7 @@ class Observations:
         self._items: dict[_Key, Observation] = {}
         self.summaries: dict[_Key, Observation] = {}  # end-of-run observations, recomputed as a whole
         self.step = 1
+        self.events = 0  # every add(): a step that adds none showed nothing (sampling.py)
 
     def add(
         self, kind: str, site: Site | None, message: str, facts: Facts, key: object = None, step: int | None = None
@@ -74,6 +75,7 @@ class Observations:
             return None
         assert kind in KINDS, kind
         step = self.step if step is None else step
+        self.events += 1
         k = (kind, site.path, site.line, key)
         obs = self._items.get(k)
         if obs is None:

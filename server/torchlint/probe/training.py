@@ -13,7 +13,7 @@ import functools
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -65,6 +65,18 @@ class _Param:
         self.seen = state
 
 
+class Pause(Protocol):
+    """instrument.Probe._pause: whether an optimizer's step (or, with none, a zero_grad) now runs without the
+    probe's modes."""
+
+    def __call__(
+        self,
+        optimizer: torch.optim.Optimizer | None = None,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> bool: ...
+
+
 @dataclass
 class _Record:
     """What one optimizer (or the loop without one, "manual") did, step by step (1-based)."""
@@ -102,10 +114,10 @@ class TrainingChecks:
         self.graph_sizes: dict[Site, list[tuple[int, int]]] = {}  # where made -> [(step, max graph size)]
         self.depth = 0
         self.on_step: Callable[[], None] | None = None  # called after each step (the child saves a checkpoint)
-        # Between windows under simulated CUDA, optimizer steps and zero_grad run without device following:
-        # pause() -> bool says whether it paused; resume(optimizer or None) turns it back on.
-        self.pause_following: Callable[[], bool] | None = None
-        self.resume_following: Callable[[torch.optim.Optimizer | None], None] | None = None
+        # Library optimizer steps and zero_grad run without the probe's modes (instrument.Probe._pause):
+        # pause(optimizer or None, args, kwargs) -> bool says whether it paused; resume(optimizer or None).
+        self.pause: Pause | None = None
+        self.resume: Callable[[torch.optim.Optimizer | None], None] | None = None
         self.handles: list[RemovableHandle] = []
         self.module_handles: list[RemovableHandle] = []
         self.undo: list[Callable[[], None]] = []
@@ -152,8 +164,8 @@ class TrainingChecks:
         self.s.on_grad_output = None
 
     def _wrap(self, owner: type, name: str, before: Callable[..., None], quiet: bool = False) -> None:
-        """`before()` ahead of `owner.name`; a `quiet` method (one that makes no tensor) also runs without
-        device following between windows."""
+        """`before()` ahead of `owner.name`; a `quiet` method (one that makes no tensor) runs without the
+        probe's modes."""
         original = owner.__dict__[name]
         depth = [0]  # `train()` recurses into children: record the outermost call only
 
@@ -164,14 +176,14 @@ class TrainingChecks:
                     before(this, *args, **kwargs)
                 finally:
                     self.s.busy -= 1
-            paused = quiet and not self.s.watching and self.pause_following is not None and self.pause_following()
+            paused = quiet and self.pause is not None and self.pause()
             depth[0] += 1
             try:
                 return original(this, *args, **kwargs)
             finally:
                 depth[0] -= 1
-                if paused and self.resume_following is not None:
-                    self.resume_following(None)
+                if paused and self.resume is not None:
+                    self.resume(None)
 
         functools.update_wrapper(wrapper, original, assigned=(), updated=())  # only `__wrapped__`
         setattr(owner, name, wrapper)
@@ -432,42 +444,45 @@ class TrainingChecks:
         s.busy += 1
         try:
             rec = self._watch(opt)
-            if not s.watching:
-                if self.pause_following is not None:
-                    self.pause_following()
-                return
-            rec.sites[rec.steps + 1] = self._site(callers=True)
-            params = [p for p in self._opt_params(opt) if id(p) in self.params]
-            step = rec.steps + 1
-            for p in params:
-                st = self.params[id(p)]
-                if p.grad is not None:
-                    st.got_grad = True
-                    st.look_before_step(p.grad)
-                elif st.seen is not None:
-                    st.cleared, st.seen = True, None
-                if st.stepped_with_grad and st.fresh and not st.cleared:
-                    rec.accumulated.setdefault(step, set()).add(id(p))
-            fresh = [
-                p
-                for p in params
-                if (self.params[id(p)].fresh or not self.params[id(p)].stepped) and self.params[id(p)].got_grad
-            ]
-            if fresh and all(p.grad is None or not bool(p.grad.any()) for p in fresh):
-                rec.zero.append((rec.steps + 1, self.zero_grad_site))
-            held = {id(p) for p in params}
-            for ref, site in list(self.eval_roots.values()):
-                m = ref()
-                if m is not None and not m.training and any(id(p) in held for p in m.parameters()):
-                    rec.eval.append((rec.steps + 1, m, self.eval_sites.get(id(m)) or site))
+            if s.watching:
+                self._check_before_step(opt, rec)
+            if self.pause is not None:
+                self.pause(opt, args, kwargs)
         finally:
             s.busy -= 1
+
+    def _check_before_step(self, opt: torch.optim.Optimizer, rec: _Record) -> None:
+        """Gradients carried over or all zero, and models in eval mode, at a watched step."""
+        rec.sites[rec.steps + 1] = self._site(callers=True)
+        params = [p for p in self._opt_params(opt) if id(p) in self.params]
+        step = rec.steps + 1
+        for p in params:
+            st = self.params[id(p)]
+            if p.grad is not None:
+                st.got_grad = True
+                st.look_before_step(p.grad)
+            elif st.seen is not None:
+                st.cleared, st.seen = True, None
+            if st.stepped_with_grad and st.fresh and not st.cleared:
+                rec.accumulated.setdefault(step, set()).add(id(p))
+        fresh = [
+            p
+            for p in params
+            if (self.params[id(p)].fresh or not self.params[id(p)].stepped) and self.params[id(p)].got_grad
+        ]
+        if fresh and all(p.grad is None or not bool(p.grad.any()) for p in fresh):
+            rec.zero.append((rec.steps + 1, self.zero_grad_site))
+        held = {id(p) for p in params}
+        for ref, site in list(self.eval_roots.values()):
+            m = ref()
+            if m is not None and not m.training and any(id(p) in held for p in m.parameters()):
+                rec.eval.append((rec.steps + 1, m, self.eval_sites.get(id(m)) or site))
 
     def _post_step(self, opt: torch.optim.Optimizer, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         s = self.s
         s.in_step = False
-        if self.resume_following is not None:
-            self.resume_following(opt)
+        if self.resume is not None:
+            self.resume(opt)
         s.busy += 1
         try:
             rec = self._watch(opt)
@@ -516,6 +531,13 @@ class TrainingChecks:
                 sizes[site] = (n,)
         for site, (n,) in sizes.items():
             self.graph_sizes.setdefault(site, []).append((self.steps, n))
+
+    def records(self) -> int:
+        """How many things the step checks recorded so far (gradients carried over or all zero, eval mode,
+        a graph that grew): a watched step that adds none showed nothing new (sampling.py)."""
+        found = sum(len(r.accumulated) + len(r.zero) + len(r.eval) for r in self.optimizers.values())
+        grown = sum(b[1] > a[1] for h in self.graph_sizes.values() for a, b in zip(h, h[1:]))
+        return found + grown
 
     # -- end of run -----------------------------------------------------------------------------
     def finish(self) -> None:
