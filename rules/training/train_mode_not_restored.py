@@ -38,9 +38,11 @@ class TrainModeNotRestored(LoopRule):
     opt_in = (
         "On 12 public repositories it was not tuned on (bench/realworld, unseen at 2026-12-03), none of its 15 "
         "findings was right: 11 were models without dropout or batch-norm (now silent: eval mode changes nothing "
-        "there) and 4 were linear probes that keep a frozen backbone in eval mode on purpose, every epoch. The "
-        "earlier measurement on other unseen code found 5 wrong findings where a helper switched the mode through "
-        "a parameter (now followed). Select it to catch a forgotten `model.train()`."
+        "there) and 4 were linear probes that keep a frozen backbone in eval mode on purpose, every epoch (the "
+        "2026-12-04 set added a fifth, barlowtwins' freeze mode; all five are silent now: an eval the training code "
+        "makes before its own backward is a choice). The earlier measurement on other unseen code found 5 wrong "
+        "findings where a helper switched the mode through a parameter (now followed). Fixed on those sets, not "
+        "yet measured on fresh code. Select it to catch a forgotten `model.train()`."
     )
     summary = "model.eval() inside the epoch loop with no model.train() before the next training pass"
     what = (

@@ -413,7 +413,7 @@ class CallingContexts:
     def _chosen(self, test: cst.BaseExpression, fn: cst.FunctionDef, tests: DeviceGuardTest) -> bool:
         chain = self._chain(fn)
         cls = chain[-1] if chain and type(chain[-1]) is cst.ClassDef else None
-        return tests.chosen_by_caller(test, fn, cls)  # type: ignore[arg-type]
+        return tests.chosen_by_caller(test, fn, cls)
 
     def _cuda_checked(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
         """`cuda` at a call site: a guard there must check the device itself (no command-line flag)."""
