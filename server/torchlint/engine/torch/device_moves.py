@@ -261,8 +261,8 @@ def forward_arguments_left_unmoved(texts: list[str]) -> tuple[set[int], set[str]
     positions: set[int] = set()
     keywords: set[str] = set()
     for text in texts:
-        if not any(name in text for name in (*CPU_ONLY, ".cuda(", ".to(")):
-            continue
+        if "def forward" not in text or not any(name in text for name in (*CPU_ONLY, ".cuda(", ".to(")):
+            continue  # the cheap test first: only a `forward` matters
         try:
             tree = python_ast(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
