@@ -22,7 +22,6 @@ for x, y in loader:
 sd = torch.load("ckpt.pt")
 """
 CLEAN = "import torch\nsd = torch.load('x.pt', weights_only=True)\n"
-WITH_TL601 = ("--extend-select", "TL601")  # BUGGY's second finding: TL601 is opt-in for its measured precision
 JSON_KEYS = {
     "path",
     "line",
@@ -48,7 +47,7 @@ def project(tmp_path):
 
 def test_exit_codes(project, run_cli):
     assert run_cli("check", project / "ok.py").returncode == 0
-    r = run_cli("check", *WITH_TL601, project)
+    r = run_cli("check", project)
     assert r.returncode == 1
     assert "train.py:5:1: TL101" in r.stdout and "train.py:8:6: TL601" in r.stdout
     assert run_cli("check", "--exit-zero", project).returncode == 0
@@ -89,7 +88,7 @@ def test_json_schema_exact(project, run_cli):
 
 
 def test_sarif_validates_against_schema(project, run_cli):
-    doc = json.loads(run_cli("check", *WITH_TL601, "--output-format", "sarif", ".", cwd=project).stdout)
+    doc = json.loads(run_cli("check", "--output-format", "sarif", ".", cwd=project).stdout)
     schema = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
     jsonschema.Draft7Validator(schema).validate(doc)
     run = doc["runs"][0]
@@ -123,7 +122,7 @@ def test_sarif_uri_of_a_file_outside_the_root_is_absolute(project, run_cli):
 
 
 def test_github_annotations(project, run_cli):
-    lines = run_cli("check", *WITH_TL601, "--output-format", "github", project).stdout.splitlines()
+    lines = run_cli("check", "--output-format", "github", project).stdout.splitlines()
     assert any(l.startswith("::error file=") and "title=TL101::" in l for l in lines)
     assert any(l.startswith("::warning file=") and "title=TL601::" in l for l in lines)
 
@@ -145,11 +144,11 @@ def test_rules_and_rule_docs(run_cli):
 
 def test_fix_and_diff(project, run_cli):
     original = (project / "train.py").read_text()
-    diff = run_cli("check", *WITH_TL601, "--diff", "--unsafe-fixes", project / "train.py")
+    diff = run_cli("check", "--diff", "--unsafe-fixes", project / "train.py")
     assert "+    opt.zero_grad()" in diff.stdout and "weights_only=True" in diff.stdout
     assert (project / "train.py").read_text() == original, "--diff must not write"
     os.chmod(project / "train.py", 0o640)
-    r = run_cli("check", *WITH_TL601, "--fix", "--unsafe-fixes", project / "train.py")
+    r = run_cli("check", "--fix", "--unsafe-fixes", project / "train.py")
     assert r.returncode == 0, r.stdout + r.stderr
     fixed = (project / "train.py").read_text()
     cst.parse_module(fixed)
@@ -161,11 +160,11 @@ def test_fix_and_diff(project, run_cli):
 def test_fix_keeps_crlf_bom_and_encoding(tmp_path, run_cli):
     f = tmp_path / "w.py"
     f.write_bytes(b"\xef\xbb\xbf# caf\xc3\xa9\r\nimport torch\r\nsd = torch.load(p)\r\n")
-    assert run_cli("check", *WITH_TL601, "--fix", "--unsafe-fixes", f).returncode == 0
+    assert run_cli("check", "--fix", "--unsafe-fixes", f).returncode == 0
     assert f.read_bytes() == b"\xef\xbb\xbf# caf\xc3\xa9\r\nimport torch\r\nsd = torch.load(p, weights_only=True)\r\n"
     g = tmp_path / "l.py"
     g.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\nsd = torch.load(p)\n")
-    assert run_cli("check", *WITH_TL601, "--fix", "--unsafe-fixes", g).returncode == 0
+    assert run_cli("check", "--fix", "--unsafe-fixes", g).returncode == 0
     assert (
         g.read_bytes() == b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\nsd = torch.load(p, weights_only=True)\n"
     )
@@ -225,8 +224,8 @@ def test_discovery_skips_ignored_and_default_dirs(tmp_path, run_cli):
 def test_jobs_give_identical_output(tmp_path, run_cli):
     for i in range(6):
         (tmp_path / f"t{i}.py").write_text(BUGGY)
-    one = run_cli("check", *WITH_TL601, "--output-format", "json", "-j", "1", tmp_path).stdout
-    two = run_cli("check", *WITH_TL601, "--output-format", "json", "-j", "2", tmp_path).stdout
+    one = run_cli("check", "--output-format", "json", "-j", "1", tmp_path).stdout
+    two = run_cli("check", "--output-format", "json", "-j", "2", tmp_path).stdout
     assert one == two and len(json.loads(one)) == 12
 
 

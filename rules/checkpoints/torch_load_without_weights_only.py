@@ -24,13 +24,6 @@ class TorchLoadWithoutWeightsOnly(Rule):
     )
     severity = Severity.WARNING
     category = "security"
-    opt_in = (
-        "Measured on 25 public repositories it was not tuned on (bench/realworld, unseen at 2026-12-03 and "
-        "2026-12-04), 15 of its 25 findings were right (10 debatable): the debatable ones load tensor files "
-        "or checkpoints this repository's own scripts wrote, not files from elsewhere; 60% is below the 80% a "
-        "default rule needs. Select it wherever checkpoints may come from others, above all on torch older "
-        "than 2.6, where `torch.load` unpickles by default."
-    )
     summary = "torch.load() that unpickles (weights_only=False, or no weights_only before torch 2.6)"
     what = (
         "Flags `torch.load(..., weights_only=False)` always, and `torch.load(...)` without `weights_only=` when "

@@ -46,13 +46,6 @@ class TensorAttributeNotRegistered(Rule):
     )
     severity = Severity.ERROR
     category = "correctness"
-    opt_in = (
-        "Measured on 25 public repositories it was not tuned on (bench/realworld, unseen at 2026-12-03 and "
-        "2026-12-04), 0 of its 4 findings were right (4 debatable): teaching cells that show a plain tensor "
-        "attribute on purpose or never move or save the module, and a batch-norm written by hand whose "
-        "`forward` moves its statistics itself. Select it for modules that are moved with `.to()` or saved "
-        "with `state_dict()`."
-    )
     summary = "Plain tensor stored as an nn.Module attribute"
     what = (
         "Flags `self.x = torch.<factory>(...)` in the `__init__` of an `nn.Module` subclass, where the "
