@@ -66,6 +66,7 @@ def test_report_counts_per_rule_and_diff():
         lab("nb.ipynb:cell_3", 4, "TL301", "wrong", "y = m(X)"),
         lab("a.py", 7, "TL701", "right", "torch.range(3)"),
         lab("c.py", 3, "TL202", "wrong", "self.xs = [nn.Linear(1, 1)]"),
+        lab("a.py", 8, "TL106", "debatable", "sum(xs)"),  # an opt-in rule's info finding: untabled, not gone
     ]
     r = run.build_report(default, every, labels)
     assert dict(r.default["TL105"]) == {"findings": 2, "right": 1, "debatable": 1}

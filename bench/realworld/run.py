@@ -151,11 +151,13 @@ class Report:
 
 def build_report(default: list[Finding], every: list[Finding], labels: list[Label]) -> Report:
     """default: the default selection's findings; every: `--select ALL`'s (a superset). The ALL-only part counts
-    errors and warnings only. New: findings of either run that no label matches; gone: labels no finding matches."""
+    errors and warnings only. New: findings of either table that no label matches; gone: labels no finding of
+    `every` matches (an opt-in rule's information finding is still there, only not tabled)."""
     all_only = [f for f in subtract(every, default) if f.severity in ("error", "warning")]
     d_labels, _ = match(default, labels)
     a_labels, _ = match(all_only, labels)
-    both, gone = match(default + all_only, labels)
+    both, _ = match(default + all_only, labels)
+    _, gone = match(every, labels)
     new = [f for f, lab in zip(default + all_only, both) if lab is None]
     errors = [(f, lab) for f, lab in zip(default, d_labels) if f.severity == "error"]
     error_table = per_rule([f for f, _ in errors], [lab for _, lab in errors])

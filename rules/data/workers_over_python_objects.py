@@ -22,6 +22,11 @@ class WorkersOverPythonObjects(Rule):
     )
     severity = Severity.INFO
     category = "resource"
+    opt_in = (
+        "Measured on 25 public repositories it was not tuned on (bench/realworld, unseen at 2026-12-03 and "
+        "2026-12-04), 0 of its 4 findings were right (4 debatable): a 1000-image toy dataset whose label dict "
+        "copy-on-read in 4 workers costs little. Select it for datasets of millions of Python objects."
+    )
     summary = "DataLoader workers over a Dataset whose samples are a large Python list/dict"
     what = (
         "Flags a `DataLoader` with a literal `num_workers > 0` over an instance of a `torch.utils.data.Dataset` "

@@ -27,6 +27,12 @@ class CreatedThenMoved(Rule):
     )
     severity = Severity.INFO
     category = "performance"
+    opt_in = (
+        "Measured on 25 public repositories it was not tuned on (bench/realworld, unseen at 2026-12-03 and "
+        "2026-12-04), 0 of its 4 findings were right (4 debatable): zero- or few-element tensors and one "
+        "example input per epoch, whose host-to-device copy is negligible. Select it for large tensors made "
+        "in `forward` or the step loop."
+    )
     summary = "Tensor factory immediately moved with .to(device)/.cuda() in forward or a loop"
     what = (
         "Flags a tensor factory (`torch.zeros`, `ones`, `empty`, `full`, `rand`, `randn`, `randint`, "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
@@ -17,7 +19,7 @@ from torchlint.engine.semantic.names import dotted, target_names
 from torchlint.engine.semantic.values import current_where, instantiated_class
 from torchlint.engine.torch.dataset_storage import cuda_in_getitem
 from torchlint.engine.torch.default_device import default_device_factory
-from torchlint.engine.torch.device_moves import contains_move, device_type, move_call
+from torchlint.engine.torch.device_moves import contains_move, cpu_arguments_of, device_type, move_call
 from torchlint.findings import Severity
 
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU
@@ -58,7 +60,9 @@ class InputNotMovedToDevice(Rule):
         "next to it) without `.to(device)` / `.cuda()`, when that model was moved with `.to(...)` or "
         "`.cuda()`. Also flags a tensor created in that loop on the default device "
         "(`torch.randn(x.shape)`, `torch.zeros(n)` without `device=`) that reaches the model or its loss "
-        "unmoved; 0-dim tensors (`torch.tensor(2.0)`) are not flagged, as they mix with any device."
+        "unmoved; 0-dim tensors (`torch.tensor(2.0)`) are not flagged, as they mix with any device, nor "
+        "arguments a caller need not move: lengths the API takes on the CPU (`nn.CTCLoss`, a `forward` "
+        "that hands them to `pack_padded_sequence`) and inputs the model's `forward` moves itself."
     )
     why = (
         "A DataLoader yields CPU tensors. Once the model's parameters are on the GPU, feeding it a CPU "
@@ -398,14 +402,28 @@ class _LoopCheck:
             elif self.model_move is not None and self._is_loss_call(call):
                 self._check_args(call, self.model_move, stmt)
 
+    def _library_apis(self, call: cst.Call) -> Iterator[str | None]:
+        """What the call runs, as library names: the function, or the class its module was built from
+        (here, or in the move that put it on the device: `CTCLoss().to(device)`)."""
+        yield self.ctx.qualname(call.func)
+        built = self.ctx.values.builder(call.func, current_where(self.ctx))
+        receivers = [m.call.func.value for m in self.moves.of(dotted(call.func), self.at)]  # type: ignore
+        for b in (built[0] if built else None, *receivers):
+            if isinstance(b, cst.Call):
+                yield self.ctx.qualname(b.func)
+
     def _check_args(self, call: cst.Call, move, stmt: cst.BaseStatement) -> None:
-        cpu_positions, cpu_keywords = self.ctx.cpu_only_arguments if self._moved_model(call) else (set(), set())
+        cpu_positions, cpu_keywords = (
+            self.ctx.forward_arguments_left_unmoved if self._moved_model(call) else (set(), set())
+        )
+        api_positions, api_keywords = cpu_arguments_of(self._library_apis(call))
+        cpu_positions, cpu_keywords = cpu_positions | api_positions, cpu_keywords | api_keywords
         positional = [a for a in call.args if a.keyword is None and not a.star]
         for arg in call.args:
             if (arg.keyword is not None and arg.keyword.value in cpu_keywords) or (
                 arg in positional and positional.index(arg) in cpu_positions
             ):
-                continue  # e.g. the lengths a `forward` hands to pack_padded_sequence: they stay on the CPU
+                continue  # lengths kept on the CPU (pack_padded_sequence, CTC), or moved by `forward` itself
             name = self._carrier(arg.value)
             if name is None or name in self.reported:
                 continue

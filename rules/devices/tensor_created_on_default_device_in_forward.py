@@ -32,7 +32,8 @@ class TensorCreatedOnDefaultDevice(Rule):
         "`nn.Module`'s `forward` without `device=`, that are not moved afterwards (`.to(...)`, "
         "`.type_as(...)`) and are not host values: a tensor whose every use is a Python index or slice "
         "bound, a `range()`/`int()`/`len()` argument, a `.item()`/`.tolist()` receiver, or the iterable of a "
-        "loop whose variable is used only so (host_values.py)."
+        "loop whose variable is used only so, also through torch functions of it alone "
+        "(`torch.cumsum(torch.tensor(widths), 0)` whose elements slice a list; host_values.py)."
     )
     why = (
         "Factories allocate on the default device (the CPU) regardless of where the module lives. The "
@@ -178,7 +179,9 @@ class Pos(nn.Module):
         host = self.ctx.host_values
         for call, fn in self.pending:
             bound = self.bound.get(call, "")
-            if call in self.exempt or bound in self.moved_names or bound and host.host_only(node, bound):
+            if call in self.exempt or bound in self.moved_names:
+                continue
+            if host.host_only(node, bound) if bound else host.host_only_value(node, call):
                 continue
             edit = None
             if proven and fn not in LEGACY:

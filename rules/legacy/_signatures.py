@@ -53,10 +53,6 @@ TORCH: dict[str, str] = {
         f"cls, flatten_fn, unflatten_fn, to_str_fn=None, maybe_from_str_fn=None, {_PYTREE}"
     ),
     "torch.utils._pytree.register_pytree_node": f"cls, flatten_fn, unflatten_fn, {_PYTREE}",
-    "torch.utils.data._utils.collate.default_collate": "batch",
-    "torch.utils.data.default_collate": "batch",
-    "torch.utils.data._utils.collate.default_convert": "data",
-    "torch.utils.data.default_convert": "data",
     "torch.utils.checkpoint.checkpoint": (
         "function, *args, use_reentrant=None, context_fn=noop_context_fn, determinism_check='default', "
         "debug=False, early_stop=True, **kwargs"

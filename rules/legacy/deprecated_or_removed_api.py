@@ -167,8 +167,6 @@ _REWRITES: dict[str, Callable] = {
     "torch.utils._pytree._register_pytree_node": _migrate("utils._pytree.register_pytree_node"),
     "torch.cuda.amp.autocast": _migrate("amp.autocast", leading=('"cuda"',), same_defaults=_AUTOCAST_DEVICE_DEFAULTS),
     "torch.cuda.amp.GradScaler": _migrate("amp.GradScaler", leading=('"cuda"',)),
-    "torch.utils.data._utils.collate.default_collate": _migrate("utils.data.default_collate"),
-    "torch.utils.data._utils.collate.default_convert": _migrate("utils.data.default_convert"),
     **{
         f"functorch.{fn}": _migrate(f"func.{fn}")
         for fn in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize")
@@ -225,8 +223,9 @@ class DeprecatedOrRemovedApi(Rule):
     what = (
         "Flags calls to torch functions that are deprecated but still run on current PyTorch (`torch.qr`, "
         "`torch.lu`, `torch.cholesky`, `torch.chain_matmul`, `torch.range`, `torch.norm`, `torch.ger`, "
-        "`functorch.*`, ...) and non-public aliases of public ones — TorchFix's "
-        "TOR101/TOR103/TOR104/TOR105/TOR202 set. Keyed to the torch version the project targets (see "
+        "`functorch.*`, ...) — TorchFix's TOR101/TOR103/TOR202 set (not its TOR104/TOR105: a non-public alias "
+        "such as `torch.utils.data._utils.collate.default_collate` is the public function itself and is not "
+        "deprecated). Keyed to the torch version the project targets (see "
         "`torch-version`), each only from the release that deprecated it: `torch.cuda.amp.autocast` / "
         '`GradScaler` (2.4; use `torch.amp.autocast("cuda")` / `torch.amp.GradScaler("cuda")`), '
         "`torch.jit.script` / `trace` / `freeze` (2.5, TorchScript; use `torch.compile` / `torch.export`), "

@@ -315,10 +315,23 @@ def _returned_attributes(cls: cst.ClassDef | None) -> set[str]:
     for method in cls.body.body:
         if not isinstance(method, cst.FunctionDef) or method.name.value == "forward":
             continue
-        for node in iter_nodes(method.body, into_functions=False):
+        nodes = list(iter_nodes(method.body, into_functions=False))
+        for node in nodes:
             if isinstance(node, cst.Return) and node.value is not None:
                 out.update(_self_attributes(node.value))
+                if isinstance(node.value, cst.Name):  # `model = self.x[name]; return model`
+                    out.update(a for v in _assigned(nodes, node.value.value) for a in _self_attributes(v))
     return out
+
+
+def _assigned(nodes: list[cst.CSTNode], name: str) -> list[cst.BaseExpression]:
+    """The values a method assigns to the local `name`."""
+    return [
+        n.value
+        for n in nodes
+        if isinstance(n, cst.Assign)
+        and any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)
+    ]
 
 
 def _self_attributes(value: cst.BaseExpression) -> list[str]:

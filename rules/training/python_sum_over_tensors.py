@@ -16,6 +16,12 @@ class PythonSumOverTensors(Rule):
     message = "builtin `sum()` over tensors adds them one by one starting from the int 0; use `torch.stack(...).sum(0)`"
     severity = Severity.INFO
     category = "performance"
+    opt_in = (
+        "Measured on 25 public repositories it was not tuned on (bench/realworld, unseen at 2026-12-03 and "
+        "2026-12-04), 0 of its 3 findings were right (3 debatable): Python `sum()` over a handful of "
+        "per-layer or weighted loss terms once per step, where the extra kernels cost nothing that matters. "
+        "Select it for sums over many tensors in a hot loop."
+    )
     summary = "Builtin sum() over a list of tensors"
     what = (
         "Flags the builtin `sum()` applied to a list, tuple or generator whose elements are tensors "

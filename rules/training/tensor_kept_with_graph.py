@@ -30,6 +30,11 @@ class TensorKeptWithGraph(Rule):
     message = "`{acc}` keeps `{value}` with its autograd graph: every iteration's graph (activations included) stays alive and memory grows; store `{value}.detach()`"
     severity = Severity.WARNING
     category = "resource"
+    opt_in = (
+        "Measured on 25 public repositories it was not tuned on (bench/realworld, unseen at 2026-12-03 and "
+        "2026-12-04), 0 of its 3 findings were right (3 debatable): one small generator sample per epoch kept "
+        "with its graph, a few MB over a whole run. Select it where model outputs are collected per step."
+    )
     summary = "Model output kept across iterations with its autograd graph"
     what = (
         "Flags a tensor computed with autograd on from a model's forward pass (outputs, predictions, "

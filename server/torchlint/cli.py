@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -122,6 +123,12 @@ def _rule(code: str) -> int:
     return EXIT_CLEAN
 
 
+def _first_sentence(text: str) -> str:
+    """The measurement an opt-in reason opens with (up to a full stop before a capital)."""
+    found = re.match(r"(.+?\.)\s+[A-Z]", text, re.S)
+    return found.group(1) if found else text
+
+
 def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     """The settings `check` uses for the first PATH, after the command line's own choices: both
     ask the one resolver (ConfigResolver.resolve)."""
@@ -152,6 +159,7 @@ def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
         f"left out by the default selection: {', '.join(left_out) or '(none)'}",
         "opt-in by measured precision (why: `torchlint rule CODE`): "
         + (", ".join(code for code, cls in catalogue.items() if cls.opt_in) or "(none)"),
+        *(f"  {code}: {_first_sentence(cls.opt_in)}" for code, cls in catalogue.items() if cls.opt_in),
         f"target torch: {version} ({version.source})",
     ]
     print("\n".join(lines))

@@ -68,3 +68,30 @@ def test_a_rebound_builtin_is_not_a_host_use():
     ctx = FileContext("m.py", code, cst.parse_module(code))
     (fn,) = [f for f, _ in ctx.call_sites.functions["f"]]
     assert not ctx.host_values.host_only(fn, "t")
+
+
+VALUE_CODE = """\
+import torch
+
+def forward(self, inputs, x):
+    crops = torch.cumsum(torch.unique_consecutive(torch.tensor([i.shape[-1] for i in inputs]), return_counts=True)[1], 0)
+    start = 0
+    for end in crops:
+        out = x[start:end]
+        if start == 0:
+            first = out
+        start = end
+    mixed = torch.cumsum(torch.tensor([1, 2]), 0) + x
+    other = torch.add(torch.tensor([1, 2]), x)
+    compared = torch.tensor([1]) == x
+    return out, mixed, other, compared
+"""
+
+
+def test_a_value_derived_by_torch_functions_into_slice_bounds_is_host_only():
+    ctx = FileContext("m.py", VALUE_CODE, cst.parse_module(VALUE_CODE))
+    (fn,) = [f for f, _ in ctx.call_sites.functions["forward"]]
+    tensors = [s.call for s in ctx.call_sites.calls if ctx.qualname(s.call.func) == "torch.tensor"]
+    # through unique_consecutive(...)[1], cumsum(..., 0), the loop and `if start == 0:`: only Python bounds;
+    # the others meet `x` (arithmetic, a torch function of two tensors, a comparison with a tensor)
+    assert [ctx.host_values.host_only_value(fn, t) for t in tensors] == [True, False, False, False]

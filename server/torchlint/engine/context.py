@@ -30,7 +30,7 @@ from torchlint.engine.semantic.version_guards import VersionGuards, branch_taken
 from torchlint.engine.torch import model_mode
 from torchlint.engine.torch.activations import Feed, LossFeeds
 from torchlint.engine.torch.checkpoint_consumers import CheckpointConsumers
-from torchlint.engine.torch.device_moves import DeviceMoves, cpu_only_forward_arguments
+from torchlint.engine.torch.device_moves import DeviceMoves, forward_arguments_left_unmoved
 
 # What a script builds at top level (a library module builds none of these on import).
 _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
@@ -259,12 +259,13 @@ class FileContext:
         return LoopAnalysis(self)
 
     @cached_property
-    def cpu_only_arguments(self) -> tuple[set[int], set[str]]:
-        """Model-call argument slots whose `forward` needs them on the CPU (see device_moves)."""
+    def forward_arguments_left_unmoved(self) -> tuple[set[int], set[str]]:
+        """Model-call argument slots a caller need not move: `forward` keeps them on the CPU or moves them
+        itself (see device_moves)."""
         texts = [self.text]
         if self.project is not None:
             texts += [m.text for m in self.project.imported_by(self.location, self.imports.table)]
-        return cpu_only_forward_arguments(texts)
+        return forward_arguments_left_unmoved(texts)
 
     @cached_property
     def stays_on_cpu(self) -> bool:

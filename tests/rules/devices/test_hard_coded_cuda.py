@@ -28,3 +28,35 @@ def test_tl303_a_name_is_not_a_guard(findings):
     # `use_gpu` is set by hand: nothing checks that a GPU is there
     assert [f.line for f in findings("import torch\nuse_gpu = True\nif use_gpu:\n    model.cuda()\n", "TL303")] == [4]
     assert findings("import torch\nuse_gpu = torch.cuda.is_available()\nif use_gpu:\n    model.cuda()\n", "TL303") == []
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # the caller hands the choice in: a parameter ...
+        "import torch\ndef check(net, x, train_on_gpu):\n    if(train_on_gpu):\n        net.cuda()\n        x = x.cuda()\n",
+        "import torch\ndef outer(use_gpu):\n    def inner(x):\n        return x.cuda() if use_gpu else x\n    return inner\n",
+        # ... or an attribute that only ever stores one, here or in a base class of this file
+        "import torch\nclass Base:\n    def __init__(self, use_gpu=True):\n        self.use_gpu = use_gpu\n"
+        "class L2(Base):\n    def forward(self, v):\n        if(self.use_gpu):\n            v = v.cuda()\n        return v\n",
+    ],
+)
+def test_tl303_a_device_choice_handed_in_by_the_caller_is_not_hard_coded(src, findings):
+    assert findings(src, "TL303") == []
+
+
+@pytest.mark.parametrize(
+    "src,line",
+    [
+        # the attribute is set by hand somewhere: the class itself decides, nothing checks a GPU is there
+        (
+            "import torch\nclass A:\n    def __init__(self, use_gpu):\n        self.use_gpu = use_gpu\n"
+            "    def gpu(self):\n        self.use_gpu = True\n    def f(self, v):\n        if self.use_gpu:\n            v.cuda()\n",
+            9,
+        ),
+        # a local, not a parameter
+        ("import torch\ndef f(v):\n    use_gpu = True\n    if use_gpu:\n        v.cuda()\n", 5),
+    ],
+)
+def test_tl303_a_choice_the_code_makes_itself_is_still_hard_coded(src, line, findings):
+    assert [f.line for f in findings(src, "TL303")] == [line]

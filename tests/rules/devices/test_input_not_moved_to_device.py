@@ -128,3 +128,32 @@ def test_tl301_a_model_moved_to_the_cpu_is_with_its_batches(findings):
     assert findings(src.format(device='"cpu"'), "TL301") == []
     assert findings(src.format(device='torch.device("cpu")'), "TL301") == []
     assert [f.line for f in findings(src.format(device='"cuda"'), "TL301")] == [6]
+
+
+def test_tl301_ctc_lengths_stay_on_the_cpu_by_api(findings):
+    # CTCLoss takes its input/target lengths on the CPU (cuDNN requires it): only the log-probs must move
+    src = (
+        "import torch\nloader = torch.utils.data.DataLoader(data)\n"
+        "criterion = torch.nn.CTCLoss(zero_infinity=True).to('cuda')\n"
+        "for x, targets, target_lengths in loader:\n"
+        "    preds = x.cuda()\n"
+        "    preds_size = torch.IntTensor([preds.size(1)] * x.size(0))\n"
+        "    loss = criterion(preds, targets.cuda(), preds_size, target_lengths)\n"
+    )
+    assert findings(src, "TL301") == []
+    # the log-probs are not a length: a CPU tensor there still fails
+    wrong = src.replace("criterion(preds,", "criterion(x,")
+    assert [f.line for f in findings(wrong, "TL301")] == [7]
+
+
+def test_tl301_a_forward_that_moves_its_input_itself_takes_a_cpu_batch(findings):
+    model = (
+        "import torch\nfrom torch import nn\n"
+        "class Net(nn.Module):\n    def forward(self, inputs):\n"
+        "        return self.body(torch.cat(inputs[0:2]){move})\n"
+        "model = Net().cuda()\nloader = torch.utils.data.DataLoader(data)\n"
+        "for inputs in loader:\n    out = model(inputs)\n"
+    )
+    assert findings(model.format(move=".cuda(non_blocking=True)"), "TL301") == []
+    # a dtype change is not a move: the batch is still on the CPU
+    assert [f.line for f in findings(model.format(move=".to(torch.float16)"), "TL301")] == [9]

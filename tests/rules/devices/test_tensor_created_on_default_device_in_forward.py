@@ -82,3 +82,18 @@ def test_tl304_silent_on_tensors_used_only_as_slice_bounds(findings):
         "        k = torch.randint(1, 4, ())\n        return x[:, : torch.randint(1, 4, ())] + x[:, :k].sum()\n"
     )
     assert findings(src, "TL304") == []
+
+
+def test_tl304_a_tensor_that_only_becomes_slice_bounds_is_silent(findings):
+    # swav's multi-crop forward: the widths tensor feeds unique_consecutive/cumsum whose results slice a list
+    src = (
+        "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, inputs):\n"
+        "        crops = torch.cumsum(torch.unique_consecutive(torch.tensor([i.shape[-1] for i in inputs]), "
+        "return_counts=True)[1], 0)\n"
+        "        start = 0\n        for end in crops:\n            out = self.body(torch.cat(inputs[start:end]))\n"
+        "            start = end\n        return out\n"
+    )
+    assert findings(src, "TL304") == []
+    # the same tensor added to an activation is a device operand
+    mixed = src.replace("return out\n", "return out + torch.cumsum(torch.tensor([1, 2]), 0)\n")
+    assert [f.line for f in findings(mixed, "TL304")] == [10]

@@ -52,3 +52,20 @@ def test_tl203_user_severity_setting_overrides_the_per_finding_severity(tmp_path
     (tmp_path / "m.py").write_text(PLAIN.format(extra="", after=""))
     out = json.loads(run_cli("check", "--output-format", "json", tmp_path / "m.py").stdout)
     assert [(f["code"], f["severity"]) for f in out] == [("TL203", "error")]
+
+
+@pytest.mark.parametrize("where", ["module", "function"])
+def test_tl203_a_ddp_object_does_its_syncing_in_its_own_forward(where, findings):
+    # `model = DDP(model)`: the receiver is the wrapper, whose forward runs _pre_forward; the wrapped module
+    # of the same name is another object, so nothing but `__call__` itself is skipped
+    body = (
+        "model = Net()\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])\n"
+        "loss = model.forward(x)\n"
+    )
+    if where == "function":
+        body = "def main():\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    src = "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    pass\n" + body
+    assert _severity(findings, src) == "info"
+    # a hook on the DDP object is skipped, though
+    hooked = src + ("    " if where == "function" else "") + "model.register_forward_hook(show)\n"
+    assert _severity(findings, hooked) == "warning"

@@ -77,3 +77,16 @@ class Head(nn.Module):
     saved = before["Head"]().state_dict()
     with pytest.raises(RuntimeError, match="Missing key"):
         after["Head"]().load_state_dict(saved)
+
+
+def test_tl202_a_lookup_table_handed_out_through_a_local_is_silent(findings):
+    # SimCLR: the chosen backbone is returned and registered as self.backbone; the dict is only a lookup table
+    src = (
+        "from torch import nn\nclass M(nn.Module):\n    def __init__(self, name):\n        super().__init__()\n"
+        "        self.table = {'a': nn.Linear(2, 2), 'b': nn.Linear(2, 3)}\n"
+        "        self.backbone = self._pick(name)\n"
+        "    def _pick(self, name):\n        model = self.table[name]\n        return RET\n"
+    )
+    assert findings(src.replace("RET", "model"), "TL202") == []
+    # a local that holds something else hands nothing of the table out
+    assert [f.line for f in findings(src.replace("RET", "name"), "TL202")] == [5]

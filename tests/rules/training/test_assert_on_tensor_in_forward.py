@@ -35,6 +35,19 @@ def test_tl122_training_loop_body(findings):
     assert f.line == 6 and "every step" in f.message
 
 
+def test_tl122_an_epoch_loop_around_the_step_loop_is_not_a_step(findings):
+    # barlowtwins' freeze-mode sanity check: once per epoch, after the step loop, over the state dict's keys
+    src = (
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2).cuda()\nfor epoch in range(9):\n"
+        "    for x in loader:\n        model(x).sum().backward()\n"
+        "    for k in ref:\n        assert torch.equal(model.state_dict()[k].cpu(), ref[k]), k\n"
+    )
+    assert findings(src, "TL122") == []
+    # inside the step loop, a loop over the keys still runs every step
+    inner = src.replace("    for k in ref:\n        assert", "        for k in ref:\n            assert")
+    assert [f.line for f in findings(inner, "TL122")] == [8]
+
+
 def test_tl122_a_helper_that_never_runs_backward_is_not_a_step(findings):
     src = "import torch\ndef check(model, x):\n    out = model(x)\n    assert torch.isfinite(out).all()\n"
     assert findings(src, "TL122") == []

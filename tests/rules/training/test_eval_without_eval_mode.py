@@ -126,3 +126,23 @@ def test_tl115_and_tl111_do_not_both_report(findings):
 def test_tl115_apply_is_read_through_the_applied_function(init, flagged, findings):
     src = HEAD + init + "model = models.resnet18()\nmodel.apply(init)\nwith torch.no_grad():\n    out = model(x)\n"
     assert bool(findings(src, "TL115")) is flagged
+
+
+@pytest.mark.parametrize(
+    "switch,flagged",
+    [("self.net.eval()", False), ("self.net.train(False)", False), ("pass", True), ("self.net.apply(init)", True)],
+)
+def test_tl115_a_module_whose_construction_switches_its_network_is_not_proven_in_training_mode(
+    switch, flagged, findings
+):
+    # lpips.PerceptualLoss: __init__ builds a DistModel and calls its initialize(), which calls self.net.eval()
+    src = (
+        HEAD
+        + "class DistModel:\n    def initialize(self, use_dropout):\n"
+        + f"        self.net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))\n        {switch}\n"
+        + "class PerceptualLoss(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        + "        self.model = DistModel()\n        self.model.initialize(use_dropout=True)\n"
+        + "    def forward(self, a, b):\n        return self.model.net(a - b)\n"
+        + "percept = PerceptualLoss()\nwith torch.no_grad():\n    d = percept(x, y)\n"
+    )
+    assert bool(findings(src, "TL115")) is flagged

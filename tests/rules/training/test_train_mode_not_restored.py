@@ -50,6 +50,71 @@ CASES = [
 ]
 
 
+PROBE_HEAD = """
+import torch
+model = torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.BatchNorm1d(2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+CASES += [
+    (
+        # moco-v3 / simsiam main_lincls: train() keeps the frozen backbone in eval mode every epoch
+        "linear-probe-helper-sets-eval-itself",
+        "a.py",
+        PROBE_HEAD
+        + """
+def train(loader, model):
+    model.eval()
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+def validate(loader, model):
+    model.eval()
+    return [model(x) for x in loader]
+for epoch in range(3):
+    train(train_loader, model)
+    validate(val_loader, model)
+""",
+        [],
+    ),
+    (
+        # barlowtwins evaluate.py: the mode is a choice between two arms
+        "eval-chosen-against-train-on-another-arm",
+        "a.py",
+        PROBE_HEAD
+        + """
+for epoch in range(3):
+    if finetune:
+        model.train()
+    elif freeze:
+        model.eval()
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    model.eval()
+""",
+        [],
+    ),
+    (
+        # validation at the start of the epoch, then training without train(): still the bug
+        "validation-before-training-in-the-same-iteration",
+        "a.py",
+        PROBE_HEAD
+        + """
+for epoch in range(3):
+    model.eval()
+    print([model(x) for x in val_loader])
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+        [6],
+    ),
+]
+
+
 @pytest.mark.parametrize("case,path,src,lines", CASES, ids=[c[0] for c in CASES])
 def test_case(case, path, src, lines, findings):
     got = findings(textwrap.dedent(src).lstrip("\n"), "TL111", path)

@@ -397,7 +397,7 @@ class CallingContexts:
         tests = tests or self.tests
         for parent, child in ancestors:
             if type(parent) in (cst.If, cst.IfExp, cst.While) and child is not parent.test:  # type: ignore
-                if tests(parent.test):  # type: ignore[attr-defined]
+                if tests(parent.test) or (fn is not None and self._chosen(parent.test, fn, tests)):  # type: ignore
                     return True
             block = _block_of(parent)
             if block is not None:
@@ -409,6 +409,11 @@ class CallingContexts:
         if fn is not None and any(tests(d.decorator) for d in fn.decorators):
             return True
         return INHERIT
+
+    def _chosen(self, test: cst.BaseExpression, fn: cst.FunctionDef, tests: DeviceGuardTest) -> bool:
+        chain = self._chain(fn)
+        cls = chain[-1] if chain and type(chain[-1]) is cst.ClassDef else None
+        return tests.chosen_by_caller(test, fn, cls)
 
     def _cuda_checked(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
         """`cuda` at a call site: a guard there must check the device itself (no command-line flag)."""

@@ -7,6 +7,8 @@ module answers, from code alone (never from a variable's name):
 - `DeviceGuardTest`: does an `if`/`assert` test look at the accelerator — an availability API
   (`torch.cuda.is_available()`), a comparison with a device string (`device.type == "cuda"`), a command-line
   flag (an attribute of `parser.parse_args()`: the user chose), `x.is_cuda`, or a name assigned one of these;
+  or is it the caller's choice (`chosen_by_caller`): a parameter of the function (`if train_on_gpu:`), or an
+  attribute every assignment of which stores a method's parameter (`self.use_gpu = use_gpu` in `__init__`);
 - `establishes_cuda(stmt)`: after `stmt` the program runs only with CUDA — `assert torch.cuda.is_available()`,
   `if not torch.cuda.is_available(): sys.exit(...)`, `torch.cuda.set_device(...)` (raises without a GPU),
   `dist.init_process_group(backend="nccl")` (NCCL needs GPUs), or a call of a project function whose body does
@@ -17,12 +19,12 @@ Calling contexts (calling_context.py) combine these with a statement's enclosing
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine.core.callargs import get_arg, string_value
+from torchlint.engine.core.callargs import get_arg, is_name, string_value
 from torchlint.engine.core.walk import block_statements, iter_nodes, small_statements
 from torchlint.engine.semantic.kinds import ACCELERATOR_CHECKS, CUDA_REQUIRED, DEVICE_TYPES
 from torchlint.engine.semantic.names import dotted
@@ -65,6 +67,36 @@ class DeviceGuardTest:
                     return True
         return False
 
+    def chosen_by_caller(self, test: cst.BaseExpression, fn: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
+        """`if use_gpu:` on a value the caller hands in: a parameter (of `fn` or an enclosing function), or
+        `self.use_gpu` when every assignment of it in the class (and its bases in this file) stores a parameter.
+        The code runs without CUDA when the caller says so, like a command-line flag; off with `flags`."""
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        if not self.flags:
+            return False
+        if isinstance(test, cst.Name):
+            scope = self.ctx.scopes.binding_scope(test.value, fn)
+            return scope is not None and self.ctx.scopes.is_parameter(test.value, scope)
+        params = fn.params.params
+        if (
+            cls is None
+            or not params
+            or not (isinstance(test, cst.Attribute) and is_name(test.value, params[0].name.value))
+        ):
+            return False
+        stored = [stores for c in self._lineage(cls) for stores in _stores(c, test.attr.value)]
+        return bool(stored) and all(stored)
+
+    def _lineage(self, cls: cst.ClassDef, depth: int = 0) -> Iterator[cst.ClassDef]:
+        """The class and its bases defined at the top of this file."""
+        yield cls
+        if depth < 4:
+            top = {s.name.value: s for s in self.ctx.module.body if isinstance(s, cst.ClassDef)}
+            for base in cls.bases:
+                if isinstance(base.value, cst.Name) and base.value.value in top:
+                    yield from self._lineage(top[base.value.value], depth + 1)
+
     def assigned(self) -> dict[str, list[cst.BaseExpression]]:
         """Every value assigned to each plain name in the file."""
         if self._assigned is None:
@@ -80,6 +112,20 @@ class DeviceGuardTest:
             isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "parse_args"
             for v in self.assigned().get(name, ())
         )
+
+
+def _stores(cls: cst.ClassDef, attr: str) -> Iterator[bool]:
+    """For each assignment `self.<attr> = v` in a method of `cls`: is `v` a parameter of that method?"""
+    for method in cls.body.body:
+        if not isinstance(method, cst.FunctionDef) or not method.params.params:
+            continue
+        names = [p.name.value for p in (*method.params.params, *method.params.kwonly_params)]
+        for n in iter_nodes(method.body, into_functions=False):
+            if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+                for t in targets:
+                    if isinstance(t, cst.Attribute) and t.attr.value == attr and is_name(t.value, names[0]):
+                        yield isinstance(n, cst.Assign) and isinstance(n.value, cst.Name) and n.value.value in names[1:]
 
 
 def device_string(expr: cst.BaseExpression) -> bool:

@@ -28,6 +28,9 @@ _HOST_BUILTINS = frozenset({"range", "int", "len", "float", "bool"})
 _TO_HOST = frozenset({"item", "tolist", "numpy"})
 # Arithmetic that keeps a host value a host value inside an index (`off + s`).
 _ARITHMETIC = (cst.BinaryOperation, cst.UnaryOperation)
+# Arguments that are no tensor.
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+_CONSTANTS = frozenset({"True", "False", "None"})
 
 
 class HostValues:
@@ -69,19 +72,40 @@ class HostValues:
         seen.discard(name)
         return result
 
+    def host_only_value(self, fn: cst.FunctionDef, expr: cst.BaseExpression) -> bool:
+        """The tensor `expr` (a call in `fn`'s body) is only used as a host value: through torch functions that
+        derive from it alone and subscripts of their results (`torch.cumsum(torch.unique_consecutive(
+        torch.tensor(widths), return_counts=True)[1], 0)`) into a host use or a host-only name."""
+        parents = self._parents.get(fn)
+        if parents is None:
+            parents = self._parents[fn] = parent_map(fn.body)
+        return self._flow(fn, expr, parents, set())
+
     def _use(self, fn: cst.FunctionDef, node: cst.Name, parents: dict[int, cst.CSTNode], seen: set[str]) -> bool | None:
         """True: a host use; False: any other use; None: `node` is bound here, not read."""
-        child: cst.CSTNode = node
         if _binds(parents, node):
             return None
-        parent = parents.get(id(node))
+        return self._flow(fn, node, parents, seen)
+
+    def _flow(self, fn: cst.FunctionDef, child: cst.CSTNode, parents: dict[int, cst.CSTNode], seen: set[str]) -> bool:
+        """Where the value of `child` goes is a host use (True) or anything else (False)."""
+        parent = parents.get(id(child))
         while isinstance(parent, _ARITHMETIC):
             child, parent = parent, parents.get(id(parent))
         if isinstance(parent, (cst.Index, cst.Slice)):
             return True
+        if isinstance(parent, cst.Comparison) and all(_literal(e) for e in _operands(parent) if e is not child):
+            test = parents.get(id(parent))  # `if start == 0:` reads a Python bool
+            return isinstance(test, (cst.If, cst.While)) and test.test is parent
+        if isinstance(parent, cst.Subscript) and parent.value is child:
+            return self._flow(fn, parent, parents, seen)  # an element of it lives where it lives
         if isinstance(parent, cst.Arg):
             call = parents.get(id(parent))
-            return isinstance(call, cst.Call) and self._host_builtin(call.func, fn) and parent.value is child
+            if not isinstance(call, cst.Call) or parent.value is not child:
+                return False
+            if self._host_builtin(call.func, fn):
+                return True
+            return self._derives(call, parent) and self._flow(fn, call, parents, seen)
         if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in _TO_HOST:
             return isinstance(parents.get(id(parent)), cst.Call)
         if isinstance(parent, cst.For) and parent.iter is child:
@@ -92,6 +116,13 @@ class HostValues:
             return isinstance(target, cst.Name) and self._host_only(fn, target.value, seen)
         return False
 
+    def _derives(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """A torch function computing from `arg` alone (its other arguments are literals): the result is a
+        tensor where `arg` is, and meets no other tensor."""
+        if not (self.ctx.qualname(call.func) or "").startswith("torch."):
+            return False
+        return all(a is arg or _literal(a.value) for a in call.args)
+
     def _host_builtin(self, func: cst.BaseExpression, fn: cst.FunctionDef) -> bool:
         """`range`/`int`/`len`/...: the builtin, not a name this file binds (scopes.py, Python's rules)."""
         return (
@@ -100,6 +131,16 @@ class HostValues:
             and func.value not in self.ctx.imports.table
             and self.ctx.scopes.binding_scope(func.value, fn) is None
         )
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    return isinstance(expr, _LITERALS) or (isinstance(expr, cst.Name) and expr.value in _CONSTANTS)
+
+
+def _operands(cmp: cst.Comparison) -> list[cst.BaseExpression]:
+    return [cmp.left, *(c.comparator for c in cmp.comparisons)]
 
 
 def _binds(parents: dict[int, cst.CSTNode], node: cst.Name) -> bool:

@@ -9,7 +9,7 @@ computed once per file, lazily, on the first question.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,7 @@ import libcst as cst
 from torchlint.engine.core.callargs import get_arg, string_value
 from torchlint.engine.core.source import python_ast
 from torchlint.engine.core.walk import iter_nodes, iter_statements, small_statements
+from torchlint.engine.semantic.kinds import DEVICE_TYPES
 from torchlint.engine.semantic.names import Imports, dotted
 
 if TYPE_CHECKING:
@@ -231,10 +232,28 @@ class DeviceMoves:
 
 # Arguments that must stay on the CPU: `pack_padded_sequence(x, lengths)` wants its lengths there.
 CPU_ONLY = {"pack_padded_sequence": (1, "lengths")}
+# Library calls (a function, or a module class: its call) that take some arguments on the CPU by API:
+# (positions, keywords). CTC losses accept their lengths there (cuDNN's CTC requires it).
+_CTC_LENGTHS = ({2, 3}, {"input_lengths", "target_lengths"})
+CPU_ARGUMENTS = {"torch.nn.CTCLoss": _CTC_LENGTHS, "torch.nn.functional.ctc_loss": _CTC_LENGTHS}
 
 
-def cpu_only_forward_arguments(texts: list[str]) -> tuple[set[int], set[str]]:
-    """(positions, keywords) of `forward` parameters that some module passes where a CPU value is required.
+def cpu_arguments_of(qualnames: Iterable[str | None]) -> tuple[set[int], set[str]]:
+    """(positions, keywords) that may stay on the CPU in a call of any of these library APIs."""
+    positions: set[int] = set()
+    keywords: set[str] = set()
+    for q in qualnames:
+        found = CPU_ARGUMENTS.get(q or "")
+        if found is not None:
+            positions |= found[0]
+            keywords |= found[1]
+    return positions, keywords
+
+
+def forward_arguments_left_unmoved(texts: list[str]) -> tuple[set[int], set[str]]:
+    """(positions, keywords) of `forward` parameters a caller need not move to the model's device: some module
+    passes them where a CPU value is required (`pack_padded_sequence(x, lengths)`), or moves them itself
+    (`torch.cat(inputs).cuda()`).
 
     Read from the file and the project modules it imports (their text): a model call's argument in
     one of these slots is not a batch left behind on the CPU.
@@ -242,18 +261,48 @@ def cpu_only_forward_arguments(texts: list[str]) -> tuple[set[int], set[str]]:
     positions: set[int] = set()
     keywords: set[str] = set()
     for text in texts:
-        if not any(name in text for name in CPU_ONLY):
-            continue
+        if "def forward" not in text or not any(name in text for name in (*CPU_ONLY, ".cuda(", ".to(")):
+            continue  # the cheap test first: only a `forward` matters
         try:
             tree = python_ast(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             continue
         for fn in ast.walk(tree):
             if isinstance(fn, ast.FunctionDef) and fn.name == "forward":
-                found = cpu_only_parameters(fn)
-                positions.update(found[0])
-                keywords.update(found[1])
+                for found in (cpu_only_parameters(fn), self_moved_parameters(fn)):
+                    positions.update(found[0])
+                    keywords.update(found[1])
     return positions, keywords
+
+
+def self_moved_parameters(forward: ast.FunctionDef) -> tuple[set[int], set[str]]:
+    """(positions after `self`, names) of the parameters one `forward` moves to a device itself: the receiver
+    of a `.cuda()` / `.to(device)` in its body reads them (`torch.cat(inputs[a:b]).cuda(non_blocking=True)`)."""
+    params = [a.arg for a in forward.args.args][1:]
+    used: set[str] = set()
+    for call in ast.walk(forward):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and _moves(call):
+            used |= {n.id for n in ast.walk(call.func.value) if isinstance(n, ast.Name)}
+    found = {i: p for i, p in enumerate(params) if p in used}
+    return set(found), set(found.values())
+
+
+def _moves(call: ast.Call) -> bool:
+    """`.cuda(...)`, or `.to(...)` with a device (not a dtype such as `torch.float16`)."""
+    method = call.func.attr  # type: ignore[attr-defined]
+    if method == "cuda":
+        return True
+    if method != "to":
+        return False
+    arg = next((k.value for k in call.keywords if k.arg == "device"), call.args[0] if call.args else None)
+    if isinstance(arg, ast.Constant):
+        return isinstance(arg.value, str) and arg.value.partition(":")[0] in DEVICE_TYPES
+    return isinstance(arg, (ast.Name, ast.Attribute)) and not _torch_attribute(arg)
+
+
+def _torch_attribute(expr: ast.expr) -> bool:
+    """`torch.float16`: a dtype, not a device."""
+    return isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "torch"
 
 
 def cpu_only_parameters(forward: ast.FunctionDef, as_is: bool = False) -> tuple[set[int], set[str]]:

@@ -10,7 +10,8 @@ when it cannot see (a `timm`/`transformers` model, a helper's result).
 
 `in_training_mode` decides whether a model is in training mode at a point of a
 function from evidence in that function only: built there by a constructor (modules
-start in training mode), or switched by `.train()` and then trained (a backward
+start in training mode, unless building one runs code that may switch it: lpips'
+`PerceptualLoss()` puts its network in eval mode), or switched by `.train()` and then trained (a backward
 pass) before the point, with nothing that may switch it to eval mode reaching the
 point — `.eval()`, `.train(flag)`, `.apply(fn)`, or a call that receives the model
 and whose code (this file's or a project file's) switches modes or cannot be read.
@@ -54,6 +55,7 @@ _TORCHVISION_MODE_FREE = ("vit_", "get_")
 _DEPTH = 8
 # what a function's code does to the modes of the modules it receives
 _SWITCHES_TO_EVAL = re.compile(r"\.eval\(|\.apply\(|\.train\(\s*[^)\s]")
+_EVAL_CALL = re.compile(r"\.eval\(|\.train\(\s*(?!True\b)[^)\s]")  # not `.apply(init_weights)` of a constructor
 _SWITCHES_TO_TRAIN = re.compile(r"\.train\(\s*(?:True\s*)?\)")
 _BACKWARD = re.compile(r"\.(?:manual_)?backward\(")
 _NEUTRAL_BUILTINS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "hasattr", "getattr", "sum"})
@@ -463,4 +465,52 @@ def _constructor(ctx: FileContext, call: cst.Call) -> bool:
     name = dotted(call.func)
     local = f"{summary.name}.{name}" if isinstance(call.func, cst.Name) and name in summary.class_defs else None
     found = project_class(ctx.project, summary, q or local or "")
-    return found is not None and ctx.scope is not None and bool(ctx.semantics.infer(call, ctx.scope) & Kind.MODEL)
+    if found is None or ctx.scope is None or not ctx.semantics.infer(call, ctx.scope) & Kind.MODEL:
+        return False
+    return not _ConstructionSwitches(ctx.project).cls(*found, 0)
+
+
+class _ConstructionSwitches:
+    """Does building a project class run code that may switch modes: `__init__` and the methods it calls,
+    on itself (`self.setup()`) or on objects it builds (`self.model = DistModel(); self.model.initialize()`,
+    where lpips calls `self.net.eval()`)? Then the new module is not proven in training mode."""
+
+    def __init__(self, project: Project | None) -> None:
+        self.project = project
+        self.seen: set[tuple[Path, str, str]] = set()
+
+    def cls(self, summary: ModuleSummary, name: str, depth: int) -> bool:
+        return self.method(summary, name, "__init__", depth)
+
+    def method(self, summary: ModuleSummary, name: str, method: str, depth: int) -> bool:
+        key = (summary.path, name, method)
+        if key in self.seen or depth > _DEPTH:
+            return False
+        self.seen.add(key)
+        fn = next(
+            (f for f in summary.class_defs[name].body if isinstance(f, ast.FunctionDef) and f.name == method), None
+        )
+        if fn is None:
+            return False
+        if _EVAL_CALL.search(ast.get_source_segment(summary.text, fn) or ""):
+            return True
+        built: dict[str, tuple[ModuleSummary, str]] = {}  # self.attr -> the project class it holds
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
+                q = qualify(summary, n.value.func)
+                found = project_class(self.project, summary, q) if q is not None else None
+                for t in n.targets:
+                    if found is not None and isinstance(t, ast.Attribute) and _is_self(t.value):
+                        built[t.attr] = found
+                        if self.cls(*found, depth + 1):
+                            return True
+        for n in ast.walk(fn):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+                continue
+            owner = n.func.value
+            if _is_self(owner) and self.method(summary, name, n.func.attr, depth + 1):
+                return True
+            held = built.get(owner.attr) if isinstance(owner, ast.Attribute) and _is_self(owner.value) else None
+            if held is not None and self.method(*held, n.func.attr, depth + 1):
+                return True
+        return False
