@@ -261,10 +261,10 @@ class FileContext:
     @cached_property
     def cpu_only_arguments(self) -> tuple[set[int], set[str]]:
         """Model-call argument slots whose `forward` needs them on the CPU (see device_moves)."""
-        texts = [self.text]
+        summaries = [self.semantics.inference.summary]
         if self.project is not None:
-            texts += [m.text for m in self.project.imported_by(self.location, self.imports.table)]
-        return cpu_only_forward_arguments(texts)
+            summaries += self.project.imported_by(self.location, self.imports.table)
+        return cpu_only_forward_arguments(summaries)
 
     @cached_property
     def stays_on_cpu(self) -> bool:

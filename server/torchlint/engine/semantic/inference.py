@@ -52,6 +52,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+Found = tuple[ModuleSummary, str]  # a file's summary and a top-level name it defines
 Chain = tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, ...]  # enclosing defs, outermost first
 
 
@@ -111,6 +112,17 @@ def for_file(project: Project, summary: ModuleSummary) -> Inference:
     if not isinstance(found, Inference) or found.summary is not summary:
         found = known[summary.path] = Inference(project, summary, project.kinds)
     return found
+
+
+def symbol(project: Project | None, summary: ModuleSummary, q: str, folder: Path | None = None) -> Found | None:
+    """The class, function or global `q` names, read in the file of `summary`: one of its own (`q` spelled
+    `<module>.<name>`, as project.qualify spells a name the file defines) or a project file's (re-exports
+    followed; `folder`: where the file's imports resolve, its own by default). The one resolution the
+    inference and the torch analyses share."""
+    head, _, last = q.rpartition(".")
+    if head == summary.name and (last in summary.classes or last in summary.functions or last in summary.globals):
+        return summary, last
+    return project.resolve(q, folder or summary.path.parent) if project is not None else None
 
 
 def call_kind(project: Project, qualname: str, from_dir: Path) -> Kind:
@@ -318,7 +330,9 @@ class Inference:
         self._pending: dict[int, dict[str, ast.arg]] = {}
         self._exported: dict[int, dict[str, Kind]] = {}  # names assigned under `global` / `nonlocal`
         self._returns: dict[int, Kind] = {}
-        self._resolving: set[int] = set()  # functions whose returns or parameters are being read
+        self._resolving: set[int] = set()  # functions whose returns are being read
+        self._passing: set[int] = set()  # functions whose parameters' call sites are being read
+        self._building = 0  # scopes whose bindings are being read (until done, a read of them sees a part)
 
     # -- answers ---------------------------------------------------------------------------------
     def returns(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind:
@@ -337,7 +351,7 @@ class Inference:
         finally:
             self._resolving.discard(id(fn))
             deps.inferring -= 1
-        if not self._resolving:  # an answer read inside a cycle may lack what the cycle gives: not kept
+        if not self._resolving and not self._building:  # read inside a cycle or from a part: not kept
             self._returns[id(fn)] = kind
         return kind
 
@@ -350,7 +364,11 @@ class Inference:
         known = self._bindings.get(id(node))
         if known is None:
             known = self._bindings[id(node)] = {}
-            self._build(self.facts.scopes[id(node)])
+            self._building += 1
+            try:
+                self._build(self.facts.scopes[id(node)])
+            finally:
+                self._building -= 1
         return known
 
     def binding(self, node: Scoped, name: str) -> Kind | None:
@@ -483,13 +501,13 @@ class Inference:
     # -- parameters ---------------------------------------------------------------------------
     def _param_kind(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg) -> Kind:
         """What every call site of this file passes for `param` (NONE without a call site)."""
-        if id(fn) in self._resolving:
-            return Kind.NONE
-        self._resolving.add(id(fn))
+        if id(fn) in self._passing:
+            return Kind.NONE  # a call site whose argument is the parameter's own function's result
+        self._passing.add(id(fn))
         try:
             return agree([self.infer(arg, caller) if arg else Kind.NONE for arg, caller in self._arguments(fn, param)])
         finally:
-            self._resolving.discard(id(fn))
+            self._passing.discard(id(fn))
 
     def _arguments(
         self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg

@@ -23,7 +23,7 @@ import libcst as cst
 from torchlint.engine.core.walk import iter_nodes, iter_statements
 from torchlint.engine.semantic import call_sites, inference
 from torchlint.engine.semantic.call_sites import CallSites
-from torchlint.engine.semantic.inference import Inference, Scoped
+from torchlint.engine.semantic.inference import Found, Inference, Scoped
 from torchlint.engine.semantic.kinds import (
     PASS_THROUGH,
     RETURNS,
@@ -132,6 +132,18 @@ class Semantics:
         lint's own (its answers are not kept for other lints: the text may be an unsaved buffer)."""
         summary = self._summary() or ModuleSummary(Path(""), "", "", "")  # CPython cannot parse it: nothing known
         return Inference(self.project if self.folder is not None else None, summary, {}, self.folder)
+
+    def definition(self, func: cst.BaseExpression) -> Found | None:
+        """The class, top-level function or global `func` names: this file's own (a name it defines and does not
+        import) or a project file's, as its summary lists them (inference.symbol)."""
+        own = self.inference.summary
+        if isinstance(func, cst.Name) and func.value not in self.imports.table:
+            name = func.value
+            return (own, name) if name in own.classes or name in own.functions or name in own.globals else None
+        q = self.imports.qualname(func)
+        if q is None or self.folder is None:
+            return None
+        return inference.symbol(self.project, own, q, self.folder)
 
     @cached_property
     def _definitions(self) -> dict[cst.CSTNode, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:

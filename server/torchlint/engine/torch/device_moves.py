@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, string_value
-from torchlint.engine.core.source import python_ast
 from torchlint.engine.core.walk import iter_nodes, iter_statements, small_statements
 from torchlint.engine.semantic.names import Imports, dotted
 
 if TYPE_CHECKING:
+    from torchlint.engine.semantic.project import ModuleSummary
     from torchlint.engine.semantic.scopes import Scopes
     from torchlint.engine.semantic.semantics import Semantics
 
@@ -233,22 +233,18 @@ class DeviceMoves:
 CPU_ONLY = {"pack_padded_sequence": (1, "lengths")}
 
 
-def cpu_only_forward_arguments(texts: list[str]) -> tuple[set[int], set[str]]:
+def cpu_only_forward_arguments(summaries: list[ModuleSummary]) -> tuple[set[int], set[str]]:
     """(positions, keywords) of `forward` parameters that some module passes where a CPU value is required.
 
-    Read from the file and the project modules it imports (their text): a model call's argument in
+    Read from the file and the project modules it imports (their `ast` summaries): a model call's argument in
     one of these slots is not a batch left behind on the CPU.
     """
     positions: set[int] = set()
     keywords: set[str] = set()
-    for text in texts:
-        if not any(name in text for name in CPU_ONLY):
+    for summary in summaries:
+        if not any(name in summary.text for name in CPU_ONLY):
             continue
-        try:
-            tree = python_ast(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-            continue
-        for fn in ast.walk(tree):
+        for fn in ast.walk(summary.tree):
             if isinstance(fn, ast.FunctionDef) and fn.name == "forward":
                 found = cpu_only_parameters(fn)
                 positions.update(found[0])
