@@ -123,7 +123,7 @@ class _LayerFinder:
         if dotted(call.func) is None:
             return False
         # containers: nn.Sequential(nn.Linear(...), nn.Dropout(0.1)), nn.ModuleList([...])
-        inner = [n for a in call.args for n in iter_nodes(a.value) if isinstance(n, cst.Call)]
+        inner = [n for a in call.args for n in (a.value, *iter_nodes(a.value)) if isinstance(n, cst.Call)]
         return any(self.built(ctx, c, depth + 1) for c in inner)
 
     def call(self, summary: ModuleSummary, call: ast.Call, depth: int) -> bool:
