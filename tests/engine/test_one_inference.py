@@ -10,9 +10,14 @@ import pytest
 
 from torchlint import notebook
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.runner import lint_text
 from torchlint.engine.semantic import inference
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.project import Dependencies, project_at, recording
+from torchlint.engine.torch.dataset_storage import DATASET_BASES, python_object_store
+from torchlint.engine.torch.model_mode import mode_dependent, mode_free
+from torchlint.registry import rules
 
 LIB = """\
 import torch
@@ -255,3 +260,53 @@ def test_an_answer_does_not_depend_on_the_order_of_questions():
 
     assert ask([("main", "out"), ("helper", "model")]) == ask([("helper", "model"), ("main", "out")])
     assert ask([("main", "out"), ("helper", "model")]) == {"out": Kind.MODEL, "model": Kind.MODEL}
+
+
+# -- the torch analyses read what the inference reads --------------------------------------------------------
+BASE_DATASET = "from torch.utils.data import Dataset\n\n\nclass Base(Dataset):\n    pass\n"
+SAMPLES = """\
+from torch.utils.data import DataLoader
+from base import Base
+
+
+class Samples(Base):
+    def __init__(self, path):
+        self.samples = [line.split() for line in open(path)]
+
+    def __getitem__(self, i):
+        return self.samples[i]
+
+
+loader = DataLoader(Samples("x.txt"), num_workers=4)
+"""
+
+
+def test_the_dataset_analysis_reads_the_hierarchy_the_inference_reads(tmp_path):
+    """`Samples(Base)` with `Base(Dataset)` in another file: a Dataset for the inference's hierarchy, so for
+    dataset_storage (which read only a class's own bases) and the rule built on it."""
+    _project(tmp_path, {"base.py": BASE_DATASET, "main.py": SAMPLES})
+    ctx = FileContext(str(tmp_path / "main.py"), SAMPLES, cst.parse_module(SAMPLES))
+    with recording(ctx.read):
+        summary = ctx.semantics.inference.summary
+        classes = ctx.semantics.class_kinds(summary)
+        assert classes.derives_from(summary.class_defs["Samples"], DATASET_BASES)
+        store = python_object_store(classes, "Samples")
+    assert store is not None and store.attribute == "samples"
+    found = lint_text(str(tmp_path / "main.py"), SAMPLES, [rules()["TL505"]]).findings
+    assert [(f.code, f.line) for f in found] == [("TL505", 13)]
+
+
+MODEL_LIB = "from torch import nn\n\n\nclass Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.drop = nn.Dropout(0.5)\n"
+MODEL_MAIN = "from lib import Base\n\n\nclass Net(Base):\n    pass\n\n\nmodel = Net()\n"
+
+
+def test_the_mode_analysis_reads_the_classes_the_inference_reads(tmp_path):
+    """`Net(Base)` in main.py, `Base` with a dropout in lib.py: a module for the inference, found mode-dependent
+    through the same resolution of `Base` (model_mode no longer re-parses the call's code)."""
+    _project(tmp_path, {"lib.py": MODEL_LIB, "main.py": MODEL_MAIN})
+    ctx = FileContext(str(tmp_path / "main.py"), MODEL_MAIN, cst.parse_module(MODEL_MAIN))
+    with recording(ctx.read):
+        ctx.scope = ctx.semantics.scope_for(ctx.module, None)
+        built = next(n for n in iter_nodes(ctx.module) if isinstance(n, cst.Call))
+        assert ctx.kind(built) == Kind.MODEL
+        assert mode_dependent(ctx, built) and not mode_free(ctx, built)

@@ -84,23 +84,42 @@ class ClassKinds:
         self.memo[key] = kind
         return kind
 
+    def derives_from(self, cls: ast.ClassDef, qualnames: frozenset[str], seen: set[int] | None = None) -> bool:
+        """`cls` has one of the library classes `qualnames` among its bases, through project classes of any file
+        (the hierarchy `of` reads)."""
+        seen = set() if seen is None else seen
+        if id(cls) in seen:
+            return False
+        seen.add(id(cls))
+        for base in cls.bases:
+            found = self._resolved(base)
+            if isinstance(found, str):
+                if found in qualnames:
+                    return True
+            elif found is not None and found[0].derives_from(found[1], qualnames, seen):
+                return True
+        return False
+
     def _base(self, base: ast.expr) -> Kind:
+        found = self._resolved(base)
+        if isinstance(found, str):
+            return Kind.MODEL if is_module_base(found) else kind_from_qualname(found) & _INHERITED
+        return found[0].of(found[1]) if found is not None else Kind.NONE
+
+    def _resolved(self, base: ast.expr) -> str | tuple[ClassKinds, ast.ClassDef] | None:
+        """What a base class expression denotes: a library class's qualified name, a project class (with the
+        class kinds of its file), or None (nothing known)."""
         q = imported(self.summary, base)
         if q is None:
             local = self.by_name.get(_dotted(base) or "")
-            return self.of(local) if local is not None else Kind.NONE
-        if is_module_base(q):
-            return Kind.MODEL
-        lib = kind_from_qualname(q) & _INHERITED
-        if lib:
-            return lib
-        if self.project is None:
-            return Kind.NONE
+            return (self, local) if local is not None else None
+        if is_module_base(q) or kind_from_qualname(q) & _INHERITED or self.project is None:
+            return q
         found = self.project.resolve(q, self.folder)
         if found is None or found[1] not in found[0].classes:
-            return Kind.NONE
+            return q
         other, name = found
-        return for_file(self.project, other).classes.of(other.class_defs[name])
+        return for_file(self.project, other).classes, other.class_defs[name]
 
 
 # -- the questions other files ask ------------------------------------------------------------------

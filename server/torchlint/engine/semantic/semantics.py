@@ -23,7 +23,7 @@ import libcst as cst
 from torchlint.engine.core.walk import iter_nodes, iter_statements
 from torchlint.engine.semantic import call_sites, inference
 from torchlint.engine.semantic.call_sites import CallSites
-from torchlint.engine.semantic.inference import Found, Inference, Scoped
+from torchlint.engine.semantic.inference import ClassKinds, Found, Inference, Scoped
 from torchlint.engine.semantic.kinds import (
     PASS_THROUGH,
     RETURNS,
@@ -144,6 +144,13 @@ class Semantics:
         if q is None or self.folder is None:
             return None
         return inference.symbol(self.project, own, q, self.folder)
+
+    def class_kinds(self, summary: ModuleSummary) -> ClassKinds:
+        """The classes of this file's summary or of a project file's (as `definition` found it)."""
+        if summary is self.inference.summary:
+            return self.inference.classes
+        assert self.project is not None, "another file's summary comes from the project"
+        return inference.for_file(self.project, summary).classes
 
     @cached_property
     def _definitions(self) -> dict[cst.CSTNode, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
