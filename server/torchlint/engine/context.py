@@ -191,7 +191,6 @@ class FileContext:
         return Semantics(
             self.module,
             self.imports,
-            self.text,
             self.project,
             folder,
             lambda: self.call_sites,

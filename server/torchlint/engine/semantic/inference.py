@@ -224,6 +224,34 @@ def facts(summary: ModuleSummary) -> FileFacts:
     return found
 
 
+# Fields of a node class that may hold nodes worth visiting (not `ctx`, operators or comparison operators).
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAVES = frozenset({ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias})
+_IMPORTS = frozenset({ast.Import, ast.ImportFrom})
+_DEF_TYPES = frozenset(_DEFS)
+_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
+_BINDERS = frozenset(  # nodes that bind or declare names beyond the names their targets store
+    {ast.NamedExpr, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping}
+)
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes of `node` in source order (ast.iter_child_nodes without its per-field generators: this
+    visits every node of a file)."""
+    t = type(node)
+    fields = _CHILD_FIELDS.get(t)
+    if fields is None:
+        fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f not in ("ctx", "op", "ops"))
+    kids: list[ast.AST] = []
+    for f in fields:
+        value = getattr(node, f, None)
+        if type(value) is list:
+            kids.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            kids.append(value)
+    return kids
+
+
 def _read_facts(module: ast.Module) -> FileFacts:
     out = FileFacts({}, [], {}, {}, module)
     root = out.scopes[id(module)] = ScopeFacts(module, None, ())
@@ -231,65 +259,91 @@ def _read_facts(module: ast.Module) -> FileFacts:
     todo: list[tuple[ast.AST, ScopeFacts, bool, bool]] = [(s, root, True, False) for s in reversed(module.body)]
     while todo:
         node, scope, binds, in_lambda = todo.pop()
-        if isinstance(node, _DEFS):
-            scope.local.add(node.name)
-            scope.definitions.add(node.name)
-            out.definitions.append(node)
-            inner = out.scopes[id(node)] = ScopeFacts(node, scope, (*scope.chain, node))
-            if isinstance(node, _FUNCTIONS):
-                out.functions.setdefault(node.name, []).append((node, scope.chain))
-                args = node.args
-                inner.local.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
-                inner.local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-                header: list[ast.AST] = [*node.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)]
-            else:
-                header = [*node.decorator_list, *node.bases, *node.keywords]
-            todo.extend((child, scope, True, in_lambda) for child in reversed(header))
-            todo.extend((stmt, inner, True, False) for stmt in reversed(node.body))
+        t = type(node)  # compared by type, most frequent first: this visits every node
+        if t is ast.Name:
+            if binds and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                scope.local.add(node.id)  # type: ignore[attr-defined]
             continue
-        if isinstance(node, ast.Call):
-            func = node.func
-            key = ("name", func.id) if isinstance(func, ast.Name) else None
-            if isinstance(func, ast.Attribute):
-                if isinstance(func.value, ast.Name) and func.value.id == "self":
-                    key = ("self", func.attr)
-                if func.attr in ("backward", "manual_backward") and not in_lambda:
-                    scope.backward.append(node)
-            if key is not None:
-                out.calls.setdefault(key, []).append((node, scope.chain))
-        elif isinstance(node, ast.Name):
-            if binds and not isinstance(node.ctx, ast.Load):
-                scope.local.add(node.id)
+        if t in _LEAVES:
             continue
-        elif isinstance(node, ast.Lambda):
-            todo.extend((child, scope, False, True) for child in reversed([*node.args.defaults, node.body]))
+        if t is ast.Call:
+            _index_call(out, scope, node, in_lambda)  # type: ignore[arg-type]
+        elif t in _DEF_TYPES:
+            _open(out, scope, node, in_lambda, todo)  # type: ignore[arg-type]
             continue
-        elif isinstance(node, _COMPREHENSIONS):
-            todo.extend((child, scope, False, in_lambda) for child in reversed(list(ast.iter_child_nodes(node))))
+        elif t is ast.Lambda:
+            lam: ast.Lambda = node  # type: ignore[assignment]
+            todo.extend((child, scope, False, True) for child in reversed([*lam.args.defaults, lam.body]))
+            continue
+        elif t in _COMPREHENSION_TYPES:
+            todo.extend((child, scope, False, in_lambda) for child in reversed(_children(node)))
             continue  # its targets are its own; what it calls is this scope's
-        elif isinstance(node, ast.NamedExpr):
-            if isinstance(node.target, ast.Name):
-                scope.local.add(node.target.id)  # `:=` binds in the enclosing function, comprehension or not
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
+        elif t in _IMPORTS:
+            imp: ast.Import | ast.ImportFrom = node  # type: ignore[assignment]
+            for alias in imp.names:
                 if alias.name != "*":
                     name = alias.asname or alias.name.partition(".")[0]
                     scope.local.add(name)
                     scope.definitions.add(name)
             continue
-        elif isinstance(node, ast.Global):
-            scope.declared_global.update(node.names)
-            root.local.update(node.names)  # `global x; x = ...` binds a module name
-        elif isinstance(node, ast.Nonlocal):
-            scope.declared_nonlocal.update(node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            scope.local.add(node.name)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            scope.local.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            scope.local.add(node.rest)
-        todo.extend((child, scope, binds, in_lambda) for child in reversed(list(ast.iter_child_nodes(node))))
+        elif t in _BINDERS:
+            _bind_statement(root, scope, node)
+        todo.extend((child, scope, binds, in_lambda) for child in reversed(_children(node)))
     return out
+
+
+def _index_call(out: FileFacts, scope: ScopeFacts, call: ast.Call, in_lambda: bool) -> None:
+    """A call by name or through `self` (its function's parameters' call sites), and `x.backward(...)`."""
+    func = call.func
+    key = ("name", func.id) if isinstance(func, ast.Name) else None
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            key = ("self", func.attr)
+        if func.attr in ("backward", "manual_backward") and not in_lambda:
+            scope.backward.append(call)
+    if key is not None:
+        out.calls.setdefault(key, []).append((call, scope.chain))
+
+
+def _open(
+    out: FileFacts,
+    scope: ScopeFacts,
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+    in_lambda: bool,
+    todo: list[tuple[ast.AST, ScopeFacts, bool, bool]],
+) -> None:
+    """A def or class binds its name in `scope` and opens its own scope (its header is read in `scope`)."""
+    scope.local.add(node.name)
+    scope.definitions.add(node.name)
+    out.definitions.append(node)
+    inner = out.scopes[id(node)] = ScopeFacts(node, scope, (*scope.chain, node))
+    if isinstance(node, _FUNCTIONS):
+        out.functions.setdefault(node.name, []).append((node, scope.chain))
+        args = node.args
+        inner.local.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+        inner.local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+        header: list[ast.AST] = [*node.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)]
+    else:
+        header = [*node.decorator_list, *node.bases, *node.keywords]
+    todo.extend((child, scope, True, in_lambda) for child in reversed(header))
+    todo.extend((stmt, inner, True, False) for stmt in reversed(node.body))
+
+
+def _bind_statement(root: ScopeFacts, scope: ScopeFacts, node: ast.AST) -> None:
+    """The names `node` itself binds or declares in `scope` (beyond the names its targets store)."""
+    if isinstance(node, ast.NamedExpr):
+        if isinstance(node.target, ast.Name):
+            scope.local.add(node.target.id)  # `:=` binds in the enclosing function, comprehension or not
+    elif isinstance(node, ast.Global):
+        scope.declared_global.update(node.names)
+        root.local.update(node.names)  # `global x; x = ...` binds a module name
+    elif isinstance(node, ast.Nonlocal):
+        scope.declared_nonlocal.update(node.names)
+    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        if node.name:
+            scope.local.add(node.name)
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        scope.local.add(node.rest)
 
 
 def declarers(file: FileFacts) -> dict[int, list[tuple[ScopeFacts, set[str]]]]:

@@ -109,7 +109,6 @@ class Semantics:
         self,
         module: cst.Module,
         imports: Imports,
-        text: str = "backward",
         project: Project | None = None,
         folder: Path | None = None,
         sites: Callable[[], CallSites] | None = None,
