@@ -22,6 +22,8 @@ The rule, the same for every file (kinds from evidence only, never a name):
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,44 +202,87 @@ class ScopeFacts:
     definitions: set[str] = field(default_factory=set)  # bound by `import`, `def` or `class`
     declared_global: set[str] = field(default_factory=set)
     declared_nonlocal: set[str] = field(default_factory=set)
-    backward: list[ast.Call] = field(default_factory=list)  # `x.backward(...)` calls of its own body
+    own_calls: OwnCalls | None = None  # the calls of its own body, read on the first question (`calls_in`)
 
 
 @dataclass
 class FileFacts:
-    """One file's scopes, definitions and calls: read once per content (kept with its summary)."""
+    """One file's scopes, definitions and calls: read once per content (kept with its summary). The scopes come
+    from its statements alone; the calls, which need every node, on the first question about a call site."""
 
     scopes: dict[int, ScopeFacts]  # id(scope node) -> facts
     definitions: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]  # in source order (pre-order)
     functions: dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Chain]]]  # every def, by name
-    calls: dict[tuple[str, str], list[tuple[ast.Call, Chain]]]  # ("name", f) / ("self", m) -> (call, chain)
     module: ast.Module
+    text: str
     declarers: dict[int, list[tuple[ScopeFacts, set[str]]]] | None = None  # see `declarers`
+    _call_lines: dict[str, set[int]] | None = None
+
+    def call_lines(self) -> dict[str, set[int]]:
+        """Every word of the text followed by `(`, and the lines where it is: a function not among them has no
+        call site here, and one that is has its call sites in the scopes around those lines."""
+        if self._call_lines is None:
+            starts = [0, *(m.end() for m in _NEWLINE.finditer(self.text))]
+            found: dict[str, set[int]] = {}
+            for m in _CALLED.finditer(self.text):
+                found.setdefault(m.group(1), set()).add(bisect_right(starts, m.start()))
+            self._call_lines = found
+        return self._call_lines
+
+    def calls_of(self, key: tuple[str, str]) -> list[tuple[ast.Call, Chain]]:
+        """Every call `f(...)` (key ("name", f)) or `self.m(...)` (("self", m)) of the file, with the defs around
+        it: read in the scopes whose lines hold `f(` / `m(` only."""
+        found: list[tuple[ast.Call, Chain]] = []
+        for scope in {id(s): s for n in self.call_lines().get(key[1], ()) for s in self._scopes_at(n)}.values():
+            found += calls_in(scope).by_key.get(key, [])
+        return found
+
+    def _scopes_at(self, line: int) -> list[ScopeFacts]:
+        """The scope whose own code holds `line`: the innermost def or class around it, and the one around that
+        when the line is the def's header (its decorators' and defaults' calls run there)."""
+        best = self.scopes[id(self.module)]
+        for scope in self.scopes.values():
+            node = scope.node
+            if (
+                not isinstance(node, ast.Module)
+                and len(scope.chain) > len(best.chain)
+                and node.lineno <= line <= (node.end_lineno or 0)
+            ):
+                best = scope
+        node = best.node
+        header = not isinstance(node, ast.Module) and (line < node.body[0].lineno or line == node.lineno)
+        return [best, best.parent] if header and best.parent is not None else [best]
+
+
+@dataclass
+class OwnCalls:
+    """The calls of one scope's own body (a def's header is its enclosing scope's)."""
+
+    by_key: dict[tuple[str, str], list[tuple[ast.Call, Chain]]] = field(default_factory=dict)
+    backward: list[ast.Call] = field(default_factory=list)  # `x.backward(...)` outside lambdas
 
 
 def facts(summary: ModuleSummary) -> FileFacts:
     """The scopes of a summarised file (made on the first question, kept with the summary)."""
     found = summary.derived.get("scopes")
     if found is None:
-        found = summary.derived["scopes"] = _read_facts(summary.tree)
+        found = summary.derived["scopes"] = _read_facts(summary.tree, summary.text)
     assert isinstance(found, FileFacts)
     return found
 
 
 # Fields of a node class that may hold nodes worth visiting (not `ctx`, operators or comparison operators).
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-_LEAVES = frozenset({ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias})
-_IMPORTS = frozenset({ast.Import, ast.ImportFrom})
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias})
 _DEF_TYPES = frozenset(_DEFS)
-_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)
-_BINDERS = frozenset(  # nodes that bind or declare names beyond the names their targets store
-    {ast.NamedExpr, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping}
-)
+_CALLED = re.compile(r"(\w+)\s*\(")
+_NEWLINE = re.compile(r"\n")
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
-    """The child nodes of `node` in source order (ast.iter_child_nodes without its per-field generators: this
-    visits every node of a file)."""
+    """The child nodes of `node` in source order (ast.iter_child_nodes without its per-field generators: the
+    call index visits every node of a file)."""
     t = type(node)
     fields = _CHILD_FIELDS.get(t)
     if fields is None:
@@ -252,67 +297,40 @@ def _children(node: ast.AST) -> list[ast.AST]:
     return kids
 
 
-def _read_facts(module: ast.Module) -> FileFacts:
-    out = FileFacts({}, [], {}, {}, module)
+def _read_facts(module: ast.Module, text: str) -> FileFacts:
+    """Every scope and the names it binds, from the statements (a name is bound by a statement, or by `:=`)."""
+    out = FileFacts({}, [], {}, module, text)
     root = out.scopes[id(module)] = ScopeFacts(module, None, ())
-    # (node, scope it is evaluated in, binds names in that scope, inside a lambda)
-    todo: list[tuple[ast.AST, ScopeFacts, bool, bool]] = [(s, root, True, False) for s in reversed(module.body)]
+    walrus = ":=" in text
+    todo: list[tuple[ast.AST, ScopeFacts]] = [(s, root) for s in reversed(module.body)]
     while todo:
-        node, scope, binds, in_lambda = todo.pop()
-        t = type(node)  # compared by type, most frequent first: this visits every node
-        if t is ast.Name:
-            if binds and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
-                scope.local.add(node.id)  # type: ignore[attr-defined]
+        stmt, scope = todo.pop()
+        if type(stmt) in _DEF_TYPES:
+            todo.extend(_open(out, scope, stmt))  # type: ignore[arg-type]
             continue
-        if t in _LEAVES:
-            continue
-        if t is ast.Call:
-            _index_call(out, scope, node, in_lambda)  # type: ignore[arg-type]
-        elif t in _DEF_TYPES:
-            _open(out, scope, node, in_lambda, todo)  # type: ignore[arg-type]
-            continue
-        elif t is ast.Lambda:
-            lam: ast.Lambda = node  # type: ignore[assignment]
-            todo.extend((child, scope, False, True) for child in reversed([*lam.args.defaults, lam.body]))
-            continue
-        elif t in _COMPREHENSION_TYPES:
-            todo.extend((child, scope, False, in_lambda) for child in reversed(_children(node)))
-            continue  # its targets are its own; what it calls is this scope's
-        elif t in _IMPORTS:
-            imp: ast.Import | ast.ImportFrom = node  # type: ignore[assignment]
-            for alias in imp.names:
-                if alias.name != "*":
-                    name = alias.asname or alias.name.partition(".")[0]
-                    scope.local.add(name)
-                    scope.definitions.add(name)
-            continue
-        elif t in _BINDERS:
-            _bind_statement(root, scope, node)
-        todo.extend((child, scope, binds, in_lambda) for child in reversed(_children(node)))
+        _bind_statement(root, scope, stmt)
+        if walrus and isinstance(stmt, ast.stmt):
+            for part in _children(stmt):
+                if not isinstance(part, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    scope.local.update(_walrus_names(part))
+        for name in _BLOCKS:
+            block = getattr(stmt, name, None)
+            if type(block) is list:
+                todo.extend((s, scope) for s in reversed(block))
     return out
 
 
-def _index_call(out: FileFacts, scope: ScopeFacts, call: ast.Call, in_lambda: bool) -> None:
-    """A call by name or through `self` (its function's parameters' call sites), and `x.backward(...)`."""
-    func = call.func
-    key = ("name", func.id) if isinstance(func, ast.Name) else None
-    if isinstance(func, ast.Attribute):
-        if isinstance(func.value, ast.Name) and func.value.id == "self":
-            key = ("self", func.attr)
-        if func.attr in ("backward", "manual_backward") and not in_lambda:
-            scope.backward.append(call)
-    if key is not None:
-        out.calls.setdefault(key, []).append((call, scope.chain))
+def _walrus_names(expr: ast.AST) -> Iterator[str]:
+    """Names `:=` binds in an expression (in the enclosing function, comprehension or not)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            yield node.target.id
 
 
 def _open(
-    out: FileFacts,
-    scope: ScopeFacts,
-    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
-    in_lambda: bool,
-    todo: list[tuple[ast.AST, ScopeFacts, bool, bool]],
-) -> None:
-    """A def or class binds its name in `scope` and opens its own scope (its header is read in `scope`)."""
+    out: FileFacts, scope: ScopeFacts, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+) -> list[tuple[ast.AST, ScopeFacts]]:
+    """A def or class binds its name in `scope` and opens its own scope: its body's statements, to read."""
     scope.local.add(node.name)
     scope.definitions.add(node.name)
     out.definitions.append(node)
@@ -322,28 +340,90 @@ def _open(
         args = node.args
         inner.local.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
         inner.local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-        header: list[ast.AST] = [*node.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)]
-    else:
-        header = [*node.decorator_list, *node.bases, *node.keywords]
-    todo.extend((child, scope, True, in_lambda) for child in reversed(header))
-    todo.extend((stmt, inner, True, False) for stmt in reversed(node.body))
+    return [(stmt, inner) for stmt in reversed(node.body)]
 
 
 def _bind_statement(root: ScopeFacts, scope: ScopeFacts, node: ast.AST) -> None:
-    """The names `node` itself binds or declares in `scope` (beyond the names its targets store)."""
-    if isinstance(node, ast.NamedExpr):
-        if isinstance(node.target, ast.Name):
-            scope.local.add(node.target.id)  # `:=` binds in the enclosing function, comprehension or not
+    """The names statement (or `except` / `case` clause) `node` binds or declares in `scope`."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            _store(scope, target)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        _store(scope, node.target)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                _store(scope, item.optional_vars)
+    elif isinstance(node, ast.Delete):
+        for target in node.targets:
+            _store(scope, target)
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            if alias.name != "*":
+                name = alias.asname or alias.name.partition(".")[0]
+                scope.local.add(name)
+                scope.definitions.add(name)
     elif isinstance(node, ast.Global):
         scope.declared_global.update(node.names)
         root.local.update(node.names)  # `global x; x = ...` binds a module name
     elif isinstance(node, ast.Nonlocal):
         scope.declared_nonlocal.update(node.names)
-    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+    elif isinstance(node, ast.ExceptHandler):
         if node.name:
             scope.local.add(node.name)
-    elif isinstance(node, ast.MatchMapping) and node.rest:
-        scope.local.add(node.rest)
+    elif isinstance(node, ast.match_case):
+        for p in ast.walk(node.pattern):
+            bound = p.rest if isinstance(p, ast.MatchMapping) else getattr(p, "name", None)
+            if isinstance(bound, str):
+                scope.local.add(bound)
+
+
+def _store(scope: ScopeFacts, target: ast.expr) -> None:
+    """The names an assignment, loop, `with` or `del` target binds (`a`, `a, (b, *c)`; not `x.y` or `x[i]`)."""
+    if isinstance(target, ast.Name):
+        scope.local.add(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for el in target.elts:
+            _store(scope, el)
+    elif isinstance(target, ast.Starred):
+        _store(scope, target.value)
+
+
+def calls_in(scope: ScopeFacts) -> OwnCalls:
+    """The calls of a scope's own body, by name or through `self`, and its `x.backward(...)` calls."""
+    if scope.own_calls is not None:
+        return scope.own_calls
+    out = OwnCalls()
+    todo: list[tuple[ast.AST, bool]] = [(s, False) for s in reversed(scope.node.body)]
+    while todo:
+        node, in_lambda = todo.pop()
+        t = type(node)  # compared by type, most frequent first: this visits every node of the scope
+        if t in _LEAVES:
+            continue
+        if t is ast.Call:
+            _index_call(out, scope, node, in_lambda)  # type: ignore[arg-type]
+        elif t in _DEF_TYPES:  # only its header runs here
+            body = node.body  # type: ignore[attr-defined]
+            todo.extend((c, in_lambda) for c in reversed(_children(node)) if not any(c is b for b in body))
+            continue
+        elif t is ast.Lambda:
+            in_lambda = True
+        todo.extend((child, in_lambda) for child in reversed(_children(node)))
+    scope.own_calls = out
+    return out
+
+
+def _index_call(out: OwnCalls, scope: ScopeFacts, call: ast.Call, in_lambda: bool) -> None:
+    """A call by name or through `self` (its function's parameters' call sites), and `x.backward(...)`."""
+    func = call.func
+    key = ("name", func.id) if isinstance(func, ast.Name) else None
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            key = ("self", func.attr)
+        if func.attr in ("backward", "manual_backward") and not in_lambda:
+            out.backward.append(call)
+    if key is not None:
+        out.by_key.setdefault(key, []).append((call, scope.chain))
 
 
 def declarers(file: FileFacts) -> dict[int, list[tuple[ScopeFacts, set[str]]]]:
@@ -593,7 +673,7 @@ class Inference:
         index = next((i for i, p in enumerate(positional) if p is param), None)
         if cls is not None and index is not None:
             index -= 1  # `self` is bound by the call
-        for call, chain in self.facts.calls.get(("self" if cls else "name", fn.name), ()):
+        for call, chain in self.facts.calls_of(("self" if cls else "name", fn.name)):
             if cls is not None and cls not in chain:
                 continue
             caller = chain[-1] if chain else self.facts.module
@@ -647,7 +727,9 @@ class Inference:
 
     def _bind_losses(self, node: Scoped, scope: ScopeFacts) -> None:
         """Anything `.backward()` is called on is a loss; so is what `accelerator.backward(x)` is given."""
-        for call in scope.backward:
+        if "backward" not in self.facts.text:
+            return
+        for call in calls_in(scope).backward:
             func = call.func
             assert isinstance(func, ast.Attribute), "backward calls are method calls"
             if func.attr == "backward" and isinstance(func.value, ast.Name) and not call.args:
