@@ -34,10 +34,7 @@ def saved_elsewhere(project: Project, here: Path, path: str) -> SavedElsewhere |
     for summary in project.calling("save"):
         if summary.path == here:
             continue
-        try:
-            tree = ast.parse(summary.text)
-        except (SyntaxError, ValueError):
-            continue
+        tree = summary.tree
         for scope in (tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))):
             found = _in_scope(project, summary, scope, path)
             if found is not None:
@@ -45,7 +42,7 @@ def saved_elsewhere(project: Project, here: Path, path: str) -> SavedElsewhere |
     return None
 
 
-def _in_scope(project: Project, summary: ModuleSummary, scope: ast.AST, path: str) -> SavedElsewhere | None:
+def _in_scope(project: Project, summary: ModuleSummary, scope: inference.Scoped, path: str) -> SavedElsewhere | None:
     local: dict[str, ast.expr] = {}
     for node in _own_nodes(scope):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -60,14 +57,16 @@ def _in_scope(project: Project, summary: ModuleSummary, scope: ast.AST, path: st
             saved = local[saved.id]
         values = [v for v in saved.values if v is not None] if isinstance(saved, ast.Dict) else [saved]
         for value in values:
-            what = _refused(project, summary, value, dict(local))
+            what = _refused(project, summary, value, scope, local)
             if what is not None:
                 return SavedElsewhere(f"{relative_path(summary.path, project.root)}:{node.lineno}", what)
     return None
 
 
-def _refused(project: Project, summary: ModuleSummary, expr: ast.expr, local: dict[str, ast.expr]) -> str | None:
-    kind = inference.expr_kind(project, summary, expr, local)
+def _refused(
+    project: Project, summary: ModuleSummary, expr: ast.expr, scope: inference.Scoped, local: dict[str, ast.expr]
+) -> str | None:
+    kind = inference.for_file(project, summary).infer(expr, scope)
     for flag, what in PICKLED_KINDS.items():
         if kind & flag and not kind & _PLAIN:
             return what

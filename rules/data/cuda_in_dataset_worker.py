@@ -111,7 +111,7 @@ loader = DataLoader(data, batch_size=8, num_workers=2)
         found = worker_dataset(self.ctx, node)
         if found is None:
             return
-        line = cuda_in_getitem(found.summary, found.name)
+        line = cuda_in_getitem(self.ctx.semantics.class_kinds(found.summary), found.name)
         if line is not None:
             place, cites = found.place(self.ctx, line)
             self.report(node, self.message.format(workers=found.workers, cls=found.name, place=place), cites=cites)

@@ -164,7 +164,7 @@ def main(files):
         found = worker_dataset(self.ctx, node)
         if found is None:
             return
-        store = python_object_store(found.summary, found.name)
+        store = python_object_store(self.ctx.semantics.class_kinds(found.summary), found.name)
         if store is None:
             return
         place, cites = found.place(self.ctx, store.line)

@@ -286,7 +286,7 @@ def _built_on_device(ctx, loader: cst.BaseExpression) -> bool:
         return True
     built = ctx.values.builder(dataset, current_where(ctx)) if dataset is not None else None
     found = instantiated_class(ctx, built[0]) if built is not None else None
-    return found is not None and cuda_in_getitem(*found) is not None
+    return found is not None and cuda_in_getitem(ctx.semantics.class_kinds(found[0]), found[1]) is not None
 
 
 class _LoopCheck:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from torchlint.engine.semantic.inference import ClassKinds
 from torchlint.engine.semantic.project import summarize
 from torchlint.engine.torch.dataset_storage import python_object_store
 
@@ -13,7 +14,7 @@ HEAD = "import json\nimport numpy as np\nimport torch\nfrom torch.utils.data imp
 def _store(body: str, name: str = "D"):
     summary = summarize(Path("m.py"), "m", "", HEAD + body)
     assert summary is not None
-    return python_object_store(summary, name)
+    return python_object_store(ClassKinds(None, summary, {}), name)
 
 
 def test_a_list_grown_in_a_loop_and_indexed():

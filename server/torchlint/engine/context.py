@@ -191,7 +191,6 @@ class FileContext:
         return Semantics(
             self.module,
             self.imports,
-            self.text,
             self.project,
             folder,
             lambda: self.call_sites,
@@ -262,10 +261,10 @@ class FileContext:
     def forward_arguments_left_unmoved(self) -> tuple[set[int], set[str]]:
         """Model-call argument slots a caller need not move: `forward` keeps them on the CPU or moves them
         itself (see device_moves)."""
-        texts = [self.text]
+        summaries = [self.semantics.inference.summary]
         if self.project is not None:
-            texts += [m.text for m in self.project.imported_by(self.location, self.imports.table)]
-        return forward_arguments_left_unmoved(texts)
+            summaries += self.project.imported_by(self.location, self.imports.table)
+        return forward_arguments_left_unmoved(summaries)
 
     @cached_property
     def stays_on_cpu(self) -> bool:

@@ -1,37 +1,61 @@
-"""What a project's classes, functions and module globals are: one inference for every file.
+"""What a project's classes, functions and names are: one inference for every file, the linted one included.
 
-A class's kind (its hierarchy: `class Net(BaseModel)` with `BaseModel(nn.Module)` two files away, `class
-Sched(torch.optim.lr_scheduler.LRScheduler)`), what a function returns and what a module-level name holds
-are read here, over one representation: each file's `ast` summary (project.ModuleSummary, kept per
+A class's kind (its hierarchy: `class Net(BaseModel)` with `BaseModel(nn.Module)` two files away), what a
+function or method returns, what a module global holds and what each name of a function or class body is
+bound to are read here, over one representation: each file's `ast` summary (project.ModuleSummary, kept per
 content). The file being linted is summarised by the same `summarize` and asked the same questions, so a
-class gets one kind whichever file asks about it. What a name holds at a point of the file being linted
-(locals, parameters, loop targets) is semantics.py's, over that file's libcst tree; it asks here about
-every class, and about the functions and globals of other files.
+class, a function and a global get one kind whichever file asks about them; semantics.py keeps only the
+evaluation of the libcst expressions rules ask about, and reads every binding from here.
+
+The rule, the same for every file (kinds from evidence only, never a name):
+- a scope's bindings are the union of what each of its binding statements assigns (assignments, annotated
+  assignments, `with ... as`, `model, opt = accelerator.prepare(model, opt)`, a `for` over a loader binds
+  batches, `x.backward()` makes `x` a loss), flow-insensitive; `global` / `nonlocal` assignments bind the
+  declaring scope's owner; `self.x = ...` in any method binds `self.x` for the whole class;
+- a parameter is what its annotation or default says, else what every call site IN ITS OWN FILE passes
+  (`f(...)` by name; `self.m(...)` inside the class for a method), else unknown: the evidence a file has
+  about its own functions. Other files' calls never change a function's answer, so the answer for F of X
+  depends on X (and what X imports) only, whichever file asks;
+- a function returns the kind every `return` agrees on; a global holds its module-scope binding.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from torchlint.engine.semantic.kinds import (
     PASS_THROUGH,
-    SAME_OBJECT_METHODS,
+    RETURNS,
     Kind,
     agree,
+    builtin_call_kind,
     is_module_base,
+    kind_from_annotation,
     kind_from_qualname,
+    method_call_kind,
 )
-from torchlint.engine.semantic.project import ModuleSummary, qualify
+from torchlint.engine.semantic.project import ModuleSummary, current_dependencies, qualify
 
 if TYPE_CHECKING:
     from torchlint.engine.semantic.project import Project
 
 # What a class inherits from a library base: a module, or one of these (a subclass of DataLoader is one).
 _INHERITED = Kind.MODEL | Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Kind.SAMPLER
-_MAX_DEPTH = 12
+_MAX_DEPTH = 100  # nested expressions followed (deeper: unknown, before Python's recursion limit)
+_MAX_CHAIN = 24  # functions whose returns are being read at once, across files (longer chains: unknown)
+Scoped = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+Found = tuple[ModuleSummary, str]  # a file's summary and a top-level name it defines
+Chain = tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, ...]  # enclosing defs, outermost first
 
 
 class ClassKinds:
@@ -62,28 +86,64 @@ class ClassKinds:
         self.memo[key] = kind
         return kind
 
+    def derives_from(self, cls: ast.ClassDef, qualnames: frozenset[str], seen: set[int] | None = None) -> bool:
+        """`cls` has one of the library classes `qualnames` among its bases, through project classes of any file
+        (the hierarchy `of` reads)."""
+        seen = set() if seen is None else seen
+        if id(cls) in seen:
+            return False
+        seen.add(id(cls))
+        for base in cls.bases:
+            found = self._resolved(base)
+            if isinstance(found, str):
+                if found in qualnames:
+                    return True
+            elif found is not None and found[0].derives_from(found[1], qualnames, seen):
+                return True
+        return False
+
     def _base(self, base: ast.expr) -> Kind:
-        q = _imported(self.summary, base)
+        found = self._resolved(base)
+        if isinstance(found, str):
+            return Kind.MODEL if is_module_base(found) else kind_from_qualname(found) & _INHERITED
+        return found[0].of(found[1]) if found is not None else Kind.NONE
+
+    def _resolved(self, base: ast.expr) -> str | tuple[ClassKinds, ast.ClassDef] | None:
+        """What a base class expression denotes: a library class's qualified name, a project class (with the
+        class kinds of its file), or None (nothing known)."""
+        q = imported(self.summary, base)
         if q is None:
             local = self.by_name.get(_dotted(base) or "")
-            return self.of(local) if local is not None else Kind.NONE
-        if is_module_base(q):
-            return Kind.MODEL
-        lib = kind_from_qualname(q) & _INHERITED
-        if lib:
-            return lib
-        if self.project is None:
-            return Kind.NONE
+            return (self, local) if local is not None else None
+        if is_module_base(q) or kind_from_qualname(q) & _INHERITED or self.project is None:
+            return q
         found = self.project.resolve(q, self.folder)
         if found is None or found[1] not in found[0].classes:
-            return Kind.NONE
+            return q
         other, name = found
-        return classes_of(self.project, other).of(other.class_defs[name])
+        return for_file(self.project, other).classes, other.class_defs[name]
 
 
-def classes_of(project: Project, summary: ModuleSummary) -> ClassKinds:
-    """The class kinds of a project file's summary, answers kept until a summary changes."""
-    return ClassKinds(project, summary, project.kinds)
+# -- the questions other files ask ------------------------------------------------------------------
+def for_file(project: Project, summary: ModuleSummary) -> Inference:
+    """The inference over a project file's summary: one per file and lint (its bindings are built lazily, and
+    a lint's recursion guards are its own), answers about classes kept until a summary changes."""
+    known = current_dependencies().inferences
+    found = known.get(summary.path)
+    if not isinstance(found, Inference) or found.summary is not summary:
+        found = known[summary.path] = Inference(project, summary, project.kinds)
+    return found
+
+
+def symbol(project: Project | None, summary: ModuleSummary, q: str, folder: Path | None = None) -> Found | None:
+    """The class, function or global `q` names, read in the file of `summary`: one of its own (`q` spelled
+    `<module>.<name>`, as project.qualify spells a name the file defines) or a project file's (re-exports
+    followed; `folder`: where the file's imports resolve, its own by default). The one resolution the
+    inference and the torch analyses share."""
+    head, _, last = q.rpartition(".")
+    if head == summary.name and (last in summary.classes or last in summary.functions or last in summary.globals):
+        return summary, last
+    return project.resolve(q, folder or summary.path.parent) if project is not None else None
 
 
 def call_kind(project: Project, qualname: str, from_dir: Path) -> Kind:
@@ -93,17 +153,10 @@ def call_kind(project: Project, qualname: str, from_dir: Path) -> Kind:
         return Kind.NONE
     summary, name = found
     if name in summary.classes:
-        return classes_of(project, summary).of(summary.class_defs[name])
+        return for_file(project, summary).classes.of(summary.class_defs[name])
     if name not in summary.functions:
         return Kind.NONE
-    key = (summary.path, name)
-    known = project.kinds.get(key)
-    if known is not None:
-        return known
-    project.kinds[key] = Kind.NONE  # recursion proves nothing
-    kind = _returns(project, summary, summary.functions[name])
-    project.kinds[key] = kind
-    return kind
+    return _kept(project, (summary.path, name), lambda: for_file(project, summary).returns(summary.functions[name]))
 
 
 def is_module_class(project: Project, qualname: str, from_dir: Path) -> bool:
@@ -111,7 +164,7 @@ def is_module_class(project: Project, qualname: str, from_dir: Path) -> bool:
     found = project.resolve(qualname, from_dir)
     if found is None or found[1] not in found[0].classes:
         return False
-    return bool(classes_of(project, found[0]).of(found[0].class_defs[found[1]]) & Kind.MODEL)
+    return bool(for_file(project, found[0]).classes.of(found[0].class_defs[found[1]]) & Kind.MODEL)
 
 
 def global_kind(project: Project, qualname: str, from_dir: Path) -> Kind:
@@ -119,59 +172,688 @@ def global_kind(project: Project, qualname: str, from_dir: Path) -> Kind:
     found = project.resolve(qualname, from_dir)
     if found is None or found[1] not in found[0].globals:
         return Kind.NONE
-    return expr_kind(project, found[0], found[0].globals[found[1]], {})
+    summary, name = found
+    return _kept(project, ("global", summary.path, name), lambda: for_file(project, summary).global_kind(name))
 
 
-def _returns(project: Project, summary: ModuleSummary, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind:
-    """The kind every `return` of another file's function agrees on."""
-    local: dict[str, ast.expr] = {}
-    returns: list[ast.expr] = []
-    for node in _body_nodes(fn):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            local[node.targets[0].id] = node.value
-        elif isinstance(node, ast.Return) and node.value is not None:
-            returns.append(node.value)
-    return agree([expr_kind(project, summary, r, local) for r in returns])
+def _kept(project: Project, key: object, answer: Callable[[], Kind]) -> Kind:
+    """An answer about another file, kept by the project until a summary changes: only one read outside any
+    other question (inside a cycle of questions, an answer may lack what the cycle gives)."""
+    known = project.kinds.get(key)
+    if known is not None:
+        return known
+    deps = current_dependencies()
+    outermost = not deps.inferring
+    kind = answer()
+    if outermost:
+        project.kinds[key] = kind
+    return kind
 
 
-def expr_kind(
-    project: Project, summary: ModuleSummary, expr: ast.expr, local: dict[str, ast.expr], depth: int = 0
-) -> Kind:
-    """A small evaluator for other files' functions and globals: constructors, project calls, local names,
-    `.to()`."""
-    if depth > _MAX_DEPTH:
-        return Kind.NONE
-    if isinstance(expr, (ast.Dict, ast.List, ast.Tuple, ast.DictComp, ast.ListComp)):
-        return Kind.CONTAINER
-    if isinstance(expr, ast.Name):
-        if expr.id in local:
-            value = local.pop(expr.id)  # no cycles through `x = f(x)`
+# -- one file's scopes (per content) ------------------------------------------------------------------
+@dataclass(eq=False)
+class ScopeFacts:
+    """What one scope of a file binds, by Python's rules (as scopes.py reads a libcst tree)."""
+
+    node: Scoped
+    parent: ScopeFacts | None
+    chain: Chain  # the defs around the scope's body, itself included
+    local: set[str] = field(default_factory=set)
+    definitions: set[str] = field(default_factory=set)  # bound by `import`, `def` or `class`
+    declared_global: set[str] = field(default_factory=set)
+    declared_nonlocal: set[str] = field(default_factory=set)
+    own_calls: OwnCalls | None = None  # the calls of its own body, read on the first question (`calls_in`)
+
+
+@dataclass
+class FileFacts:
+    """One file's scopes, definitions and calls: read once per content (kept with its summary). The scopes come
+    from its statements alone; the calls, which need every node, on the first question about a call site."""
+
+    scopes: dict[int, ScopeFacts]  # id(scope node) -> facts
+    definitions: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]  # in source order (pre-order)
+    functions: dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Chain]]]  # every def, by name
+    module: ast.Module
+    text: str
+    declarers: dict[int, list[tuple[ScopeFacts, set[str]]]] | None = None  # see `declarers`
+    _call_lines: dict[str, set[int]] | None = None
+
+    def call_lines(self) -> dict[str, set[int]]:
+        """Every word of the text followed by `(`, and the lines where it is: a function not among them has no
+        call site here, and one that is has its call sites in the scopes around those lines."""
+        if self._call_lines is None:
+            starts = [0, *(m.end() for m in _NEWLINE.finditer(self.text))]
+            found: dict[str, set[int]] = {}
+            for m in _CALLED.finditer(self.text):
+                found.setdefault(m.group(1), set()).add(bisect_right(starts, m.start()))
+            self._call_lines = found
+        return self._call_lines
+
+    def calls_of(self, key: tuple[str, str]) -> list[tuple[ast.Call, Chain]]:
+        """Every call `f(...)` (key ("name", f)) or `self.m(...)` (("self", m)) of the file, with the defs around
+        it: read in the scopes whose lines hold `f(` / `m(` only."""
+        found: list[tuple[ast.Call, Chain]] = []
+        for scope in {id(s): s for n in self.call_lines().get(key[1], ()) for s in self._scopes_at(n)}.values():
+            found += calls_in(scope).by_key.get(key, [])
+        return found
+
+    def _scopes_at(self, line: int) -> list[ScopeFacts]:
+        """The scope whose own code holds `line`: the innermost def or class around it, and the one around that
+        when the line is the def's header (its decorators' and defaults' calls run there)."""
+        best = self.scopes[id(self.module)]
+        for scope in self.scopes.values():
+            node = scope.node
+            if (
+                not isinstance(node, ast.Module)
+                and len(scope.chain) > len(best.chain)
+                and node.lineno <= line <= (node.end_lineno or 0)
+            ):
+                best = scope
+        node = best.node
+        header = not isinstance(node, ast.Module) and (line < node.body[0].lineno or line == node.lineno)
+        return [best, best.parent] if header and best.parent is not None else [best]
+
+
+@dataclass
+class OwnCalls:
+    """The calls of one scope's own body (a def's header is its enclosing scope's)."""
+
+    by_key: dict[tuple[str, str], list[tuple[ast.Call, Chain]]] = field(default_factory=dict)
+    backward: list[ast.Call] = field(default_factory=list)  # `x.backward(...)` outside lambdas
+
+
+def facts(summary: ModuleSummary) -> FileFacts:
+    """The scopes of a summarised file (made on the first question, kept with the summary)."""
+    found = summary.derived.get("scopes")
+    if found is None:
+        found = summary.derived["scopes"] = _read_facts(summary.tree, summary.text)
+    assert isinstance(found, FileFacts)
+    return found
+
+
+# Fields of a node class that may hold nodes worth visiting (not `ctx`, operators or comparison operators).
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias})
+_DEF_TYPES = frozenset(_DEFS)
+_CALLED = re.compile(r"(\w+)\s*\(")
+_NEWLINE = re.compile(r"\n")
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The child nodes of `node` in source order (ast.iter_child_nodes without its per-field generators: the
+    call index visits every node of a file)."""
+    t = type(node)
+    fields = _CHILD_FIELDS.get(t)
+    if fields is None:
+        fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f not in ("ctx", "op", "ops"))
+    kids: list[ast.AST] = []
+    for f in fields:
+        value = getattr(node, f, None)
+        if type(value) is list:
+            kids.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            kids.append(value)
+    return kids
+
+
+def _read_facts(module: ast.Module, text: str) -> FileFacts:
+    """Every scope and the names it binds, from the statements (a name is bound by a statement, or by `:=`)."""
+    out = FileFacts({}, [], {}, module, text)
+    root = out.scopes[id(module)] = ScopeFacts(module, None, ())
+    walrus = ":=" in text
+    todo: list[tuple[ast.AST, ScopeFacts]] = [(s, root) for s in reversed(module.body)]
+    while todo:
+        stmt, scope = todo.pop()
+        if type(stmt) in _DEF_TYPES:
+            todo.extend(_open(out, scope, stmt))  # type: ignore[arg-type]
+            continue
+        _bind_statement(root, scope, stmt)
+        if walrus and isinstance(stmt, ast.stmt):
+            for part in _children(stmt):
+                if not isinstance(part, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    scope.local.update(_walrus_names(part))
+        for name in _BLOCKS:
+            block = getattr(stmt, name, None)
+            if type(block) is list:
+                todo.extend((s, scope) for s in reversed(block))
+    return out
+
+
+def _walrus_names(expr: ast.AST) -> Iterator[str]:
+    """Names `:=` binds in an expression (in the enclosing function, comprehension or not)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            yield node.target.id
+
+
+def _open(
+    out: FileFacts, scope: ScopeFacts, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+) -> list[tuple[ast.AST, ScopeFacts]]:
+    """A def or class binds its name in `scope` and opens its own scope: its body's statements, to read."""
+    scope.local.add(node.name)
+    scope.definitions.add(node.name)
+    out.definitions.append(node)
+    inner = out.scopes[id(node)] = ScopeFacts(node, scope, (*scope.chain, node))
+    if isinstance(node, _FUNCTIONS):
+        out.functions.setdefault(node.name, []).append((node, scope.chain))
+        args = node.args
+        inner.local.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+        inner.local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    return [(stmt, inner) for stmt in reversed(node.body)]
+
+
+def _bind_statement(root: ScopeFacts, scope: ScopeFacts, node: ast.AST) -> None:
+    """The names statement (or `except` / `case` clause) `node` binds or declares in `scope`."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            _store(scope, target)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        _store(scope, node.target)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                _store(scope, item.optional_vars)
+    elif isinstance(node, ast.Delete):
+        for target in node.targets:
+            _store(scope, target)
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            if alias.name != "*":
+                name = alias.asname or alias.name.partition(".")[0]
+                scope.local.add(name)
+                scope.definitions.add(name)
+    elif isinstance(node, ast.Global):
+        scope.declared_global.update(node.names)
+        root.local.update(node.names)  # `global x; x = ...` binds a module name
+    elif isinstance(node, ast.Nonlocal):
+        scope.declared_nonlocal.update(node.names)
+    elif isinstance(node, ast.ExceptHandler):
+        if node.name:
+            scope.local.add(node.name)
+    elif isinstance(node, ast.match_case):
+        for p in ast.walk(node.pattern):
+            bound = p.rest if isinstance(p, ast.MatchMapping) else getattr(p, "name", None)
+            if isinstance(bound, str):
+                scope.local.add(bound)
+
+
+def _store(scope: ScopeFacts, target: ast.expr) -> None:
+    """The names an assignment, loop, `with` or `del` target binds (`a`, `a, (b, *c)`; not `x.y` or `x[i]`)."""
+    if isinstance(target, ast.Name):
+        scope.local.add(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for el in target.elts:
+            _store(scope, el)
+    elif isinstance(target, ast.Starred):
+        _store(scope, target.value)
+
+
+def calls_in(scope: ScopeFacts) -> OwnCalls:
+    """The calls of a scope's own body, by name or through `self`, and its `x.backward(...)` calls."""
+    if scope.own_calls is not None:
+        return scope.own_calls
+    out = OwnCalls()
+    todo: list[tuple[ast.AST, bool]] = [(s, False) for s in reversed(scope.node.body)]
+    while todo:
+        node, in_lambda = todo.pop()
+        t = type(node)  # compared by type, most frequent first: this visits every node of the scope
+        if t in _LEAVES:
+            continue
+        if t is ast.Call:
+            _index_call(out, scope, node, in_lambda)  # type: ignore[arg-type]
+        elif t in _DEF_TYPES:  # only its header runs here
+            body = node.body  # type: ignore[attr-defined]
+            todo.extend((c, in_lambda) for c in reversed(_children(node)) if not any(c is b for b in body))
+            continue
+        elif t is ast.Lambda:
+            in_lambda = True
+        todo.extend((child, in_lambda) for child in reversed(_children(node)))
+    scope.own_calls = out
+    return out
+
+
+def _index_call(out: OwnCalls, scope: ScopeFacts, call: ast.Call, in_lambda: bool) -> None:
+    """A call by name or through `self` (its function's parameters' call sites), and `x.backward(...)`."""
+    func = call.func
+    key = ("name", func.id) if isinstance(func, ast.Name) else None
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            key = ("self", func.attr)
+        if func.attr in ("backward", "manual_backward") and not in_lambda:
+            out.backward.append(call)
+    if key is not None:
+        out.by_key.setdefault(key, []).append((call, scope.chain))
+
+
+def declarers(file: FileFacts) -> dict[int, list[tuple[ScopeFacts, set[str]]]]:
+    """id(scope node) -> the scopes whose `global` / `nonlocal` declarations bind names it owns, with those
+    names (`global model; model = Net()` in a function assigns the module's `model`)."""
+    if file.declarers is None:
+        module = file.scopes[id(file.module)]
+        found: dict[int, list[tuple[ScopeFacts, set[str]]]] = {}
+        for scope in file.scopes.values():
+            targets: dict[int, tuple[ScopeFacts, set[str]]] = {}
+            for name in scope.declared_global | scope.declared_nonlocal:
+                bound = owner(scope, name, module)
+                if bound is not None and bound is not scope:
+                    targets.setdefault(id(bound.node), (bound, set()))[1].add(name)
+            for key, (_, names) in targets.items():
+                found.setdefault(key, []).append((scope, names))
+        file.declarers = found
+    return file.declarers
+
+
+def owner(scope: ScopeFacts, name: str, module: ScopeFacts) -> ScopeFacts | None:
+    """The scope whose binding of `name` a read in `scope` sees (None: a builtin or unbound)."""
+    if name in scope.declared_global:
+        return module
+    if name in scope.local and name not in scope.declared_nonlocal:
+        return scope
+    outer = scope.parent
+    while outer is not None:
+        if isinstance(outer.node, ast.ClassDef):  # a class body's names are not visible to its functions
+            outer = outer.parent
+            continue
+        if outer.parent is None:
+            return outer if name in outer.local else None
+        if name in outer.declared_global:
+            return module
+        if name in outer.local and name not in outer.declared_nonlocal:
+            return outer
+        outer = outer.parent
+    return None
+
+
+# -- the inference over one file ---------------------------------------------------------------------
+class Inference:
+    """What the names, functions and globals of one summarised file are (the rule: see the module's text).
+    Bindings are read scope by scope on the first question about each."""
+
+    def __init__(
+        self, project: Project | None, summary: ModuleSummary, memo: dict[object, Kind], folder: Path | None = None
+    ) -> None:
+        self.project = project
+        self.summary = summary
+        self.folder = folder or summary.path.parent  # where its imports resolve
+        self.facts = facts(summary)
+        self.classes = ClassKinds(project, summary, memo, folder)
+        self._module = self.facts.scopes[id(self.facts.module)]
+        self._bindings: dict[int, dict[str, Kind]] = {}
+        self._pending: dict[int, dict[str, ast.arg]] = {}
+        self._exported: dict[int, dict[str, Kind]] = {}  # names assigned under `global` / `nonlocal`
+        self._returns: dict[int, Kind] = {}
+        self._resolving: set[int] = set()  # functions whose returns are being read
+        self._passing: set[int] = set()  # functions whose parameters' call sites are being read
+        self._building = 0  # scopes whose bindings are being read (until done, a read of them sees a part)
+
+    # -- answers ---------------------------------------------------------------------------------
+    def returns(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind:
+        """The kind every `return` of `fn` agrees on (NONE when they differ or none returns a value)."""
+        known = self._returns.get(id(fn))
+        if known is not None:
+            return known
+        deps = current_dependencies()
+        if id(fn) in self._resolving or deps.inferring >= _MAX_CHAIN:
+            return Kind.NONE  # recursion proves nothing; nor does a chain of calls too long to follow
+        self._resolving.add(id(fn))
+        deps.inferring += 1
+        try:
+            values = [s.value for s in own_statements(fn.body) if isinstance(s, ast.Return) and s.value is not None]
+            kind = agree([self.infer(v, fn) for v in values])
+        finally:
+            self._resolving.discard(id(fn))
+            deps.inferring -= 1
+        if not self._resolving and not self._building:  # read inside a cycle or from a part: not kept
+            self._returns[id(fn)] = kind
+        return kind
+
+    def global_kind(self, name: str) -> Kind:
+        """What module-level `name` holds (its module-scope binding)."""
+        return self.binding(self.facts.module, name) or Kind.NONE
+
+    def bindings(self, node: Scoped) -> dict[str, Kind]:
+        """The kinds of the names scope `node` binds (`self.x` for a class), parameters resolved so far."""
+        known = self._bindings.get(id(node))
+        if known is None:
+            known = self._bindings[id(node)] = {}
+            self._building += 1
             try:
-                return expr_kind(project, summary, value, local, depth + 1)
+                self._build(self.facts.scopes[id(node)])
             finally:
-                local[expr.id] = value
-        if expr.id in summary.globals:
-            return expr_kind(project, summary, summary.globals[expr.id], {}, depth + 1)
+                self._building -= 1
+        return known
+
+    def binding(self, node: Scoped, name: str) -> Kind | None:
+        """Kind of `name` as scope `node` binds it: NONE when it binds it in a way no kind is known of; None
+        when the binding is an import, `def` or `class` (known by name), or the scope does not bind it."""
+        bindings = self.bindings(node)
+        param = self._pending.get(id(node), {}).pop(name, None)
+        if param is not None:
+            assert isinstance(node, _FUNCTIONS), "only functions have parameters"
+            self._bind(node, name, self._param_kind(node, param))
+        kind = bindings.get(name)
+        if kind is not None:
+            return kind
+        scope = self.facts.scopes[id(node)]
+        return None if name in scope.definitions or name not in scope.local else Kind.NONE
+
+    def lookup(self, name: str, node: Scoped) -> Kind | None:
+        """Kind of `name` read in scope `node` (None: a builtin, or known by name)."""
+        found = owner(self.facts.scopes[id(node)], name, self._module)
+        return self.binding(found.node, name) if found is not None else None
+
+    def infer(self, expr: ast.expr, node: Scoped, depth: int = 0) -> Kind:
+        """Kind of the value of `expr` evaluated in scope `node`."""
+        if depth > _MAX_DEPTH:
+            return Kind.NONE
+        if isinstance(expr, ast.Name):
+            kind = self.lookup(expr.id, node)
+            if kind is not None:
+                return kind
+            q = imported(self.summary, expr)
+            if q is not None and self.project is not None:
+                return global_kind(self.project, q, self.folder)  # `from config import device`
+            return Kind.NONE
+        if isinstance(expr, ast.Attribute):
+            if _is_self(expr.value):
+                cls = self._class_of(node)
+                return self.bindings(cls).get("self." + expr.attr, Kind.NONE) if cls is not None else Kind.NONE
+            if expr.attr == "module":  # ddp_model.module -> the bare model
+                return self.infer(expr.value, node, depth + 1) & Kind.MODEL
+            if expr.attr == "loss" and self.infer(expr.value, node, depth + 1) & Kind.TENSOR:
+                return Kind.LOSS  # `model(**batch).loss` (Hugging Face outputs)
+            return Kind.NONE
+        if isinstance(expr, ast.Call):
+            return self._call(expr, node, depth + 1)
+        if isinstance(expr, ast.BinOp):
+            both = self.infer(expr.left, node, depth + 1) | self.infer(expr.right, node, depth + 1)
+            if both & Kind.LOSS:
+                return Kind.LOSS
+            if both & Kind.TENSOR:
+                return Kind.TENSOR
+            return Kind.NUMBER if both & Kind.NUMBER else Kind.NONE
+        if isinstance(expr, ast.Constant):
+            number = isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+            return Kind.NUMBER if number else Kind.NONE
+        if isinstance(expr, _CONTAINERS):
+            return Kind.CONTAINER
+        if isinstance(expr, ast.Subscript):
+            return self.infer(expr.value, node, depth + 1) & (Kind.TENSOR | Kind.BATCH)
         return Kind.NONE
-    if not isinstance(expr, ast.Call):
+
+    def definition(self, index: int) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+        """The `index`-th def or class of the file in source order (how semantics.py maps its libcst tree's)."""
+        defs = self.facts.definitions
+        return defs[index] if 0 <= index < len(defs) else None
+
+    def method_returns(self, method: str, cls: ast.ClassDef) -> Kind | None:
+        """What `self.method(...)` returns inside class `cls` (None: the class defines no such method)."""
+        for fn, chain in self.facts.functions.get(method, ()):
+            if chain and chain[-1] is cls:
+                return self.returns(fn)
+        return None
+
+    def local_callable(self, name: str) -> Kind | None:
+        """`Net(...)` / `build_model(...)` for a class or the one function of that name this file defines."""
+        cls = self.classes.by_name.get(name)
+        if cls is not None:
+            return self.classes.of(cls)
+        defs = self.facts.functions.get(name)
+        if defs and len(defs) == 1:
+            return self.returns(defs[0][0])
+        return None
+
+    # -- calls --------------------------------------------------------------------------------
+    def _call(self, call: ast.Call, node: Scoped, depth: int) -> Kind:
+        func = call.func
+        q = imported(self.summary, func)
+        if q is not None:
+            if q in PASS_THROUGH and call.args:
+                return self.infer(call.args[0], node, depth)
+            kind = kind_from_qualname(q)
+            if kind or q in RETURNS:  # a table entry of NONE: deliberately unknown
+                return kind
+            if self.project is not None:
+                kind = call_kind(self.project, q, self.folder)
+                if kind:
+                    return kind
+        if isinstance(func, ast.Name):
+            if self.lookup(func.id, node) is None:  # not a variable holding something callable
+                local = self.local_callable(func.id)
+                if local is not None:
+                    return local
+            builtin = builtin_call_kind(func.id)
+            if builtin:
+                return builtin
+        if isinstance(func, ast.Attribute):
+            receiver = self.infer(func.value, node, depth)
+            result = method_call_kind(func.attr, receiver)
+            if result is not None:
+                return result
+            if func.attr in ("prepare", "setup") and call.args and receiver & Kind.ACCELERATOR:
+                return self.infer(call.args[0], node, depth)
+            if _is_self(func.value):
+                cls = self._class_of(node)
+                found = self.method_returns(func.attr, cls) if cls is not None else None
+                if found is not None:
+                    return found
+        callee = self.infer(func, node, depth)
+        if callee & Kind.CRITERION:
+            return Kind.LOSS
+        if callee & Kind.MODEL:
+            return Kind.TENSOR
         return Kind.NONE
-    func = expr.func
-    if isinstance(func, ast.Attribute) and func.attr in SAME_OBJECT_METHODS:
-        inner = expr_kind(project, summary, func.value, local, depth + 1)
-        if inner & Kind.MODEL:
-            return inner
-    q = qualify(summary, func)
-    if q is None:
-        return Kind.NONE
-    if q in PASS_THROUGH and expr.args:
-        return expr_kind(project, summary, expr.args[0], local, depth + 1)
-    lib = kind_from_qualname(q)
-    if lib:
-        return lib
-    return call_kind(project, q, summary.path.parent)
+
+    def _class_of(self, node: Scoped) -> ast.ClassDef | None:
+        scope: ScopeFacts | None = self.facts.scopes[id(node)]
+        while scope is not None and not isinstance(scope.node, ast.ClassDef):
+            scope = scope.parent
+        return scope.node if scope is not None and isinstance(scope.node, ast.ClassDef) else None
+
+    # -- parameters ---------------------------------------------------------------------------
+    def _param_kind(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg) -> Kind:
+        """What every call site of this file passes for `param` (NONE without a call site)."""
+        if id(fn) in self._passing:
+            return Kind.NONE  # a call site whose argument is the parameter's own function's result
+        self._passing.add(id(fn))
+        try:
+            return agree([self.infer(arg, caller) if arg else Kind.NONE for arg, caller in self._arguments(fn, param)])
+        finally:
+            self._passing.discard(id(fn))
+
+    def _arguments(
+        self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg
+    ) -> Iterator[tuple[ast.expr | None, Scoped]]:
+        """(argument, caller scope) for `param` at each call of `fn` in this file; None: nothing can be said
+        of it (`*args` at the call, or missing without a default)."""
+        scope = self.facts.scopes[id(fn)]
+        cls = scope.parent.node if scope.parent is not None and isinstance(scope.parent.node, ast.ClassDef) else None
+        positional = [*fn.args.posonlyargs, *fn.args.args]
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        if cls is not None and index is not None:
+            index -= 1  # `self` is bound by the call
+        for call, chain in self.facts.calls_of(("self" if cls else "name", fn.name)):
+            if cls is not None and cls not in chain:
+                continue
+            caller = chain[-1] if chain else self.facts.module
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                yield None, caller
+                continue
+            arg = next((k.value for k in call.keywords if k.arg == param.arg), None)
+            if arg is None and index is not None and 0 <= index < len(call.args):
+                arg = call.args[index]
+            if arg is not None or not _has_default(fn, param):
+                yield arg, caller
+
+    # -- building a scope's bindings -------------------------------------------------------------
+    def _bind(self, node: Scoped, name: str, kind: Kind) -> None:
+        """Record `name` as bound in `node` (a NONE kind still shadows outer scopes)."""
+        scope = self.facts.scopes[id(node)]
+        foreign = name in scope.declared_global or name in scope.declared_nonlocal
+        bindings = self._exported.setdefault(id(node), {}) if foreign else self._bindings[id(node)]
+        bindings[name] = bindings.get(name, Kind.NONE) | kind
+
+    def _build(self, scope: ScopeFacts) -> None:
+        node = scope.node
+        if isinstance(node, ast.ClassDef):
+            self._build_class_attributes(node)
+            return
+        if isinstance(node, _FUNCTIONS):
+            self._bind_params(node, scope)
+        for stmt in own_statements(node.body):
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                self._bind_for(node, stmt)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                for item in stmt.items:
+                    if item.optional_vars is not None:
+                        kind = self.infer(item.context_expr, node)
+                        for target, _ in _targets(item.optional_vars):
+                            self._assign(node, target, kind)
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    self._assign_value(node, target, stmt.value)
+            elif isinstance(stmt, ast.AnnAssign):
+                kind = kind_from_annotation(imported(self.summary, stmt.annotation))
+                if stmt.value is not None:
+                    kind |= self.infer(stmt.value, node)
+                self._assign(node, stmt.target, kind)
+        self._bind_losses(node, scope)
+        for declarer, names in declarers(self.facts).get(id(node), ()):
+            self.bindings(declarer.node)  # building it fills its exported names
+            exported = self._exported.get(id(declarer.node), {})
+            for name in names & exported.keys():
+                self._bind(node, name, exported[name])
+
+    def _bind_losses(self, node: Scoped, scope: ScopeFacts) -> None:
+        """Anything `.backward()` is called on is a loss; so is what `accelerator.backward(x)` is given."""
+        if "backward" not in self.facts.text:
+            return
+        for call in calls_in(scope).backward:
+            func = call.func
+            assert isinstance(func, ast.Attribute), "backward calls are method calls"
+            if func.attr == "backward" and isinstance(func.value, ast.Name) and not call.args:
+                self._bind(node, func.value.id, Kind.LOSS)
+            elif (
+                (func.attr == "manual_backward" or self.infer(func.value, node) & Kind.ACCELERATOR)
+                and call.args
+                and isinstance(call.args[0], ast.Name)
+            ):
+                self._bind(node, call.args[0].id, Kind.LOSS)
+
+    def _assign_value(self, node: Scoped, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+            for t, i in _targets(target):
+                if i is not None and i < len(value.elts):
+                    self._assign(node, t, self.infer(value.elts[i], node))
+            return
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call):
+            # model, opt = accelerator.prepare(model, opt) / fabric.setup(...)
+            if isinstance(value.func, ast.Attribute) and value.func.attr in ("prepare", "setup"):
+                args = [*value.args, *(k.value for k in value.keywords)]
+                for t, i in _targets(target):
+                    if i is not None and i < len(args):
+                        self._assign(node, t, self.infer(args[i], node))
+                return
+        self._assign(node, target, self.infer(value, node))
+
+    def _assign(self, node: Scoped, target: ast.expr, kind: Kind) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(node, target.id, kind)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for t, _ in _targets(target):
+                self._assign(node, t, Kind.NONE)
+
+    def _bind_for(self, node: Scoped, stmt: ast.For | ast.AsyncFor) -> None:
+        if self.infer(stmt.iter, node) & Kind.DATALOADER or self._iterates_loader(stmt.iter, node):
+            for t, _ in _targets(stmt.target):
+                for inner, _ in _targets(t):
+                    if isinstance(inner, ast.Name):
+                        self._bind(node, inner.id, Kind.BATCH)
+
+    def _iterates_loader(self, expr: ast.expr, node: Scoped) -> bool:
+        """`enumerate(loader)`, `tqdm(loader)`, `zip(a_loader, b_loader)`."""
+        if isinstance(expr, ast.Call) and (expr.args or expr.keywords):
+            inner = expr.args[0] if expr.args else expr.keywords[0].value
+            return bool(self.infer(inner, node) & Kind.DATALOADER) or self._iterates_loader(inner, node)
+        return False
+
+    def _bind_params(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, scope: ScopeFacts) -> None:
+        args = fn.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults: dict[int, ast.expr] = {
+            id(p): d for p, d in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+        }
+        defaults.update((id(p), d) for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)
+        outer = scope.parent.node if scope.parent is not None else fn
+        pending = self._pending.setdefault(id(fn), {})
+        for p in (*positional, *args.kwonlyargs):
+            kind = Kind.NONE
+            if p.annotation is not None:
+                kind = kind_from_annotation(imported(self.summary, p.annotation))
+            default = defaults.get(id(p))
+            if not kind and default is not None:
+                kind = self.infer(default, outer)
+            if kind:
+                self._bind(fn, p.arg, kind)
+            else:
+                pending[p.arg] = p
+        for star in (args.vararg, args.kwarg):
+            if star is not None:
+                self._bind(fn, star.arg, Kind.CONTAINER)
+
+    def _build_class_attributes(self, cls: ast.ClassDef) -> None:
+        """`self.x = ...` in any method binds `self.x` in the class scope."""
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef):
+                continue
+            for stmt in own_statements(method.body):
+                if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+                    continue
+                kind = self.infer(stmt.value, method)
+                for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                    if isinstance(t, ast.Attribute) and _is_self(t.value):
+                        self._bind(cls, "self." + t.attr, kind)
 
 
-def _imported(summary: ModuleSummary, expr: ast.expr) -> str | None:
+def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of a body in source order, into compound statements but not into defs or classes."""
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            yield node
+            if isinstance(node, _DEFS):
+                continue
+        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+            block = getattr(node, name, None)
+            if type(block) is list:
+                stack.extend(reversed(block))
+
+
+def _targets(target: ast.expr) -> Iterator[tuple[ast.expr, int | None]]:
+    """(target, position) pairs of an assignment target; position None = whole value."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for i, el in enumerate(target.elts):
+            if not isinstance(el, ast.Starred):
+                yield el, i
+    else:
+        yield target, None
+
+
+def _has_default(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg) -> bool:
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    if param in positional:
+        return positional.index(param) >= len(positional) - len(args.defaults)
+    return any(p is param and d is not None for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True))
+
+
+def _is_self(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == "self"
+
+
+def imported(summary: ModuleSummary, expr: ast.expr) -> str | None:
     """The qualified name of a name chain whose head the file imports (None otherwise)."""
     text = _dotted(expr)
     if text is None or text.partition(".")[0] not in summary.imports:
@@ -188,13 +870,3 @@ def _dotted(expr: ast.expr) -> str | None:
         return None
     parts.append(expr.id)
     return ".".join(reversed(parts))
-
-
-def _body_nodes(fn: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of a function body, not descending into nested functions or classes."""
-    todo = list(ast.iter_child_nodes(fn))
-    while todo:
-        node = todo.pop(0)
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))

@@ -291,6 +291,36 @@ PROCESS_GROUP_SETUP = (
 )
 
 
+# Methods whose result is a Python number, and builtins whose result is a number or a container.
+NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
+_BUILTIN_RESULTS = {"float": Kind.NUMBER, "int": Kind.NUMBER, "len": Kind.NUMBER} | dict.fromkeys(
+    ("dict", "list", "tuple", "set"), Kind.CONTAINER
+)
+
+
+def builtin_call_kind(name: str) -> Kind:
+    """What calling builtin `name` returns (NONE: unknown)."""
+    return _BUILTIN_RESULTS.get(name, Kind.NONE)
+
+
+def method_call_kind(method: str, receiver: Kind) -> Kind | None:
+    """What `x.method(...)` returns for a receiver of kind `receiver` (None: the method says nothing): the one
+    table both evaluators (inference.py over `ast`, semantics.py over libcst) read."""
+    if method in NUMBER_METHODS:
+        return Kind.NUMBER
+    if method == "detach":
+        return Kind.TENSOR
+    if receiver & Kind.MODEL and method in SAME_OBJECT_METHODS:
+        return receiver
+    if receiver & (Kind.TENSOR | Kind.LOSS) and method in TENSOR_METHODS:
+        return receiver & (Kind.TENSOR | Kind.LOSS)
+    if method in ("state_dict", "named_parameters", "items") and receiver & Kind.MODEL:
+        return Kind.CONTAINER
+    if method == "state_dict" and receiver & (Kind.OPTIMIZER | Kind.SCHEDULER | Kind.SCALER):
+        return Kind.CONTAINER
+    return None
+
+
 def agree(kinds: list[Kind]) -> Kind:
     """The kind all of `kinds` share (NONE for an empty list): what every return or argument proves."""
     if not kinds:

@@ -55,6 +55,9 @@ class ModuleSummary:
     all_classes: list[ast.ClassDef] = field(default_factory=list)  # every class, nested too, in source order
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     globals: dict[str, ast.expr] = field(default_factory=dict)  # module-level name -> last value
+    tree: ast.Module = field(default_factory=lambda: ast.Module([], []))  # the tree the nodes above belong to
+    # facts read from the tree by other analyses (inference.py's scopes), made once per content
+    derived: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def called(self) -> set[str]:
@@ -80,7 +83,10 @@ class Dependencies:
     # find_module answers (a file's imports are asked about many times); per lint, so a file created
     # since the last lint is found
     found: dict[tuple[str, Path], Path | None] = field(default_factory=dict)
-    resolving: set[tuple[Path, str]] = field(default_factory=set)  # call_kind's recursion guard
+    # the inference over each project file this lint asked about (inference.py): its recursion guards and
+    # lazily built bindings are this lint's own
+    inferences: dict[Path, object] = field(default_factory=dict)
+    inferring: int = 0  # returns being read at once (inference.py's guard on long chains of calls)
 
 
 _RECORDING: ContextVar[Dependencies | None] = ContextVar("torchlint_dependencies", default=None)
@@ -96,7 +102,7 @@ def recording(deps: Dependencies) -> Iterator[Dependencies]:
         _RECORDING.reset(token)
 
 
-def _current() -> Dependencies:
+def current_dependencies() -> Dependencies:
     """The running lint's record; outside a lint (the server asking for a version) a throwaway one."""
     deps = _RECORDING.get()
     return deps if deps is not None else Dependencies()
@@ -181,7 +187,7 @@ def summarize(path: Path, name: str, package: str, text: str) -> ModuleSummary |
         tree = python_ast(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    s = ModuleSummary(path, name, package, text)
+    s = ModuleSummary(path, name, package, text, tree=tree)
     for node in _import_order(tree):  # imports anywhere (inside functions too), as the checked file's table
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -307,7 +313,7 @@ class Project:
 
     def find_module(self, name: str, from_dir: Path) -> Path | None:
         key = (name, from_dir)
-        known = self._found if _Snapshot.on else _current().found
+        known = self._found if _Snapshot.on else current_dependencies().found
         if key in known:
             return known[key]
         parts = name.split(".")
@@ -336,7 +342,7 @@ class Project:
         return None
 
     def summary(self, path: Path) -> ModuleSummary | None:
-        _current().consulted.add(path)
+        current_dependencies().consulted.add(path)
         text = self._overlays.get(path)
         try:
             key: object = ("overlay", hash(text)) if text is not None else _stat_key(path)
@@ -453,7 +459,7 @@ class Project:
         """Summaries of the files the index names for `word` (None: unknown, over LIMIT). Which files
         those are is a dependency of the findings too (`scan_dependency`): one that starts calling it
         changes them."""
-        _current().scanned = True
+        current_dependencies().scanned = True
         if (not self.index_ready and not self.waits_for_index) or not self.complete:
             return None  # readiness first: listing the project is the background build's work
         self.build_index()

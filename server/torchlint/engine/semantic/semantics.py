@@ -1,40 +1,36 @@
-"""Shared analyses: module classes, and what each name in a scope is bound to.
+"""What each name, `self.x` and expression of the file being linted is, at a point of its libcst tree.
 
-Flow-insensitive and deliberately light: for each scope we read its assignments
-once (lazily, on first question) and infer a `Kind` for each target from the
-assigned expression. Rules ask `ctx.kind(expr)`; none of them re-derives this.
+Rules ask `ctx.kind(expr)` about libcst expressions; this evaluates them (constructors, library calls,
+methods, operators), and reads every binding (what a name, parameter or `self.x` holds, what a function
+of this file returns, what a class is) from inference.py: the one inference, over the file's `ast`
+summary, that answers other files' questions about this one too. A name is never evidence: `def
+train(model, opt)` with no caller leaves both unknown.
 
-Kinds come from evidence only (see kinds.py): constructors and library calls,
-annotations, assignments, the project's classes and functions, and for a
-parameter the arguments every call site in the file passes. A name is never
-evidence: `def train(model, opt)` with no caller leaves both unknown.
-
-Which scope's binding a name read in a scope sees is scopes.py's answer (Python's
-rules), never a walk of this module's own. What a class is, and what another
-file's function or global is, is inference.py's: the same answer any file gets.
+Which scope's binding a name read in a scope sees is scopes.py's answer (Python's rules), never a walk of
+this module's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import ast
+from collections.abc import Callable, Iterator
 from functools import cache, cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
-from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.engine.core.walk import iter_nodes, iter_statements
 from torchlint.engine.semantic import call_sites, inference
 from torchlint.engine.semantic.call_sites import CallSites
+from torchlint.engine.semantic.inference import ClassKinds, Found, Inference, Scoped
 from torchlint.engine.semantic.kinds import (
     PASS_THROUGH,
     RETURNS,
-    SAME_OBJECT_METHODS,
-    TENSOR_METHODS,
     Kind,
-    agree,
-    kind_from_annotation,
+    builtin_call_kind,
     kind_from_qualname,
+    method_call_kind,
 )
 from torchlint.engine.semantic.names import Imports, dotted
 from torchlint.engine.semantic.project import ModuleSummary
@@ -43,36 +39,21 @@ from torchlint.engine.semantic.scopes import Scopes
 if TYPE_CHECKING:
     from torchlint.engine.semantic.project import Project
 
-_NUMBER_METHODS = frozenset({"item", "tolist", "__float__"})
-
-
-_BUILTIN_CONTAINERS = frozenset({"dict", "list", "tuple", "set"})
 _NUMBERS = frozenset({cst.Integer, cst.Float})
 _CONTAINERS = frozenset({cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp, cst.Set, cst.SetComp})
 _STRINGS = frozenset({cst.SimpleString, cst.ConcatenatedString, cst.FormattedString})
+_DEFS = (cst.FunctionDef, cst.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class ModuleClasses:
     """The kind of each class of the file (inference.py, over the file's `ast` summary as any other file
     asks it): `modules` are its nn.Module subclasses."""
 
-    def __init__(
-        self,
-        module: cst.Module,
-        summarized: Callable[[], ModuleSummary | None],
-        project: Project | None,
-        folder: Path | None,
-    ) -> None:
-        self.by_name: dict[str, cst.ClassDef] = {}
-        classes = [n for n in iter_statements(module.body, into_functions=True) if type(n) is cst.ClassDef]
-        for c in classes:
-            self.by_name[c.name.value] = c
-        self.kinds: dict[cst.ClassDef, Kind] = {}
-        summary = summarized() if classes else None
-        if summary is not None and len(summary.all_classes) == len(classes):  # the same text, the same classes
-            kinds = inference.ClassKinds(project if folder is not None else None, summary, {}, folder)
-            self.kinds = {c: kinds.of(a) for c, a in zip(classes, summary.all_classes)}
-        self.modules = {c for c, kind in self.kinds.items() if kind & Kind.MODEL}
+    def __init__(self, classes: list[cst.ClassDef], kinds: dict[cst.ClassDef, Kind]) -> None:
+        self.by_name = {c.name.value: c for c in classes}  # the last definition of a name wins
+        self.kinds = kinds
+        self.modules = {c for c, kind in kinds.items() if kind & Kind.MODEL}
 
     def kind(self, c: cst.ClassDef) -> Kind:
         """What an instance of `c` is."""
@@ -82,40 +63,22 @@ class ModuleClasses:
         return c in self.modules
 
 
-def _targets(target: cst.BaseExpression) -> Iterator[tuple[cst.BaseExpression, int | None]]:
-    """(target, position) pairs of an assignment target; position None = whole value."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for i, el in enumerate(target.elements):
-            if isinstance(el, cst.Element):
-                yield el.value, i
-    else:
-        yield target, None
-
-
 class Scope:
-    """A module, class or function body and the kinds of the names bound in it."""
+    """A module, class or function body of the file: what its names are bound to is inference.py's answer
+    (a comprehension's targets, made here for `element_kind`, are its own)."""
 
-    def __init__(self, node: cst.CSTNode, parent: Scope | None, semantics: Semantics) -> None:
+    def __init__(
+        self, node: cst.CSTNode, parent: Scope | None, semantics: Semantics, own: dict[str, Kind] | None = None
+    ) -> None:
         self.node = node
         self.parent = parent
         self.semantics = semantics
-        self._bindings: dict[str, Kind] | None = None
-        # parameters whose kind only their call sites can tell: resolved on first lookup
-        self._pending: dict[str, cst.Param] = {}
-        # names this scope assigns but declares `global` / `nonlocal`: bound in the scope that owns them
-        self._foreign: set[str] = set()
-        self.exported: dict[str, Kind] = {}
+        self._own = own
 
-    # -- lookup -----------------------------------------------------------
     @property
     def bindings(self) -> dict[str, Kind]:
-        if self._bindings is None:
-            self._bindings = {}
-            info = self.semantics.scopes().info(self.node)
-            if info is not None:
-                self._foreign = info.declared_global | info.declared_nonlocal
-            self._build()
-        return self._bindings
+        """The kinds of the names this scope binds (`self.x` for a class)."""
+        return self._own if self._own is not None else self.semantics.bindings(self.node)
 
     def lookup(self, name: str) -> Kind | None:
         """Kind of `name` read in this scope, in the scope Python's rules say binds it (scopes.py): NONE
@@ -127,13 +90,9 @@ class Scope:
         scope: Scope | None = self
         while scope is not None and scope.node is not owner:
             scope = scope.parent
-        if scope is None:  # a scope outside this chain (a sibling method's scope hangs off another parent)
-            scope = self.semantics.scope_at(owner)
-        bindings = scope.bindings
-        param = scope._pending.pop(name, None)
-        if param is not None:
-            scope._bind(name, self.semantics.param_kind(scope, param))
-        kind = bindings.get(name)
+        kind = scope._own.get(name) if scope is not None and scope._own is not None else None
+        if kind is None:
+            kind = self.semantics.binding(owner, name)
         if kind is not None:
             return kind
         return None if name in self.semantics.named(owner) else Kind.NONE
@@ -144,145 +103,12 @@ class Scope:
             scope = scope.parent
         return scope
 
-    # -- building ---------------------------------------------------------
-    def _body(self) -> Sequence[cst.BaseStatement]:
-        node = self.node
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            return block_statements(node.body)
-        return node.body if isinstance(node, cst.Module) else ()  # a comprehension has no statements
-
-    def _bind(self, name: str, kind: Kind) -> None:
-        """Record `name` as bound here (a NONE kind still shadows outer scopes)."""
-        bindings = self.exported if name in self._foreign else self.bindings
-        bindings[name] = bindings.get(name, Kind.NONE) | kind
-
-    def _build(self) -> None:
-        if isinstance(self.node, cst.FunctionDef):
-            self._bind_params(self.node.params)
-        if isinstance(self.node, cst.ClassDef):
-            self._build_class_attributes(self.node)
-            return
-        for stmt in iter_statements(self._body()):  # types compared: see `infer`
-            if type(stmt) is cst.For:
-                self._bind_for(stmt)
-            elif type(stmt) is cst.With:
-                for item in stmt.items:
-                    if item.asname is not None:
-                        for t, _ in _targets(item.asname.name):
-                            self._assign(t, self.semantics.infer(item.item, self))
-            for small in small_statements(stmt):
-                if type(small) is cst.Assign:
-                    for assign_target in small.targets:
-                        self._assign_value(assign_target.target, small.value)
-                elif type(small) is cst.AnnAssign:
-                    kind = kind_from_annotation(self.semantics.imports.qualname(small.annotation.annotation))
-                    if small.value is not None:
-                        kind |= self.semantics.infer(small.value, self)
-                    self._assign(small.target, kind)
-        # usage: anything we call .backward() on is a loss
-        for node in self.semantics.backward_calls(self.node):
-            assert isinstance(node.func, cst.Attribute), "backward_calls keeps method calls only"
-            if (
-                node.func.attr.value == "backward"
-                and isinstance(node.func.value, cst.Name)
-                and all(a.keyword is not None for a in node.args)
-            ):
-                self._bind(node.func.value.value, Kind.LOSS)
-            elif (  # accelerator.backward(loss) / self.manual_backward(loss)
-                (
-                    node.func.attr.value == "manual_backward"
-                    or node.func.attr.value == "backward"
-                    and self.semantics.infer(node.func.value, self) & Kind.ACCELERATOR
-                )
-                and node.args
-                and isinstance(node.args[0].value, cst.Name)
-            ):
-                self._bind(node.args[0].value.value, Kind.LOSS)
-        for declarer, names in self.semantics.scopes().declarers(self.node):
-            other = self.semantics.scope_at(declarer)
-            other.bindings  # noqa: B018 - building it fills `exported`
-            for name in names & other.exported.keys():
-                self._bind(name, other.exported[name])
-
-    def _assign_value(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-            for t, i in _targets(target):
-                if i is not None and i < len(value.elements):
-                    self._assign(t, self.semantics.infer(value.elements[i].value, self))
-            return
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
-            # model, opt = accelerator.prepare(model, opt) / fabric.setup(...)
-            if isinstance(value.func, cst.Attribute) and value.func.attr.value in ("prepare", "setup"):
-                for t, i in _targets(target):
-                    if i is not None and i < len(value.args):
-                        self._assign(t, self.semantics.infer(value.args[i].value, self))
-                return
-        self._assign(target, self.semantics.infer(value, self))
-
-    def _assign(self, target: cst.BaseExpression, kind: Kind) -> None:
-        if isinstance(target, cst.Name):
-            self._bind(target.value, kind)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for t, _ in _targets(target):
-                self._assign(t, Kind.NONE)
-
-    def _bind_for(self, stmt: cst.For) -> None:
-        it = self.semantics.infer(stmt.iter, self)
-        if it & Kind.DATALOADER or _iterates_loader(stmt.iter, self):
-            for t, _ in _targets(stmt.target):
-                for inner, _ in _targets(t):
-                    if isinstance(inner, cst.Name):
-                        self._bind(inner.value, Kind.BATCH)
-
-    def _bind_params(self, params: cst.Parameters) -> None:
-        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-            kind = Kind.NONE
-            if p.annotation is not None:
-                kind = kind_from_annotation(self.semantics.imports.qualname(p.annotation.annotation))
-            if not kind and p.default is not None:
-                kind = self.semantics.infer(p.default, self.parent or self)
-            if kind:
-                self._bind(p.name.value, kind)
-            else:
-                self._pending[p.name.value] = p
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                self._bind(star.name.value, Kind.CONTAINER)
-
-    def _build_class_attributes(self, cls: cst.ClassDef) -> None:
-        """`self.x = ...` in any method binds `self.x` in the class scope."""
-        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
-        for method in body:
-            if not isinstance(method, cst.FunctionDef):
-                continue
-            mscope = self.semantics.scope_for(method, self)
-            for stmt in iter_statements(method.body.body if isinstance(method.body, cst.IndentedBlock) else []):
-                for small in small_statements(stmt):
-                    if isinstance(small, (cst.Assign, cst.AnnAssign)):
-                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                        if small.value is None:
-                            continue
-                        kind = self.semantics.infer(small.value, mscope)
-                        for t in targets:
-                            name = dotted(t)
-                            if name and name.startswith("self.") and name.count(".") == 1:
-                                self._bind(name, kind)
-
-
-def _iterates_loader(expr: cst.BaseExpression, scope: Scope) -> bool:
-    """`enumerate(loader)`, `tqdm(loader)`, `zip(a_loader, b_loader)`."""
-    if isinstance(expr, cst.Call) and expr.args:
-        inner = expr.args[0].value
-        return bool(scope.semantics.infer(inner, scope) & Kind.DATALOADER) or _iterates_loader(inner, scope)
-    return False
-
 
 class Semantics:
     def __init__(
         self,
         module: cst.Module,
         imports: Imports,
-        text: str = "backward",
         project: Project | None = None,
         folder: Path | None = None,
         sites: Callable[[], CallSites] | None = None,
@@ -294,18 +120,71 @@ class Semantics:
         self.imports = imports
         self.project = project
         self.folder = folder  # the checked file's folder: where its sibling imports resolve
-        self.mentions_backward = "backward" in text
         self._summary = summary
         self._scopes: dict[cst.CSTNode, Scope] = {}
         self.sites = sites or cache(lambda: call_sites.index(module))
         self.scopes = scopes
-        self._backward_calls: dict[int, list[cst.Call]] | None = None
-        self._resolving: set[cst.CSTNode] = set()
+
+    @cached_property
+    def inference(self) -> Inference:
+        """The one inference (inference.py) over this file's `ast` summary, as any other file asks it; this
+        lint's own (its answers are not kept for other lints: the text may be an unsaved buffer)."""
+        summary = self._summary() or ModuleSummary(Path(""), "", "", "")  # CPython cannot parse it: nothing known
+        return Inference(self.project if self.folder is not None else None, summary, {}, self.folder)
+
+    def definition(self, func: cst.BaseExpression) -> Found | None:
+        """The class, top-level function or global `func` names: this file's own (a name it defines and does not
+        import) or a project file's, as its summary lists them (inference.symbol)."""
+        own = self.inference.summary
+        if isinstance(func, cst.Name) and func.value not in self.imports.table:
+            name = func.value
+            return (own, name) if name in own.classes or name in own.functions or name in own.globals else None
+        q = self.imports.qualname(func)
+        if q is None or self.folder is None:
+            return None
+        return inference.symbol(self.project, own, q, self.folder)
+
+    def class_kinds(self, summary: ModuleSummary) -> ClassKinds:
+        """The classes of this file's summary or of a project file's (as `definition` found it)."""
+        if summary is self.inference.summary:
+            return self.inference.classes
+        assert self.project is not None, "another file's summary comes from the project"
+        return inference.for_file(self.project, summary).classes
+
+    @cached_property
+    def _definitions(self) -> dict[cst.CSTNode, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+        """This tree's defs and classes -> the summary's same ones: both listed in source order."""
+        defs = [n for n in iter_statements(self.module.body, into_functions=True) if type(n) in _DEFS]
+        found: dict[cst.CSTNode, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = {}
+        for i, node in enumerate(defs):
+            other = self.inference.definition(i)
+            if other is None or other.name != cast("cst.FunctionDef | cst.ClassDef", node).name.value:
+                return {}  # not the same text: nothing is mapped
+            found[node] = other
+        return found
+
+    def _ast_scope(self, node: cst.CSTNode) -> Scoped | None:
+        """The summary's node for this tree's module, def or class `node`."""
+        return self.inference.facts.module if node is self.module else self._definitions.get(node)
+
+    def bindings(self, node: cst.CSTNode) -> dict[str, Kind]:
+        """The kinds of the names scope `node` binds (inference.py's, over the file's summary)."""
+        other = self._ast_scope(node)
+        return self.inference.bindings(other) if other is not None else {}
+
+    def binding(self, node: cst.CSTNode, name: str) -> Kind | None:
+        """Kind of `name` as scope `node` binds it (None: not known, or known by name)."""
+        other = self._ast_scope(node)
+        return self.inference.binding(other, name) if other is not None else None
 
     @cached_property
     def classes(self) -> ModuleClasses:
         """The file's classes' kinds: made at the first question (their bases are read across the project)."""
-        return ModuleClasses(self.module, self._summary, self.project, self.folder)
+        classes = [c for c in self._definitions if isinstance(c, cst.ClassDef)]
+        kinds = {c: self.inference.classes.of(cast(ast.ClassDef, self._definitions[c])) for c in classes}
+        if not self._definitions:
+            classes = [c for c in iter_statements(self.module.body, into_functions=True) if isinstance(c, cst.ClassDef)]
+        return ModuleClasses(classes, kinds)
 
     def release(self) -> None:
         """Forget the scopes (each refers back to this object): see FileContext.release."""
@@ -389,9 +268,8 @@ class Semantics:
         return Kind.NONE
 
     def _comprehension_scope(self, comp: cst.GeneratorExp | cst.ListComp, scope: Scope) -> Scope:
-        inner = Scope(comp, scope, self)
         bindings: dict[str, Kind] = {}
-        inner._bindings = bindings
+        inner = Scope(comp, scope, self, bindings)
         clause: cst.CompFor | None = comp.for_in
         while clause is not None:
             kind = Kind.NONE
@@ -401,7 +279,8 @@ class Semantics:
                     kind = Kind.TENSOR
             else:
                 kind = self.element_kind(it, inner)
-            for t, _ in _targets(clause.target):
+            target = clause.target
+            for t in [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]:
                 if isinstance(t, cst.Name):
                     bindings[t.value] = kind
             clause = clause.inner_for_in
@@ -449,27 +328,17 @@ class Semantics:
             local = self._local_callable(func.value, scope)
             if local is not None:
                 return local
-            if func.value in ("float", "int", "len"):
-                return Kind.NUMBER
-            if func.value in _BUILTIN_CONTAINERS:
-                return Kind.CONTAINER
+            builtin = builtin_call_kind(func.value)
+            if builtin:
+                return builtin
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = self.infer(func.value, scope)
-            if method in _NUMBER_METHODS:
-                return Kind.NUMBER
-            if method in ("detach",):
-                return Kind.TENSOR
-            if receiver & Kind.MODEL and method in SAME_OBJECT_METHODS:
-                return receiver
-            if receiver & (Kind.TENSOR | Kind.LOSS) and method in TENSOR_METHODS:
-                return receiver & (Kind.TENSOR | Kind.LOSS)
+            result = method_call_kind(method, receiver)
+            if result is not None:
+                return result
             if method in ("prepare", "setup") and call.args and receiver & Kind.ACCELERATOR:
                 return self.infer(call.args[0].value, scope)
-            if method in ("state_dict", "named_parameters", "items") and receiver & Kind.MODEL:
-                return Kind.CONTAINER
-            if method == "state_dict" and receiver & (Kind.OPTIMIZER | Kind.SCHEDULER | Kind.SCALER):
-                return Kind.CONTAINER
             if isinstance(func.value, cst.Name) and func.value.value == "self":
                 method_kind = self._method_returns(method, scope)
                 if method_kind is not None:
@@ -486,35 +355,12 @@ class Semantics:
         """`Net(...)` / `build_model(...)` for a class or function defined in this file."""
         if scope.lookup(name) is not None:
             return None  # a variable holding something callable
-        cls = self.classes.by_name.get(name)
-        if cls is not None:
-            return self.classes.kind(cls)
-        defs = self.functions().get(name)
-        if defs and len(defs) == 1:
-            return self.returns(*defs[0])
-        return None
+        return self.inference.local_callable(name)
 
     def _method_returns(self, method: str, scope: Scope) -> Kind | None:
         cls_scope = scope.class_scope()
-        if cls_scope is None:
-            return None
-        for fn, chain in self.functions().get(method, ()):
-            if chain and chain[-1] is cls_scope.node:
-                return self.returns(fn, chain)
-        return None
-
-    def backward_calls(self, owner: cst.CSTNode) -> list[cst.Call]:
-        """`x.backward(...)` / `x.manual_backward(...)` calls directly in the scope of `owner` (not in
-        its nested functions, classes or lambdas), in source order."""
-        if self._backward_calls is None:
-            by_owner: dict[int, list[cst.Call]] = {}
-            for site in self.sites().calls if self.mentions_backward else ():
-                func = site.call.func
-                if type(func) is cst.Attribute and func.attr.value in ("backward", "manual_backward"):
-                    if not site.in_lambda:
-                        by_owner.setdefault(id(site.chain[-1] if site.chain else self.module), []).append(site.call)
-            self._backward_calls = by_owner
-        return self._backward_calls.get(id(owner), [])
+        cls = self._definitions.get(cls_scope.node) if cls_scope is not None else None
+        return self.inference.method_returns(method, cls) if isinstance(cls, ast.ClassDef) else None
 
     def functions(self) -> dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]]:
         """Every function and method of the file by name, with its enclosing scopes."""
@@ -526,33 +372,10 @@ class Semantics:
             scope = self.scope_for(node, scope)
         return scope
 
-    def returns(self, fn: cst.FunctionDef, chain: tuple[cst.CSTNode, ...]) -> Kind:
-        """The kind every `return` of `fn` agrees on (NONE when they differ or none returns a value)."""
-        if fn in self._resolving:
-            return Kind.NONE
-        self._resolving.add(fn)
-        try:
-            scope = self.scope_of_chain((*chain, fn))
-            kinds = [
-                self.infer(small.value, scope)
-                for stmt in iter_statements(block_statements(fn.body))
-                for small in small_statements(stmt)
-                if type(small) is cst.Return and small.value is not None
-            ]
-        finally:
-            self._resolving.discard(fn)
-        return agree(kinds)
-
-    def param_kind(self, scope: Scope, param: cst.Param) -> Kind:
-        """What every call site in the file passes for `param` (NONE without a call site)."""
-        fn = scope.node
-        if not isinstance(fn, cst.FunctionDef) or fn in self._resolving:
-            return Kind.NONE
-        self._resolving.add(fn)
-        try:
-            return agree([self.infer(arg, caller) for arg, caller in self._arguments(fn, scope, param)])
-        finally:
-            self._resolving.discard(fn)
+    def returns(self, fn: cst.FunctionDef) -> Kind:
+        """The kind every `return` of `fn` agrees on: inference.py's answer, the one importers get."""
+        other = self._definitions.get(fn)
+        return self.inference.returns(other) if isinstance(other, _FUNCTIONS) else Kind.NONE
 
     def arguments(self, fn: cst.FunctionDef, param: cst.Param) -> list[tuple[cst.BaseExpression, Scope]]:
         """(argument expression, caller scope) for `param` at each call of `fn` in this file; an argument

@@ -278,15 +278,5 @@ def current_where(ctx: FileContext) -> Where:
 def instantiated_class(ctx: FileContext, call: cst.Call) -> tuple[ModuleSummary, str] | None:
     """The summary of the file defining the class `call` instantiates, and its name: this file's class,
     or a project file's (through the index)."""
-    if isinstance(call.func, cst.Name):
-        own = ctx.own_summary
-        if own is not None and call.func.value in own.class_defs:
-            return own, call.func.value
-    q = ctx.qualname(call.func)
-    project, folder = ctx.project, ctx.semantics.folder
-    if q is None or project is None or folder is None:
-        return None
-    found = project.resolve(q, folder)
-    if found is None or found[1] not in found[0].class_defs:
-        return None
-    return found
+    found = ctx.semantics.definition(call.func)
+    return found if found is not None and found[1] in found[0].class_defs else None

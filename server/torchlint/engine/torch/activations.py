@@ -27,6 +27,7 @@ import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, int_value
 from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.semantic.inference import symbol
 from torchlint.engine.semantic.kinds import SAME_OBJECT_METHODS
 from torchlint.engine.semantic.names import dotted
 from torchlint.engine.semantic.project import ModuleSummary, Project, qualify
@@ -204,11 +205,10 @@ class LossFeeds:
             cls = self.classes[built.func.value]
             forward = _method(cls, "forward")
             return self._returns(forward, Where(forward, cls), depth) if forward is not None else None
-        project, folder = self.ctx.project, self.ctx.semantics.folder
-        if q is not None and project is not None and folder is not None:
-            found = project.resolve(q, folder)
-            if found is not None and found[1] in found[0].class_defs:
-                return ProjectActivations(project).of_class(found[0], found[1], depth + 1)
+        project = self.ctx.project
+        found = self.ctx.semantics.definition(built.func) if q is not None and project is not None else None
+        if project is not None and found is not None and found[1] in found[0].class_defs:
+            return ProjectActivations(project).of_class(found[0], found[1], depth + 1)
         return None
 
     def _returns(self, fn: cst.FunctionDef, where: Where, depth: int, element: int | None = None) -> Origin | None:
@@ -289,9 +289,7 @@ class ProjectActivations:
             return self._module(summary, built.args[-1], depth + 1)
         if isinstance(built.func, ast.Attribute) and built.func.attr in SAME_OBJECT_METHODS:
             return self._module(summary, built.func.value, depth + 1)
-        if q is None:
-            return None
-        found = self.project.resolve(q, summary.path.parent)
+        found = symbol(self.project, summary, q) if q is not None else None
         if found is None or found[1] not in found[0].class_defs:
             return None
         return self.of_class(found[0], found[1], depth + 1)

@@ -5,7 +5,8 @@ Python object writes its reference count, so each worker gradually copies every 
 holding the dataset's objects (copy-on-write), and memory grows with the number of
 workers. NumPy arrays, tensors and memory maps are a few objects over one buffer and
 are not affected. The evidence here is the class's code, read as an `ast` (of this file
-or of another project file): a `torch.utils.data.Dataset` subclass whose `__init__`
+or of another project file): a `torch.utils.data.Dataset` subclass (through project classes too, as the
+inference reads the hierarchy) whose `__init__`
 grows a list or dict attribute in a loop (`self.samples.append(...)` in a `for` over
 something other than a literal `range`), builds one by a comprehension, `readlines()` or
 `json.load`, never converts it afterwards, and whose `__getitem__` indexes it. Appending
@@ -17,6 +18,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from torchlint.engine.semantic.inference import ClassKinds
 from torchlint.engine.semantic.project import ModuleSummary, qualify
 
 DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
@@ -32,9 +34,11 @@ class ObjectStore:
     line: int  # where `__init__` builds it
 
 
-def python_object_store(summary: ModuleSummary, name: str) -> ObjectStore | None:
-    """The attribute of Dataset class `name` that holds its samples as Python objects, if proven."""
-    cls = _dataset_class(summary, name)
+def python_object_store(classes: ClassKinds, name: str) -> ObjectStore | None:
+    """The attribute of Dataset class `name` (of the file `classes` reads) that holds its samples as Python
+    objects, if proven."""
+    summary = classes.summary
+    cls = _dataset_class(classes, name)
     if cls is None:
         return None
     methods = {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef)}
@@ -61,10 +65,11 @@ def python_object_store(summary: ModuleSummary, name: str) -> ObjectStore | None
     return None
 
 
-def cuda_in_getitem(summary: ModuleSummary, name: str) -> int | None:
+def cuda_in_getitem(classes: ClassKinds, name: str) -> int | None:
     """The line where Dataset class `name`'s `__getitem__` puts a tensor on CUDA (`.cuda()`, a `"cuda"`
     device or `torch.device("cuda")` written there), if it does: code a DataLoader worker runs."""
-    cls = _dataset_class(summary, name)
+    summary = classes.summary
+    cls = _dataset_class(classes, name)
     if cls is None:
         return None
     getitem = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__getitem__"), None)
@@ -84,9 +89,11 @@ def cuda_in_getitem(summary: ModuleSummary, name: str) -> int | None:
     return None
 
 
-def _dataset_class(summary: ModuleSummary, name: str) -> ast.ClassDef | None:
-    cls = summary.class_defs.get(name)
-    return cls if cls is not None and any(qualify(summary, b) in DATASET_BASES for b in cls.bases) else None
+def _dataset_class(classes: ClassKinds, name: str) -> ast.ClassDef | None:
+    """Class `name` if it derives from torch's Dataset, directly or through project classes (the inference's
+    hierarchy)."""
+    cls = classes.summary.class_defs.get(name)
+    return cls if cls is not None and classes.derives_from(cls, DATASET_BASES) else None
 
 
 def _cuda_literal(expr: ast.expr) -> bool:

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, string_value
-from torchlint.engine.core.source import python_ast
 from torchlint.engine.core.walk import iter_nodes, iter_statements, small_statements
 from torchlint.engine.semantic.kinds import DEVICE_TYPES
 from torchlint.engine.semantic.names import Imports, dotted
 
 if TYPE_CHECKING:
+    from torchlint.engine.semantic.project import ModuleSummary
     from torchlint.engine.semantic.scopes import Scopes
     from torchlint.engine.semantic.semantics import Semantics
 
@@ -250,24 +250,21 @@ def cpu_arguments_of(qualnames: Iterable[str | None]) -> tuple[set[int], set[str
     return positions, keywords
 
 
-def forward_arguments_left_unmoved(texts: list[str]) -> tuple[set[int], set[str]]:
+def forward_arguments_left_unmoved(summaries: list[ModuleSummary]) -> tuple[set[int], set[str]]:
     """(positions, keywords) of `forward` parameters a caller need not move to the model's device: some module
     passes them where a CPU value is required (`pack_padded_sequence(x, lengths)`), or moves them itself
     (`torch.cat(inputs).cuda()`).
 
-    Read from the file and the project modules it imports (their text): a model call's argument in
+    Read from the file and the project modules it imports (their `ast` summaries): a model call's argument in
     one of these slots is not a batch left behind on the CPU.
     """
     positions: set[int] = set()
     keywords: set[str] = set()
-    for text in texts:
+    for summary in summaries:
+        text = summary.text
         if "def forward" not in text or not any(name in text for name in (*CPU_ONLY, ".cuda(", ".to(")):
             continue  # the cheap test first: only a `forward` matters
-        try:
-            tree = python_ast(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-            continue
-        for fn in ast.walk(tree):
+        for fn in ast.walk(summary.tree):
             if isinstance(fn, ast.FunctionDef) and fn.name == "forward":
                 for found in (cpu_only_parameters(fn), self_moved_parameters(fn)):
                     positions.update(found[0])

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine.core.source import python_ast
+from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.semantic.inference import symbol
 from torchlint.engine.semantic.kinds import NO_GRAD, SAME_OBJECT_METHODS, Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.engine.semantic.project import ModuleSummary, Project, qualify
@@ -64,12 +66,7 @@ _NEUTRAL_BUILTINS = frozenset({"print", "len", "isinstance", "type", "id", "repr
 # -- which modules depend on the mode ------------------------------------------------------
 def mode_dependent(ctx: FileContext, built: cst.Call) -> bool:
     """The module `built` builds has a layer that behaves differently in training and eval mode."""
-    summary = _own_summary(ctx)
-    try:
-        expr = ast.parse("(" + ctx.module.code_for_node(built) + ")", mode="eval").body
-    except SyntaxError:
-        return False
-    return isinstance(expr, ast.Call) and _LayerFinder(ctx).call(summary, expr, 0)
+    return _LayerFinder(ctx.project).built(ctx, built, 0)
 
 
 def mode_free(ctx: FileContext, built: cst.Call) -> bool:
@@ -78,45 +75,66 @@ def mode_free(ctx: FileContext, built: cst.Call) -> bool:
     A library model (timm, transformers) is not known, so it is not proven mode-free."""
     q = ctx.qualname(built.func)
     local = isinstance(built.func, cst.Name) and built.func.value in ctx.semantics.classes.by_name
-    known = local or (
-        q is not None and (q.startswith("torch.nn.") or ctx.project is not None and _project_class(ctx, q))
-    )
+    known = local or (q is not None and (q.startswith("torch.nn.") or _project_class(ctx, built.func)))
     return known and not mode_dependent(ctx, built)
 
 
-def _project_class(ctx: FileContext, q: str) -> bool:
-    return project_class(ctx.project, _own_summary(ctx), q) is not None
+def _project_class(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    found = ctx.semantics.definition(func)
+    return found is not None and found[1] in found[0].class_defs
 
 
-def _own_summary(ctx: FileContext) -> ModuleSummary:
-    """This file's summary (an empty one when CPython cannot parse it)."""
-    summary = ctx.own_summary
-    return summary if summary is not None else ModuleSummary(Path(ctx.path), "", "", ctx.text)
+def _layer(q: str, literal: Callable[[str, int | None], object]) -> bool | None:
+    """Whether the torch layer or torchvision factory `q` builds a mode-dependent module (`literal`: the constant
+    passed for a parameter, as `_literal` reads it); None: `q` is none of these."""
+    if q in _DROPOUT:
+        return literal("p", 0) != 0
+    if q in _BATCH_NORM:
+        return True
+    if q in _INSTANCE_NORM:
+        return literal("track_running_stats", 4) is True
+    if q in _RECURRENT:
+        p = literal("dropout", None)
+        return isinstance(p, (int, float)) and p > 0
+    if q in _TRANSFORMER:
+        return literal("dropout", None) != 0
+    head, _, last = q.rpartition(".")
+    if head.startswith("torchvision.models") and last[:1].islower():
+        return not last.startswith(_TORCHVISION_MODE_FREE)
+    return None
 
 
 class _LayerFinder:
-    def __init__(self, ctx: FileContext) -> None:
-        self.project = ctx.project
+    """Layers of what a call builds: the call in the linted file's tree (`built`), the classes and calls of any
+    project file in its `ast` summary (`call`, `cls`), each class resolved by inference.symbol."""
+
+    def __init__(self, project: Project | None) -> None:
+        self.project = project
         self.seen: set[tuple[Path, str]] = set()
+
+    def built(self, ctx: FileContext, call: cst.Call, depth: int) -> bool:
+        if depth > _DEPTH:
+            return False
+        q = ctx.qualname(call.func)
+        verdict = _layer(q, lambda keyword, index: _cst_literal(call, keyword, index)) if q is not None else None
+        if verdict is not None:
+            return verdict
+        found = ctx.semantics.definition(call.func)
+        if found is not None and found[1] in found[0].class_defs:
+            return self.cls(found[0], found[1], depth + 1)
+        if dotted(call.func) is None:
+            return False
+        # containers: nn.Sequential(nn.Linear(...), nn.Dropout(0.1)), nn.ModuleList([...])
+        inner = [n for a in call.args for n in (a.value, *iter_nodes(a.value)) if isinstance(n, cst.Call)]
+        return any(self.built(ctx, c, depth + 1) for c in inner)
 
     def call(self, summary: ModuleSummary, call: ast.Call, depth: int) -> bool:
         q = qualify(summary, call.func)
         if q is None or depth > _DEPTH:
             return False
-        if q in _DROPOUT:
-            return _literal(call, "p", 0) != 0
-        if q in _BATCH_NORM:
-            return True
-        if q in _INSTANCE_NORM:
-            return _literal(call, "track_running_stats", 4) is True
-        if q in _RECURRENT:
-            p = _literal(call, "dropout", None)
-            return isinstance(p, (int, float)) and p > 0
-        if q in _TRANSFORMER:
-            return _literal(call, "dropout", None) != 0
-        head, _, last = q.rpartition(".")
-        if head.startswith("torchvision.models") and last[:1].islower():
-            return not last.startswith(_TORCHVISION_MODE_FREE)
+        verdict = _layer(q, lambda keyword, index: _literal(call, keyword, index))
+        if verdict is not None:
+            return verdict
         found = project_class(self.project, summary, q)
         if found is not None:
             return self.cls(found[0], found[1], depth + 1)
@@ -144,13 +162,21 @@ class _LayerFinder:
 
 def project_class(project: Project | None, summary: ModuleSummary, q: str) -> tuple[ModuleSummary, str] | None:
     """The class `q` names: one of `summary`'s own, or a project file's."""
-    head, _, last = q.rpartition(".")
-    if head == summary.name and last in summary.class_defs:
-        return summary, last
-    if project is None:
-        return None
-    found = project.resolve(q, summary.path.parent)
+    found = symbol(project, summary, q)
     return found if found is not None and found[1] in found[0].class_defs else None
+
+
+def _cst_literal(call: cst.Call, keyword: str, index: int | None) -> object:
+    """`_literal` for a call of the linted file's tree."""
+    arg = get_arg(call, keyword, index)
+    if arg is None:
+        return None
+    value = arg.value
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return value.evaluated_value
+    if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[value.value]
+    return ...
 
 
 def _calls_in(exprs: list[ast.expr]) -> list[ast.Call]:
@@ -217,7 +243,6 @@ class EvaluationHelpers:
         self._ctx = ctx
         self._known: dict[str, bool] = {}
         self._resolved: dict[str, tuple[ModuleSummary, str] | None] = {}
-        self._own_functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None
         self._imported_names: set[str] | None = None
 
     def __contains__(self, name: object) -> bool:
@@ -232,9 +257,7 @@ class EvaluationHelpers:
         ctx = self._ctx
         if "no_grad" not in ctx.text and "inference_mode" not in ctx.text:
             return False
-        if self._own_functions is None:
-            self._own_functions = _top_level_functions(ctx.text)
-        fn = self._own_functions.get(name)
+        fn = ctx.semantics.inference.summary.functions.get(name)
         return fn is not None and _names_a_guard(fn)
 
     def _imported(self, name: str) -> bool:
@@ -287,31 +310,11 @@ def _names_a_guard(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     )
 
 
-def _top_level_functions(text: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The file's top-level functions by name, as its `ast` summary lists them (`project.summarize`), read
-    from the tree alone: the summary walks the whole tree for what other files ask about it."""
-    try:
-        tree = python_ast(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-    return {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-
 def _function(ctx: FileContext, func: cst.BaseExpression) -> tuple[ModuleSummary, ast.FunctionDef] | None:
     """A plain function of this file (top level) or of another project file, as an `ast` summary."""
-    own = _own_summary(ctx)
-    if isinstance(func, cst.Name) and func.value in own.functions and func.value not in ctx.imports.table:
-        fn = own.functions[func.value]
-        return (own, fn) if isinstance(fn, ast.FunctionDef) else None
-    q = ctx.qualname(func)
-    project, folder = ctx.project, ctx.semantics.folder
-    if q is None or project is None or folder is None:
-        return None
-    found = project.resolve(q, folder)
-    if found is None or found[1] not in found[0].functions:
-        return None
-    fn = found[0].functions[found[1]]
-    return (found[0], fn) if isinstance(fn, ast.FunctionDef) else None
+    found = ctx.semantics.definition(func)
+    fn = found[0].functions.get(found[1]) if found is not None else None
+    return (found[0], fn) if found is not None and isinstance(fn, ast.FunctionDef) else None
 
 
 def _is_no_grad(summary: ModuleSummary, expr: ast.expr) -> bool:
@@ -461,56 +464,9 @@ def _constructor(ctx: FileContext, call: cst.Call) -> bool:
             return True
         if head in ("torch.nn", "torch.nn.modules") and last[:1].isupper():
             return True
-    summary = _own_summary(ctx)
-    name = dotted(call.func)
-    local = f"{summary.name}.{name}" if isinstance(call.func, cst.Name) and name in summary.class_defs else None
-    found = project_class(ctx.project, summary, q or local or "")
-    if found is None or ctx.scope is None or not ctx.semantics.infer(call, ctx.scope) & Kind.MODEL:
+    found = ctx.semantics.definition(call.func)
+    if found is None or found[1] not in found[0].class_defs:
+        return False
+    if ctx.scope is None or not ctx.semantics.infer(call, ctx.scope) & Kind.MODEL:
         return False
     return not _ConstructionSwitches(ctx.project).cls(*found, 0)
-
-
-class _ConstructionSwitches:
-    """Does building a project class run code that may switch modes: `__init__` and the methods it calls,
-    on itself (`self.setup()`) or on objects it builds (`self.model = DistModel(); self.model.initialize()`,
-    where lpips calls `self.net.eval()`)? Then the new module is not proven in training mode."""
-
-    def __init__(self, project: Project | None) -> None:
-        self.project = project
-        self.seen: set[tuple[Path, str, str]] = set()
-
-    def cls(self, summary: ModuleSummary, name: str, depth: int) -> bool:
-        return self.method(summary, name, "__init__", depth)
-
-    def method(self, summary: ModuleSummary, name: str, method: str, depth: int) -> bool:
-        key = (summary.path, name, method)
-        if key in self.seen or depth > _DEPTH:
-            return False
-        self.seen.add(key)
-        fn = next(
-            (f for f in summary.class_defs[name].body if isinstance(f, ast.FunctionDef) and f.name == method), None
-        )
-        if fn is None:
-            return False
-        if _EVAL_CALL.search(ast.get_source_segment(summary.text, fn) or ""):
-            return True
-        built: dict[str, tuple[ModuleSummary, str]] = {}  # self.attr -> the project class it holds
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
-                q = qualify(summary, n.value.func)
-                found = project_class(self.project, summary, q) if q is not None else None
-                for t in n.targets:
-                    if found is not None and isinstance(t, ast.Attribute) and _is_self(t.value):
-                        built[t.attr] = found
-                        if self.cls(*found, depth + 1):
-                            return True
-        for n in ast.walk(fn):
-            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
-                continue
-            owner = n.func.value
-            if _is_self(owner) and self.method(summary, name, n.func.attr, depth + 1):
-                return True
-            held = built.get(owner.attr) if isinstance(owner, ast.Attribute) and _is_self(owner.value) else None
-            if held is not None and self.method(*held, n.func.attr, depth + 1):
-                return True
-        return False
