@@ -470,3 +470,49 @@ def _constructor(ctx: FileContext, call: cst.Call) -> bool:
     if ctx.scope is None or not ctx.semantics.infer(call, ctx.scope) & Kind.MODEL:
         return False
     return not _ConstructionSwitches(ctx.project).cls(*found, 0)
+
+
+class _ConstructionSwitches:
+    """Does building a project class run code that may switch modes: `__init__` and the methods it calls,
+    on itself (`self.setup()`) or on objects it builds (`self.model = DistModel(); self.model.initialize()`,
+    where lpips calls `self.net.eval()`)? Then the new module is not proven in training mode."""
+
+    def __init__(self, project: Project | None) -> None:
+        self.project = project
+        self.seen: set[tuple[Path, str, str]] = set()
+
+    def cls(self, summary: ModuleSummary, name: str, depth: int) -> bool:
+        return self.method(summary, name, "__init__", depth)
+
+    def method(self, summary: ModuleSummary, name: str, method: str, depth: int) -> bool:
+        key = (summary.path, name, method)
+        if key in self.seen or depth > _DEPTH:
+            return False
+        self.seen.add(key)
+        fn = next(
+            (f for f in summary.class_defs[name].body if isinstance(f, ast.FunctionDef) and f.name == method), None
+        )
+        if fn is None:
+            return False
+        if _EVAL_CALL.search(ast.get_source_segment(summary.text, fn) or ""):
+            return True
+        built: dict[str, tuple[ModuleSummary, str]] = {}  # self.attr -> the project class it holds
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
+                q = qualify(summary, n.value.func)
+                found = project_class(self.project, summary, q) if q is not None else None
+                for t in n.targets:
+                    if found is not None and isinstance(t, ast.Attribute) and _is_self(t.value):
+                        built[t.attr] = found
+                        if self.cls(*found, depth + 1):
+                            return True
+        for n in ast.walk(fn):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+                continue
+            owner = n.func.value
+            if _is_self(owner) and self.method(summary, name, n.func.attr, depth + 1):
+                return True
+            held = built.get(owner.attr) if isinstance(owner, ast.Attribute) and _is_self(owner.value) else None
+            if held is not None and self.method(*held, n.func.attr, depth + 1):
+                return True
+        return False
