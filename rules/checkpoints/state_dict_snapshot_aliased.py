@@ -12,7 +12,8 @@ from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.numerics._helpers import line_of
+
+from ..numerics._helpers import line_of
 
 _SNAPSHOTTED = Kind.MODEL | Kind.OPTIMIZER
 

@@ -9,7 +9,8 @@ from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, 
 from torchlint.engine.semantic.names import dotted
 from torchlint.engine.torch.device_moves import move_call
 from torchlint.findings import Severity
-from torchlint.rules.distributed._helpers import DDP
+
+from ._helpers import DDP
 
 
 def _statement_of(body, node: cst.CSTNode):

@@ -11,7 +11,8 @@ from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.semantic.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_SETUP
 from torchlint.findings import Severity
-from torchlint.rules.distributed._helpers import DDP, DIST_SAMPLER
+
+from ._helpers import DDP, DIST_SAMPLER
 
 
 def _set_up_elsewhere(ctx) -> bool:

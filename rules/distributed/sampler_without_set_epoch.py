@@ -10,7 +10,8 @@ from torchlint.engine.rule import SAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.semantic.kinds import LOADER_WRAPPERS
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.distributed._helpers import DIST_SAMPLER
+
+from ._helpers import DIST_SAMPLER
 
 
 def _unwrap_iter(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -16,8 +16,9 @@ from torchlint.engine.semantic.api_changes import DEPRECATED, LAUNCH_MODULE, TYP
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.legacy._helpers import legacy_reduction
-from torchlint.rules.legacy._signatures import TORCH
+
+from ._helpers import legacy_reduction
+from ._signatures import TORCH
 
 
 def _code(node: cst.CSTNode) -> str:

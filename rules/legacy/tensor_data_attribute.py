@@ -10,7 +10,8 @@ from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.legacy._helpers import zero_dim_index
+
+from ._helpers import zero_dim_index
 
 # Where a value read through `.data` only leaves autograd's world: it becomes a number, an array, text or a
 # file, so the missing version tracking can never matter.

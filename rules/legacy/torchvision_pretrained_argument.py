@@ -10,7 +10,8 @@ from torchlint.engine.core.call_binding import bind, signature
 from torchlint.engine.core.callargs import is_name, string_value
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.legacy._signatures import CLASSIFIER, TORCH, TORCHVISION, TORCHVISION_WEIGHTS
+
+from ._signatures import CLASSIFIER, TORCH, TORCHVISION, TORCHVISION_WEIGHTS
 
 _UNKNOWN = (-1, -1)  # a pinned tag that names no release we can read: its builders' signature is unknown
 _BRANCHES = frozenset({"main", "master", "nightly"})

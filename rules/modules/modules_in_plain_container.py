@@ -9,7 +9,8 @@ from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.modules._helpers import INIT_METHODS
+
+from ._helpers import INIT_METHODS
 
 _CONTAINERS = {"list": "ModuleList", "dict": "ModuleDict"}
 _PARAM_CONTAINERS = {"list": "ParameterList", "dict": "ParameterDict"}

@@ -9,7 +9,8 @@ from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import NO_GRAD, TENSOR_FACTORIES
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.modules._helpers import INIT_METHODS
+
+from ._helpers import INIT_METHODS
 
 _NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "any", "all"})
 

@@ -10,7 +10,8 @@ from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.values import current_where
 from torchlint.engine.torch.head_width import head_of
 from torchlint.findings import Severity
-from torchlint.rules.numerics._helpers import line_of
+
+from ._helpers import line_of
 
 _FUNCTIONS = frozenset({"torch.nn.functional.cross_entropy"})
 _MODULES = frozenset({"torch.nn.CrossEntropyLoss"})

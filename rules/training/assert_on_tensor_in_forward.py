@@ -8,7 +8,8 @@ from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.semantic.kinds import TENSOR_PREDICATES, Kind
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import is_test_file
+
+from ._helpers import is_test_file
 
 # What reads a tensor's metadata (kept on the host) rather than its values.
 _METADATA_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout"})

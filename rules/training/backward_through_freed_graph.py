@@ -10,7 +10,8 @@ from torchlint.engine.flow.graph_flow import body_of
 from torchlint.engine.flow.loop_events import exclusive
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.legacy._signatures import TORCH
+
+from ..legacy._signatures import TORCH
 
 
 class BackwardThroughFreedGraph(Rule):

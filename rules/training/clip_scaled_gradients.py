@@ -5,7 +5,8 @@ from __future__ import annotations
 from torchlint.engine.flow.loop_events import Event, EventKind, dominates
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, fix
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, scaler_of
+
+from ._helpers import LoopRule, scaler_of
 
 
 class ClipScaledGradients(LoopRule):

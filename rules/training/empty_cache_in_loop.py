@@ -5,7 +5,8 @@ from __future__ import annotations
 from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule
+
+from ._helpers import LoopRule
 
 
 class EmptyCacheInLoop(LoopRule):

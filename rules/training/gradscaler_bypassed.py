@@ -8,7 +8,8 @@ from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, UNSAFE, InsertAfter, Invalid, Replace, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, scaler_of
+
+from ._helpers import LoopRule, scaler_of
 
 
 class GradscalerBypassed(LoopRule):

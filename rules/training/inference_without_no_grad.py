@@ -12,7 +12,8 @@ from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import GRAD_MODE
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import is_test_file, wrapped_in_no_grad
+
+from ._helpers import is_test_file, wrapped_in_no_grad
 
 _HELPER_MESSAGE = (
     "`{fn}()` runs the model with autograd on, is called again and again, and its output never reaches "

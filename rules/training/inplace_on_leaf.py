@@ -10,7 +10,8 @@ from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import GRAD_MODE
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import wrapped_in_no_grad
+
+from ._helpers import wrapped_in_no_grad
 
 # In-place methods that change autograd metadata or storage placement, not values: allowed on leaves.
 _NOT_VALUE_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad"})

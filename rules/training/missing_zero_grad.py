@@ -9,7 +9,8 @@ from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, dotted_or
+
+from ._helpers import LoopRule, dotted_or
 
 
 class MissingZeroGrad(LoopRule):

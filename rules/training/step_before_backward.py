@@ -7,7 +7,8 @@ import libcst as cst
 from torchlint.engine.flow.loop_events import EventKind, dominates
 from torchlint.engine.rule import SAFE, InsertAfter, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, same_target
+
+from ._helpers import LoopRule, same_target
 
 
 class StepBeforeBackward(LoopRule):

@@ -12,7 +12,8 @@ from torchlint.engine.semantic.names import dotted
 from torchlint.engine.semantic.values import current_where
 from torchlint.engine.torch.model_mode import mode_free
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, dotted_or, same_target
+
+from ._helpers import LoopRule, dotted_or, same_target
 
 
 class TrainModeNotRestored(LoopRule):

@@ -8,7 +8,8 @@ from torchlint.engine.flow.loop_events import Event, EventKind, dominates, exclu
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, dotted_or
+
+from ._helpers import LoopRule, dotted_or
 
 
 class ZeroGradBetweenBackwardAndStep(LoopRule):
