@@ -229,6 +229,7 @@ def train_step(model: torch.nn.Module, x, y):
         if me.loops:  # a graph from before the loop, freed in the first iteration
             loop = me.loops[-1]
             start = body.index(loop)
+            assert start is not None, "the body's walk numbers every statement of it, its loops included"
             outside = [d for d in mine if d.index < start and loop not in d.loops and not body.defined_in(d.name, loop)]
             if outside:
                 return self._report(node, min(outside, key=lambda d: d.index).name, "the next iteration")

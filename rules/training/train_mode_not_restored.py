@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.core.walk import block_statements, iter_nodes, small_statements
-from torchlint.engine.flow.loop_events import EventKind
+from torchlint.engine.flow.blocks import Loop
+from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
@@ -190,7 +191,7 @@ for epoch in range(10):
             isinstance(value.func, cst.Attribute) and self.ctx.kind(value.func.value) & Kind.MODEL
         )
 
-    def _check(self, loop, events) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         if not any(e.kind is EventKind.BACKWARD for e in events) or self._fresh_model_each_pass(loop):
             return
         for i, ev in enumerate(events):

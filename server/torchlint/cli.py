@@ -104,8 +104,7 @@ def _rules() -> int:
         fixable = "fix" if cls.fixable() else "   "
         default = "default" if cls.by_default() else "opt-in "
         print(
-            f"{code}  {cls.category:<13}  {default}  {cls.severity.value:<7}  {fixable}  {cls.name:<40}  "
-            f"{cls.summary}"
+            f"{code}  {cls.category:<13}  {default}  {cls.severity.value:<7}  {fixable}  {cls.name:<40}  {cls.summary}"
         )
     return EXIT_CLEAN
 
