@@ -1,5 +1,5 @@
 """Static checks CI runs with the tests: ruff (lint and format) over the tree, mypy --strict on the
-engine, the language server, the noqa grammar and the config (see pyproject.toml)."""
+engine, the language server, the noqa grammar, the config and the rules (see pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-STRICT = ["server/torchlint/engine", "server/torchlint/lsp", "server/torchlint/noqa.py", "server/torchlint/config.py"]
+STRICT = [
+    "server/torchlint/engine",
+    "server/torchlint/lsp",
+    "server/torchlint/noqa.py",
+    "server/torchlint/config.py",
+    "rules",
+]
 
 
 def _run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
