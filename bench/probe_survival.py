@@ -435,7 +435,6 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-
 def run_script(script: Script, args: argparse.Namespace, work: Path) -> dict:
     """One script's runs (plainly, under the probe simulated, and on the real GPU with `--gpu`) as a row."""
     base = work / script.name
@@ -462,6 +461,7 @@ def run_script(script: Script, args: argparse.Namespace, work: Path) -> dict:
     }
     print(table([row]).splitlines()[-1], file=sys.stderr, flush=True)
     return row
+
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -1,5 +1,5 @@
 """Static checks CI runs with the tests: ruff (lint and format) over the tree, mypy --strict on the
-engine, the language server, the runtime probe, the noqa grammar and the config (see pyproject.toml)."""
+engine, the language server, the runtime probe, the noqa grammar, the config and the rules (see pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ STRICT = [
     "server/torchlint/probe",
     "server/torchlint/noqa.py",
     "server/torchlint/config.py",
+    "rules",
 ]
 
 

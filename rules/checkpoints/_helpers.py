@@ -31,7 +31,10 @@ class SavedElsewhere:
 
 def saved_elsewhere(project: Project, here: Path, path: str) -> SavedElsewhere | None:
     """A `torch.save(obj, "<path>")` in another project file whose `obj` the weights-only unpickler refuses."""
-    for summary in project.calling("save"):
+    callers = project.calling("save")
+    if callers is None:
+        return None  # the project's callers are unknown (its index is not ready, or too large)
+    for summary in callers:
         if summary.path == here:
             continue
         tree = summary.tree

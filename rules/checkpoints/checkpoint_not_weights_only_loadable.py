@@ -16,8 +16,9 @@ from torchlint.engine.semantic.project import ModuleSummary, qualify
 from torchlint.engine.semantic.semantics import Scope
 from torchlint.engine.semantic.values import Where, current_where, where_of
 from torchlint.findings import Severity
-from torchlint.rules.checkpoints._helpers import NAMESPACE, NUMPY, PICKLED_KINDS, SavedElsewhere, saved_elsewhere
-from torchlint.rules.numerics._helpers import line_of
+
+from ..numerics._helpers import line_of
+from ._helpers import NAMESPACE, NUMPY, PICKLED_KINDS, SavedElsewhere, saved_elsewhere
 
 _SAFE_GLOBALS = ("torch.serialization.safe_globals",)
 _DEPTH = 6

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.core.walk import block_statements, iter_nodes
 from torchlint.engine.flow.blocks import Place, statements
-from torchlint.engine.flow.loop_events import EventKind
-from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.flow.loop_events import Event, EventKind
+from torchlint.engine.rule import SAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.numerics._helpers import line_of
+
+from ..numerics._helpers import line_of
 
 _SNAPSHOTTED = Kind.MODEL | Kind.OPTIMIZER
 
@@ -234,7 +238,7 @@ torch.save({"optimizer": best_opt}, "best.pt")
                 return step, read[0], read[1]
         return None
 
-    def _fix(self, call: cst.Call, module: bool):
+    def _fix(self, call: cst.Call, module: bool) -> NodeFix | None:
         imports = self.ctx.imports
         code = self.ctx.module.code_for_node(call)
         copy, deepcopy = imports.local_name("copy"), imports.local_name("copy.deepcopy")
@@ -247,7 +251,7 @@ torch.save({"optimizer": best_opt}, "best.pt")
         return fix("Snapshot a copy", Replace(call, new), applicability=SAFE)
 
 
-def _step(events) -> cst.CSTNode | None:
+def _step(events: Iterable[Event]) -> cst.CSTNode | None:
     return next((e.node for e in events if e.kind is EventKind.STEP), None)
 
 
@@ -270,7 +274,7 @@ def _binds(stmt: cst.SimpleStatementLine, name: str) -> bool:
     return False
 
 
-def _read(ctx, stmt: cst.SimpleStatementLine, name: str) -> tuple[cst.CSTNode, str] | None:
+def _read(ctx: FileContext, stmt: cst.SimpleStatementLine, name: str) -> tuple[cst.CSTNode, str] | None:
     """`x.load_state_dict(name)` or `torch.save(name | {...: name}, ...)` in `stmt`."""
     for n in iter_nodes(stmt):
         if not isinstance(n, cst.Call):
@@ -292,5 +296,5 @@ def _read(ctx, stmt: cst.SimpleStatementLine, name: str) -> tuple[cst.CSTNode, s
     return None
 
 
-def _is(expr: cst.BaseExpression, name: str) -> bool:
+def _is(expr: cst.CSTNode, name: str) -> bool:
     return isinstance(expr, cst.Name) and expr.value == name

@@ -79,20 +79,21 @@ logger.info("loaded: %s", result)
         Invalid("def f(net, sd):\n    res = net.load_state_dict(sd, strict=False)\n    return net\n", line=2),
     ]
 
-    def _non_strict(self, expr) -> bool:
+    def _non_strict(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What a `load_state_dict(..., strict=False)` call loads into, else None."""
         if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
-            return False
+            return None
         if expr.func.attr.value != "load_state_dict":
-            return False
+            return None
         strict = get_arg(expr, "strict", 1)
-        return strict is not None and is_name(strict.value, "False")
+        return expr.func.value if strict is not None and is_name(strict.value, "False") else None
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         for small in node.body:
-            if isinstance(small, cst.Expr) and self._non_strict(small.value):
+            if isinstance(small, cst.Expr) and (loaded := self._non_strict(small.value)) is not None:
                 call = small.value
                 edit = None
-                if len(node.body) == 1 and self.ctx.kind(call.func.value) & Kind.MODEL:
+                if len(node.body) == 1 and self.ctx.kind(loaded) & Kind.MODEL:
                     code = self.ctx.module.code_for_node(call)
                     edit = fix(
                         "Bind and report the missing/unexpected keys",
@@ -105,7 +106,7 @@ logger.info("loaded: %s", result)
                         applicability=SAFE,
                     )
                 self.report(call, fix=edit)
-            elif isinstance(small, cst.Assign) and self._non_strict(small.value):
+            elif isinstance(small, cst.Assign) and self._non_strict(small.value) is not None:
                 names = {
                     n.value for t in small.targets for n in (t.target, *iter_nodes(t.target)) if isinstance(n, cst.Name)
                 }

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.callargs import get_arg, int_value
 from torchlint.engine.semantic.project import ModuleSummary
 from torchlint.engine.semantic.values import current_where, instantiated_class
@@ -20,13 +21,13 @@ class WorkerDataset:
     summary: ModuleSummary  # the file that defines the dataset's class
     name: str  # the class
 
-    def place(self, ctx, line: int) -> tuple[str, tuple[int, ...]]:
+    def place(self, ctx: FileContext, line: int) -> tuple[str, tuple[int, ...]]:
         """`line N` in this file (and N, for `Rule.report`'s `cites`), `file.py:N` in another project file."""
         here = self.summary.path == Path(ctx.path) or not self.summary.name
         return (f"line {line}", (line,)) if here else (f"{self.summary.path.name}:{line}", ())
 
 
-def worker_dataset(ctx, node: cst.Call) -> WorkerDataset | None:
+def worker_dataset(ctx: FileContext, node: cst.Call) -> WorkerDataset | None:
     """For `DataLoader(SomeDataset(...), num_workers=N)` with a literal N > 0: N and the dataset's class,
     this file's or a project file's (the argument is followed to the call that built it)."""
     if ctx.qualname(node.func) != DATALOADER:

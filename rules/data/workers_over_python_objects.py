@@ -7,7 +7,8 @@ import libcst as cst
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.torch.dataset_storage import python_object_store
 from torchlint.findings import Severity
-from torchlint.rules.data._helpers import worker_dataset
+
+from ._helpers import worker_dataset
 
 
 class WorkersOverPythonObjects(Rule):

@@ -11,7 +11,8 @@ from torchlint.engine.semantic.kinds import LOADER_WRAPPERS
 from torchlint.engine.semantic.names import is_main_guard
 from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
-from torchlint.rules.data._helpers import DATALOADER
+
+from ._helpers import DATALOADER
 
 
 class WorkersWithoutMainGuard(Rule):

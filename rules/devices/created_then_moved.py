@@ -8,7 +8,8 @@ from torchlint.engine.core.callargs import get_arg, has_star, with_keyword
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.devices._helpers import is_device
+
+from ._helpers import is_device
 
 # Factories whose result does not depend on the device they run on.
 _DETERMINISTIC = frozenset("zeros ones empty full arange linspace logspace eye tensor".split())

@@ -7,7 +7,8 @@ import libcst as cst
 from torchlint.engine.core.callargs import string_value
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.devices._helpers import DEVICE_TYPES, proven_torch_device
+
+from ._helpers import DEVICE_TYPES, proven_torch_device
 
 _EQUALITY = (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)
 

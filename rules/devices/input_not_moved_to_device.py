@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.semantic.kinds import (
@@ -19,7 +20,7 @@ from torchlint.engine.semantic.names import dotted, target_names
 from torchlint.engine.semantic.values import current_where, instantiated_class
 from torchlint.engine.torch.dataset_storage import cuda_in_getitem
 from torchlint.engine.torch.default_device import default_device_factory
-from torchlint.engine.torch.device_moves import contains_move, cpu_arguments_of, device_type, move_call
+from torchlint.engine.torch.device_moves import Move, contains_move, cpu_arguments_of, device_type, move_call
 from torchlint.findings import Severity
 
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU
@@ -31,7 +32,7 @@ _CREATED_MESSAGE = (
 )
 
 
-def _loader_iter(ctx, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
+def _loader_iter(ctx: FileContext, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, bool] | None:
     """(loader expression, through enumerate) if a for-loop over `expr` draws DataLoader batches."""
     if ctx.kind(expr) & Kind.DATALOADER:
         return expr, False
@@ -251,7 +252,7 @@ for x, y in loader:
         found = _loader_iter(self.ctx, node.iter)
         if found is None:
             return
-        target = node.target
+        target: cst.BaseExpression = node.target
         if found[1]:  # enumerate(loader): the first element is the index
             if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
                 return
@@ -261,7 +262,7 @@ for x, y in loader:
             _LoopCheck(self, node, unmoved).run()
 
 
-def _assigned_value(ctx, name: str | None) -> cst.BaseExpression | None:
+def _assigned_value(ctx: FileContext, name: str | None) -> cst.BaseExpression | None:
     """The value last assigned to `name` anywhere in the file (flow-insensitive)."""
     value = None
     if name:
@@ -272,7 +273,7 @@ def _assigned_value(ctx, name: str | None) -> cst.BaseExpression | None:
     return value
 
 
-def _built_on_device(ctx, loader: cst.BaseExpression) -> bool:
+def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
     """`DataLoader(TensorDataset(x.to(device), ...))`, or a Dataset whose `__getitem__` puts samples on
     CUDA itself: the batches are already on the device."""
     value = _assigned_value(ctx, dotted(loader))
@@ -299,7 +300,7 @@ class _LoopCheck:
         self.at = rule.ctx.scope_node  # where the loop's names resolve
         self.loop = loop
         self.unmoved = unmoved  # name -> None (a batch) or the factory that made it (`randn`)
-        self.model_move = None  # the move of the model called so far in this iteration
+        self.model_move: Move | None = None  # the move of the model called so far in this iteration
         self.reported: set[str] = set()
 
     def run(self) -> None:
@@ -377,7 +378,7 @@ class _LoopCheck:
         return default_device_factory(expr, self.ctx.imports) if isinstance(expr, cst.Call) else None
 
     # -- calls ------------------------------------------------------------
-    def _moved_model(self, call: cst.Call):
+    def _moved_model(self, call: cst.Call) -> Move | None:
         """The move that put the called model on an accelerator (`model.to("cpu")` keeps it with its batches)."""
         moves = self.moves.of(dotted(call.func), self.at)
         moves = [m for m in moves if device_type(m.device, self.ctx.imports) != "cpu"]
@@ -407,12 +408,16 @@ class _LoopCheck:
         (here, or in the move that put it on the device: `CTCLoss().to(device)`)."""
         yield self.ctx.qualname(call.func)
         built = self.ctx.values.builder(call.func, current_where(self.ctx))
-        receivers = [m.call.func.value for m in self.moves.of(dotted(call.func), self.at)]  # type: ignore
+        receivers = [
+            m.call.func.value
+            for m in self.moves.of(dotted(call.func), self.at)
+            if isinstance(m.call.func, cst.Attribute)
+        ]
         for b in (built[0] if built else None, *receivers):
             if isinstance(b, cst.Call):
                 yield self.ctx.qualname(b.func)
 
-    def _check_args(self, call: cst.Call, move, stmt: cst.BaseStatement) -> None:
+    def _check_args(self, call: cst.Call, move: Move, stmt: cst.BaseStatement) -> None:
         cpu_positions, cpu_keywords = (
             self.ctx.forward_arguments_left_unmoved if self._moved_model(call) else (set(), set())
         )
@@ -450,7 +455,7 @@ class _LoopCheck:
                 )
             self.rule.report(arg.value, message, fix=edit)
 
-    def _visible(self, move) -> bool:
+    def _visible(self, move: Move) -> bool:
         """Can the device expression the model was moved with be written at this loop?"""
         fn = self.ctx.current_function
         if move.device is None or fn is move.function:

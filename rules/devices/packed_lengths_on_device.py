@@ -13,7 +13,8 @@ from torchlint.engine.semantic.kinds import SAME_DEVICE_METHODS, TENSOR_FACTORIE
 from torchlint.engine.semantic.values import current_where, instantiated_class
 from torchlint.engine.torch.device_moves import cpu_only_parameters, move_call
 from torchlint.findings import Severity
-from torchlint.rules.devices._helpers import is_device
+
+from ._helpers import is_device
 
 PACK = "torch.nn.utils.rnn.pack_padded_sequence"
 _FIXABLE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)

@@ -163,9 +163,9 @@ class Pos(nn.Module):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if node.name.value == "forward" and self.ctx.in_module_class:
-            self.pending: list = []
-            self.exempt: set = set()
-            self.bound: dict = {}  # factory call -> the name its result is bound to
+            self.pending: list[tuple[cst.Call, str]] = []  # factory call, its name
+            self.exempt: set[cst.BaseExpression] = set()
+            self.bound: dict[cst.Call, str] = {}  # factory call -> the name its result is bound to
             self.assigning: list[str] = []  # targets of the assignments being visited
             self.moved_names: set[str] = set()  # later `.to(...)`'d, or used as an index
 

@@ -14,6 +14,8 @@ _NON_CONTIGUOUS_METHODS = frozenset(
     {"transpose", "permute", "t", "expand", "swapaxes", "swapdims", "movedim", "moveaxis"}
 )
 _NON_CONTIGUOUS_ATTRS = frozenset({"T", "mT", "H", "mH"})
+# what made a tensor strided: a call of one of those methods (`x.transpose(1, 2)`) or one of those attributes
+StridedOp = cst.Call | cst.Attribute
 
 
 class ViewOnNonContiguous(Rule):
@@ -84,9 +86,11 @@ def f(x):
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.strided: dict[tuple, cst.BaseExpression] = {}  # (function, name) -> the op that made it strided
+        self.strided: dict[
+            tuple[cst.FunctionDef | None, str], StridedOp
+        ] = {}  # (function, name) -> the op that made it strided
 
-    def _op(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    def _op(self, expr: cst.BaseExpression) -> StridedOp | None:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             if expr.func.attr.value in _NON_CONTIGUOUS_METHODS:
                 return expr
@@ -127,17 +131,17 @@ def f(x):
             return  # `.view(shape_kv)`: a shape held in a variable, of unknown length
         op = self._op(func.value)
         if op is not None and _must_merge(op, shape) and not self._keeps_shape(op, shape):
-            name = op.func.attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
+            name = _method(op).attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
             self.report(
                 node,
                 self.message.format(op=name),
                 fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape"), applicability=SAFE),
             )
 
-    def _keeps_shape(self, op: cst.BaseExpression, shape: list) -> bool:
+    def _keeps_shape(self, op: StridedOp, shape: list[cst.BaseExpression]) -> bool:
         """`x.transpose(1, 2).view(b, d, t)` after `b, t, d = x.shape`: the view asks for the shape the
         transposed tensor already has, which never needs to merge memory (valid on any strides)."""
-        receiver = op.func.value if isinstance(op, cst.Call) else op.value
+        receiver = _method(op).value if isinstance(op, cst.Call) else op.value
         tensor = dotted(receiver)
         dims = unpacked_dims(self.ctx, receiver, op) if tensor is not None else None
         after = _reordered(op, dims) if dims is not None and tensor is not None else None
@@ -150,14 +154,14 @@ def f(x):
         return all(w == a for i, (w, a) in enumerate(zip(wanted, after)) if i not in inferred)
 
 
-def _reordered(op: cst.BaseExpression, dims: list[str]) -> list[str] | None:
+def _reordered(op: StridedOp, dims: list[str]) -> list[str] | None:
     """The dimensions after a transpose-like op (None: not a pure reordering, or unknown arguments)."""
     rank = len(dims)
     if isinstance(op, cst.Attribute):
         if op.attr.value == "T":
             return dims[::-1]
         return [*dims[:-2], dims[-1], dims[-2]] if op.attr.value == "mT" and rank >= 2 else None
-    method = op.func.attr.value
+    method = _method(op).attr.value
     args = _int_args(op) if op.args else []
     if args is None or any(not -rank <= a < rank for a in args):
         return None
@@ -173,6 +177,11 @@ def _reordered(op: cst.BaseExpression, dims: list[str]) -> list[str] | None:
     return None
 
 
+def _method(op: cst.Call) -> cst.Attribute:
+    """`x.transpose` of a strided op's call: `_op` keeps calls of a method only."""
+    return cst.ensure_type(op.func, cst.Attribute)
+
+
 def _is_product(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)
 
@@ -181,11 +190,11 @@ def _int_args(call: cst.Call) -> list[int] | None:
     args = [a.value for a in call.args]
     if len(args) == 1 and isinstance(args[0], (cst.Tuple, cst.List)):
         args = [e.value for e in args[0].elements]
-    values = [int_value(a) for a in args]
-    return None if None in values or any(a.star for a in call.args) else values
+    values = [v for v in (int_value(a) for a in args) if v is not None]
+    return None if len(values) != len(args) or any(a.star for a in call.args) else values
 
 
-def _must_merge(op: cst.BaseExpression, shape: list) -> bool:
+def _must_merge(op: StridedOp, shape: list[cst.BaseExpression]) -> bool:
     """Does this `.view` have to merge dimensions the op made non-adjacent in memory?
 
     Splitting a dimension is always a valid view; only merges can fail. Without
@@ -197,7 +206,7 @@ def _must_merge(op: cst.BaseExpression, shape: list) -> bool:
         return True  # flattening a transposed/expanded tensor
     if not isinstance(op, cst.Call):
         return False
-    method = op.func.attr.value
+    method = _method(op).attr.value
     dims = _int_args(op)
     if method == "permute" and dims:
         if view_rank >= len(dims):

@@ -13,7 +13,8 @@ from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
-from torchlint.rules.distributed._helpers import DDP
+
+from ._helpers import DDP
 
 # What turns the gradient all-reduce off for a micro-step (DDP's, Accelerate's, or by hand).
 # DDP's, Accelerate's and Lightning Fabric's ways to skip the all-reduce of a micro-step.

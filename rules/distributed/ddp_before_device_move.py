@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
-from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, Rule, fix
+from torchlint.engine.rule import SAFE, InsertBefore, Invalid, NodeFix, RemoveStatement, Rule, fix
 from torchlint.engine.semantic.names import dotted
-from torchlint.engine.torch.device_moves import move_call
+from torchlint.engine.torch.device_moves import Move, move_call
 from torchlint.findings import Severity
-from torchlint.rules.distributed._helpers import DDP
+
+from ._helpers import DDP
 
 
-def _statement_of(body, node: cst.CSTNode):
+def _statement_of(body: Sequence[cst.BaseStatement], node: cst.CSTNode) -> tuple[int, cst.BaseStatement] | None:
     """(index, statement) of the statement in `body` (flattened, source order) that contains `node`."""
     for i, stmt in enumerate(iter_statements(body)):
         for small in small_statements(stmt):
@@ -21,7 +25,7 @@ def _statement_of(body, node: cst.CSTNode):
     return None
 
 
-def _body(ctx):
+def _body(ctx: FileContext) -> Sequence[cst.BaseStatement]:
     fn = ctx.current_function
     if fn is None:
         return ctx.module.body
@@ -124,11 +128,10 @@ model = nn.parallel.DistributedDataParallel(model).cuda()
         names = {wrapped} if wrapped else set()
         for small in small_statements(stmt):
             if isinstance(small, cst.Assign) and small.value is node:
-                names.update(dotted(t.target) for t in small.targets)
-        names.discard(None)
+                names.update(name for name in (dotted(t.target) for t in small.targets) if name is not None)
         moves = self.ctx.device_moves
         chained = any(
-            (found := move_call(n, self.ctx.imports)) is not None and found[0] is node
+            (moved := move_call(n, self.ctx.imports)) is not None and moved[0] is node
             for small in small_statements(stmt)
             for n in iter_nodes(small, into_functions=False)
         )
@@ -146,7 +149,14 @@ model = nn.parallel.DistributedDataParallel(model).cuda()
                 node, self.message.format(model=wrapped or "the model"), fix=self._fix(move, wrapped, stmt, body, index)
             )
 
-    def _fix(self, move, wrapped, stmt, body, index):
+    def _fix(
+        self,
+        move: Move | None,
+        wrapped: str | None,
+        stmt: cst.BaseStatement,
+        body: Sequence[cst.BaseStatement],
+        index: int,
+    ) -> NodeFix | None:
         if move is None or move.target != wrapped or not isinstance(move.stmt, cst.SimpleStatementLine):
             return None
         if len(move.stmt.body) != 1 or not any(s is move.stmt for s in body) or not any(s is stmt for s in body):

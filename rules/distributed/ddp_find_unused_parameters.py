@@ -7,7 +7,8 @@ import libcst as cst
 from torchlint.engine.core.callargs import get_arg, is_name, string_value
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.findings import Severity
-from torchlint.rules.distributed._helpers import DDP
+
+from ._helpers import DDP
 
 
 class DdpFindUnusedParameters(Rule):

@@ -6,22 +6,24 @@ import sys
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.semantic.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_SETUP
 from torchlint.findings import Severity
-from torchlint.rules.distributed._helpers import DDP, DIST_SAMPLER
+
+from ._helpers import DDP, DIST_SAMPLER
 
 
-def _set_up_elsewhere(ctx) -> bool:
+def _set_up_elsewhere(ctx: FileContext) -> bool:
     """A launcher library sets the process group up, or the program (or a caller of this library) does."""
     if any(ctx.imports.imports_module(m) for m in LAUNCHER_LIBRARIES):
         return True
     return ctx.program_calls(*PROCESS_GROUP_SETUP) or _unknown_setup_call(ctx)
 
 
-def _unknown_setup_call(ctx) -> bool:
+def _unknown_setup_call(ctx: FileContext) -> bool:
     """`setup()` run for its effect, imported from code we cannot read: it may set the group up."""
     for node in iter_nodes(ctx.module):
         if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):

@@ -6,11 +6,13 @@ import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, is_name
 from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.semantic.kinds import LOADER_WRAPPERS
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.distributed._helpers import DIST_SAMPLER
+
+from ._helpers import DIST_SAMPLER
 
 
 def _unwrap_iter(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -274,7 +276,7 @@ for epoch in range(3):
             code = self.ctx.module.code_for_node
             self.report(guard, self.conditional_message.format(call=code(call), test=code(guard.test)))
 
-    def _report(self, loop, loader: str) -> None:
+    def _report(self, loop: Loop, loader: str) -> None:
         self.reported = True
         local = "." not in loader and self.ctx.current_function is not None
         if not local and self.ctx.program_calls("set_epoch"):

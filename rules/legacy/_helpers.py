@@ -194,6 +194,11 @@ def legacy_reduction(ctx: FileContext, call: cst.Call) -> LegacyReduction | None
     kept = call
     for arg in legacy:
         kept = without_arg(
-            kept, next(a for a in kept.args if a.keyword is not None and a.keyword.value == arg.keyword.value)
+            kept,
+            next(
+                a
+                for a in kept.args
+                if a.keyword is not None and a.keyword.value == cst.ensure_type(arg.keyword, cst.Name).value
+            ),
         )
     return LegacyReduction(reduction, with_keyword(kept, "reduction", f'"{reduction}"'))

@@ -8,7 +8,8 @@ from torchlint.engine.core.call_binding import bind, signature
 from torchlint.engine.core.callargs import get_arg, is_name
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.legacy._signatures import TORCH
+
+from ._signatures import TORCH
 
 _RISK = "gradients may now flow into the wrapped tensor"
 

@@ -2,29 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.call_binding import bind, rebuild, signature
 from torchlint.engine.core.callargs import get_arg, has_star, int_value, is_name
 from torchlint.engine.core.walk import iter_statements, small_statements
-from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, UNSAFE, Category, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.api_changes import DEPRECATED, LAUNCH_MODULE, TYPED_STORAGE, ApiChange
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.legacy._helpers import legacy_reduction
-from torchlint.rules.legacy._signatures import TORCH
+
+from ._helpers import legacy_reduction
+from ._signatures import TORCH
+
+# (call, torch alias, old qualified name) -> the new call, or None when not certain
+Rewrite = Callable[[cst.Call, str, str], str | cst.CSTNode | None]
 
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
-def _joined(values) -> str:
+def _joined(values: Iterable[cst.CSTNode]) -> str:
     return ", ".join(_code(v) for v in values)
 
 
@@ -35,7 +40,7 @@ def _migrate(
     leading: tuple[str, ...] = (),
     extra: tuple[tuple[str, str], ...] = (),
     same_defaults: tuple[str, ...] = (),
-) -> Callable:
+) -> Rewrite:
     """A call of `torch.<path>` with the old call's arguments bound by name (_signatures.py's data)."""
 
     def rewrite(call: cst.Call, torch: str, old: str) -> cst.Call | None:
@@ -95,8 +100,8 @@ def _range(call: cst.Call, torch: str, old: str) -> str | None:
     args = [a for a in call.args if a.keyword is None]
     if has_star(call) or not 1 <= len(args) <= 3 or any(a.keyword and a.keyword.value != "dtype" for a in call.args):
         return None
-    values = [int_value(a.value) for a in args]
-    if None in values:
+    values = [v for v in (int_value(a.value) for a in args) if v is not None]
+    if len(values) != len(args):
         return None
     start, end, step = (
         (0, values[0], 1) if len(values) == 1 else (values[0], values[1], values[2] if len(values) == 3 else 1)
@@ -144,15 +149,15 @@ class Replacement:
     """A table entry of `engine/semantic/api_changes.py` with this rule's mechanical rewrite, when it has one."""
 
     use: str
-    rewrite: Callable | None = None
+    rewrite: Rewrite | None = None
     since: tuple[int, int] = (0, 0)
 
 
-def with_rewrites(table: dict[str, ApiChange], rewrites: dict[str, Callable]) -> dict[str, Replacement]:
+def with_rewrites(table: dict[str, ApiChange], rewrites: dict[str, Rewrite]) -> dict[str, Replacement]:
     return {name: Replacement(c.use, rewrites.get(name), c.since) for name, c in table.items()}
 
 
-_REWRITES: dict[str, Callable] = {
+_REWRITES: dict[str, Rewrite] = {
     "torch.qr": _qr,
     "torch.cholesky": _cholesky,
     "torch.chain_matmul": _chain_matmul,
@@ -176,7 +181,7 @@ _TABLE = with_rewrites(DEPRECATED, _REWRITES)
 _LAUNCH = "torch.distributed.launch"
 
 
-def _imported_twice(ctx, local: str) -> bool:
+def _imported_twice(ctx: FileContext, local: str) -> bool:
     """`local` is bound by more than one import (a version fallback); the import table keeps the last."""
     sources = set()
     for stmt in iter_statements(ctx.module.body, into_functions=True):
@@ -189,7 +194,7 @@ def _imported_twice(ctx, local: str) -> bool:
     return len(sources) > 1
 
 
-def _as_imported(ctx, node: cst.BaseExpression) -> str | None:
+def _as_imported(ctx: FileContext, node: cst.BaseExpression) -> str | None:
     """The qualified name of a name chain as its import spells it (no canonical folding)."""
     text = dotted(node)
     head, _, rest = (text or "").partition(".")
@@ -202,7 +207,7 @@ def _is_launch(module: str | None) -> bool:
     return module is not None and (module == _LAUNCH or module.startswith(_LAUNCH + "."))
 
 
-def torch_alias(ctx) -> str | None:
+def torch_alias(ctx: FileContext) -> str | None:
     """The local name bound to the `torch` module (`import torch`, `import torch as T`), if any."""
     return ctx.imports.local_name("torch")
 
@@ -218,7 +223,7 @@ class DeprecatedOrRemovedApi(Rule):
     name = "deprecated-or-removed-api"
     message = "`{old}` is {status}; use `{new}`"
     severity = Severity.WARNING
-    category = "modernisation"
+    category: ClassVar[Category] = "modernisation"  # declared: TL710 subclasses it with its own
     summary = "Deprecated torch / torchvision API that still runs (removed ones: TL710)"
     what = (
         "Flags calls to torch functions that are deprecated but still run on current PyTorch (`torch.qr`, "

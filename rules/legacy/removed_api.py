@@ -11,7 +11,8 @@ from torchlint.engine.rule import Invalid
 from torchlint.engine.semantic.api_changes import GONE, REMOVED, REMOVED_MODULES
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.legacy.deprecated_or_removed_api import (
+
+from .deprecated_or_removed_api import (
     DeprecatedOrRemovedApi,
     Replacement,
     _migrate,

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TypeGuard
+
 import libcst as cst
 
 from torchlint.engine.core.walk import block_statements
+from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.legacy._helpers import zero_dim_index
+
+from ._helpers import zero_dim_index
 
 # Where a value read through `.data` only leaves autograd's world: it becomes a number, an array, text or a
 # file, so the missing version tracking can never matter.
@@ -180,8 +185,8 @@ class Gate(nn.Module):
         self.mixed: set[int] = set()  # `.data` reads that are an operand of arithmetic with another tensor
         self.carried: set[int] = set()  # `.data` reads assigned back to a name they read (`h = h.data`)
         self.sinks: list[cst.CSTNode] = []  # enclosing nodes whose result leaves autograd
-        self.body_index: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}  # loop -> its body statements
-        self.position: dict[cst.CSTNode, int] = {}  # loop -> index of the body statement being visited
+        self.body_index: dict[Loop, dict[cst.CSTNode, int]] = {}  # loop -> its body statements
+        self.position: dict[Loop, int] = {}  # loop -> index of the body statement being visited
         self.zero_dim_reads: set[int] = set()  # `x.data` of `x.data[0]` on a 0-dim `x`: TL708's finding
 
     # -- where the traversal is ---------------------------------------------
@@ -216,7 +221,7 @@ class Gate(nn.Module):
     def visit_Try(self, node: cst.Try) -> None:
         self._enter_statement(node)
 
-    def _enter_loop(self, loop: cst.CSTNode) -> None:
+    def _enter_loop(self, loop: Loop) -> None:
         self.body_index[loop] = {s: i for i, s in enumerate(block_statements(loop.body))}
 
     def _enter_statement(self, stmt: cst.CSTNode) -> None:
@@ -356,7 +361,7 @@ class Gate(nn.Module):
             return True
         return self._training_loop() is not None
 
-    def _training_loop(self) -> cst.CSTNode | None:
+    def _training_loop(self) -> Loop | None:
         loops = self.ctx.loop_analysis
         return next((loop for loop in reversed(self.ctx.loops) if loops.is_training_loop(loop)), None)
 
@@ -364,7 +369,7 @@ class Gate(nn.Module):
         """In the innermost training loop, an unconditional `backward()` earlier in the body runs first."""
         loop = self._training_loop()
         here = self.position.get(loop) if loop is not None else None
-        if here is None:
+        if loop is None or here is None:
             return False
         index = self.body_index[loop]
         return any(
@@ -377,7 +382,7 @@ class Gate(nn.Module):
         )
 
 
-def _is_data(node: cst.CSTNode) -> bool:
+def _is_data(node: cst.CSTNode) -> TypeGuard[cst.Attribute]:
     return isinstance(node, cst.Attribute) and node.attr.value == "data"
 
 
@@ -405,7 +410,7 @@ def _names_read(expr: cst.BaseExpression) -> set[str]:
     return {expr.value} if isinstance(expr, cst.Name) else set()
 
 
-def _names_in(target: cst.BaseExpression):
+def _names_in(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     if isinstance(target, (cst.Tuple, cst.List)):
         for el in target.elements:
             yield el.value

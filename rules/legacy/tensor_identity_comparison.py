@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import UNSAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import NEW_TENSOR_METHODS, TENSOR_TUPLE_METHODS, Kind
 from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
@@ -117,12 +117,16 @@ if top_i.item() == EOS_token:
 
     def _fix(
         self, node: cst.Comparison, tensor: cst.BaseExpression, other: cst.BaseExpression, is_not: bool, what: str
-    ):
+    ) -> NodeFix | None:
         if len(node.comparisons) != 1 or what != "a number" or tensor is not node.left:
             return None
         value = cst.Call(cst.Attribute(tensor, cst.Name("item")))
-        spaced = {"whitespace_before": cst.SimpleWhitespace(" "), "whitespace_after": cst.SimpleWhitespace(" ")}
-        op = cst.NotEqual(**spaced) if is_not else cst.Equal(**spaced)
+        space = cst.SimpleWhitespace(" ")
+        op: cst.BaseCompOp = (
+            cst.NotEqual(whitespace_before=space, whitespace_after=space)
+            if is_not
+            else cst.Equal(whitespace_before=space, whitespace_after=space)
+        )
         new = node.with_changes(left=value, comparisons=[node.comparisons[0].with_changes(operator=op)])
         return fix(
             f"Compare with `{'!=' if is_not else '=='}` and `.item()`",
@@ -157,13 +161,15 @@ if top_i.item() == EOS_token:
             return found is not None and found[0] is not expr and self._new(found[0], depth + 1)
         if isinstance(expr, cst.Subscript):
             value = expr.value
-            if _method(value) in TENSOR_TUPLE_METHODS and _receiver(value) is not None:
-                return self._tensor(_receiver(value), depth + 1)
+            receiver = _receiver(value)
+            if _method(value) in TENSOR_TUPLE_METHODS and receiver is not None:
+                return self._tensor(receiver, depth + 1)
             if _shape(value):
                 return False
             return self._tensor(value, depth + 1)
-        if _method(expr) in NEW_TENSOR_METHODS | TENSOR_TUPLE_METHODS and _receiver(expr) is not None:
-            return self._tensor(_receiver(expr), depth + 1)
+        receiver = _receiver(expr)
+        if _method(expr) in NEW_TENSOR_METHODS | TENSOR_TUPLE_METHODS and receiver is not None:
+            return self._tensor(receiver, depth + 1)
         return False
 
 

@@ -10,7 +10,8 @@ from torchlint.engine.core.call_binding import bind, signature
 from torchlint.engine.core.callargs import is_name, string_value
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.legacy._signatures import CLASSIFIER, TORCH, TORCHVISION, TORCHVISION_WEIGHTS
+
+from ._signatures import CLASSIFIER, TORCH, TORCHVISION, TORCHVISION_WEIGHTS
 
 _UNKNOWN = (-1, -1)  # a pinned tag that names no release we can read: its builders' signature is unknown
 _BRANCHES = frozenset({"main", "master", "nightly"})
@@ -123,14 +124,14 @@ class TorchvisionPretrained(Rule):
                 fixable = False
                 break
             loads_weights = loads_weights or value != "None"
-            new_name = a.keyword.value.replace("pretrained", "weights")
+            new_name = cst.ensure_type(a.keyword, cst.Name).value.replace("pretrained", "weights")
             new_args[new_args.index(a)] = a.with_changes(keyword=cst.Name(new_name), value=cst.parse_expression(value))
         hub = q == "torch.hub.load"
         name = string_value(node.args[1].value) if hub and len(node.args) > 1 else None
         builder = q if not hub else f"torchvision.models.{name}" if name and name.isidentifier() else None
         rewritten = node.with_changes(args=new_args)
         certain = _binds(_builder_args(rewritten, hub), builder)
-        first = found[0].keyword.value
+        first = cst.ensure_type(found[0].keyword, cst.Name).value
         new = first.replace("pretrained", "weights")
         hint = (
             "" if fixable else f' (e.g. `{new}="DEFAULT" if {self.ctx.module.code_for_node(found[0].value)} else None`)'

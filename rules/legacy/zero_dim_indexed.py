@@ -6,7 +6,8 @@ import libcst as cst
 
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.legacy._helpers import zero_dim_index
+
+from ._helpers import zero_dim_index
 
 
 class ZeroDimIndexed(Rule):

@@ -121,8 +121,9 @@ class Net(nn.Module):
         if q == "torch.nn.Sequential":
             self._sequential(node)
             return
+        constructor: cst.Call | None
         if q in _CHANNEL_DROPOUT:  # functional
-            constructor: cst.Call | None = node
+            constructor = node
         else:
             func = node.func
             built = self.ctx.values.builder(func, current_where(self.ctx)) if isinstance(func, cst.Attribute) else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
@@ -199,7 +201,7 @@ _WRAPPERS = frozenset(
 _MODULE_ITERATORS = frozenset({"modules", "named_modules", "children", "named_children"})
 
 
-def _names(target: cst.BaseExpression):
+def _names(target: cst.BaseExpression) -> Iterator[cst.Name]:
     if isinstance(target, cst.Name):
         yield target
     elif isinstance(target, (cst.Tuple, cst.List)):

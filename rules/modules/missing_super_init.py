@@ -110,7 +110,9 @@ class Net(nn.Module):
         first = body[0]
         anchor = body[1] if _is_docstring(first) and len(body) > 1 else first
         edit = fix("Insert `super().__init__()`", InsertBefore(anchor, "super().__init__()"), applicability=SAFE)
-        self.report(node.name, self.message.format(cls=self.ctx.current_class.name.value), fix=edit)
+        cls = self.ctx.current_class
+        assert cls is not None, "in_module_class: a method of a class"
+        self.report(node.name, self.message.format(cls=cls.name.value), fix=edit)
 
 
 def _is_docstring(stmt: cst.BaseStatement) -> bool:

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.modules._helpers import INIT_METHODS
+
+from ._helpers import INIT_METHODS
 
 _CONTAINERS = {"list": "ModuleList", "dict": "ModuleDict"}
 _PARAM_CONTAINERS = {"list": "ParameterList", "dict": "ParameterDict"}
+# a container attribute to report: the assignment, the attribute, "module" / "parameter", "list" / "dict", the value
+_Found = tuple[cst.Assign, str, str, str, cst.BaseExpression]
 
 
 class ModulesInPlainContainer(Rule):
@@ -201,7 +205,7 @@ class M(nn.Module):
         if not self.ctx.in_module_class or node.name.value not in INIT_METHODS:
             return
         empty: dict[str, cst.Assign] = {}  # `self.x = []` not yet known to hold modules
-        found: dict[str, tuple] = {}  # target -> report arguments
+        found: dict[str, _Found] = {}  # target -> report arguments
         for stmt in iter_statements(block_statements(node.body)):
             for small in small_statements(stmt):
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
@@ -215,7 +219,7 @@ class M(nn.Module):
             if target[5:] not in handed_out:
                 self._report(*args)
 
-    def _assign(self, node: cst.Assign, empty: dict, found: dict) -> None:
+    def _assign(self, node: cst.Assign, empty: dict[str, cst.Assign], found: dict[str, _Found]) -> None:
         target = dotted(node.targets[0].target)
         if not target or not target.startswith("self.") or target.count(".") != 1:
             return
@@ -230,10 +234,11 @@ class M(nn.Module):
         if not items:
             return
         what = {self._element(v) for v in items}
-        if len(what) == 1 and None not in what:
-            found[target] = (node, target[5:], what.pop(), kind, value)
+        element = what.pop() if len(what) == 1 else None  # one kind of element, known
+        if element is not None:
+            found[target] = (node, target[5:], element, kind, value)
 
-    def _append(self, call: cst.Call, empty: dict, found: dict) -> None:
+    def _append(self, call: cst.Call, empty: dict[str, cst.Assign], found: dict[str, _Found]) -> None:
         func = call.func
         if (
             not isinstance(func, cst.Attribute)
@@ -242,7 +247,7 @@ class M(nn.Module):
         ):
             return
         target = dotted(func.value)
-        if target not in empty:
+        if target is None or target not in empty:
             return
         what = self._element(call.args[-1].value)
         if what is not None:
@@ -264,7 +269,7 @@ class M(nn.Module):
             return "module"
         return None
 
-    def _report(self, node: cst.Assign, attr: str, what: str, kind: str, value) -> None:
+    def _report(self, node: cst.Assign, attr: str, what: str, kind: str, value: cst.BaseExpression) -> None:
         container = (_PARAM_CONTAINERS if what == "parameter" else _CONTAINERS)[kind]
         nn = _nn_name(self.ctx)
         code = self.ctx.module.code_for_node
@@ -345,7 +350,7 @@ def _self_attributes(value: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _container_items(value: cst.BaseExpression) -> list | None:
+def _container_items(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
     if isinstance(value, (cst.List, cst.Tuple)):
         return [e.value for e in value.elements if isinstance(e, cst.Element)]
     if isinstance(value, cst.Dict):
@@ -357,7 +362,7 @@ def _container_items(value: cst.BaseExpression) -> list | None:
     return None
 
 
-def _nn_name(ctx) -> str:
+def _nn_name(ctx: FileContext) -> str:
     """How this file spells `torch.nn` (falls back to `torch.nn`)."""
     for local, q in ctx.imports.table.items():
         if q == "torch.nn":

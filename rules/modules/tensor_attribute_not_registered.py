@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import NO_GRAD, TENSOR_FACTORIES
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.modules._helpers import INIT_METHODS
+
+from ._helpers import INIT_METHODS
 
 _NOT_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "any", "all"})
 
 
-def _registered_later(fn: cst.FunctionDef, attr: str, ctx) -> bool:
+def _registered_later(fn: cst.FunctionDef, attr: str, ctx: FileContext) -> bool:
     """`self.register_buffer("x", self.x)` or `self.x = nn.Parameter(self.x)` elsewhere in the method."""
     for n in iter_nodes(fn.body):
         if isinstance(n, cst.Call) and dotted(n.func) in ("self.register_buffer", "self.register_parameter") and n.args:

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.callargs import get_arg, int_value
 from torchlint.engine.core.node_positions import positions
 from torchlint.engine.core.walk import iter_nodes
@@ -19,7 +20,7 @@ def is_one(expr: cst.BaseExpression) -> bool:
     )
 
 
-def torch_call(ctx, node: cst.Call, name: str) -> bool:
+def torch_call(ctx: FileContext, node: cst.Call, name: str) -> bool:
     return ctx.qualname(node.func) == f"torch.{name}" and len(node.args) == 1 and node.args[0].keyword is None
 
 
@@ -41,6 +42,7 @@ class LossInputRule(Rule):
         if not feeds:
             return
         feed = feeds[0]  # one finding per activation, however many losses it feeds
+        cites: tuple[int, ...]
         if feed.origin.node is None:
             place, cites = f"its input comes from the {self.activation} at {feed.origin.elsewhere}", ()
         else:

@@ -109,7 +109,12 @@ loss = criterion(disc(images).view(-1), real.float())
             return
         code = self.ctx.module.code_for_node(expr)
         func = expr.func if isinstance(expr, cst.Call) else None
-        if isinstance(func, cst.Attribute) and func.attr.value in INTEGER_CASTS and not expr.args:
+        if (
+            isinstance(expr, cst.Call)
+            and isinstance(func, cst.Attribute)
+            and func.attr.value in INTEGER_CASTS
+            and not expr.args
+        ):
             edit = Replace(func.attr, cst.Name("float"))
         else:
             edit = Replace(expr, f"{code}.float()" if isinstance(expr, _ATOMS) else f"({code}).float()")

@@ -5,12 +5,13 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg
-from torchlint.engine.rule import DISPLAY, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import DISPLAY, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.values import current_where
 from torchlint.engine.torch.head_width import head_of
 from torchlint.findings import Severity
-from torchlint.rules.numerics._helpers import line_of
+
+from ._helpers import line_of
 
 _FUNCTIONS = frozenset({"torch.nn.functional.cross_entropy"})
 _MODULES = frozenset({"torch.nn.CrossEntropyLoss"})
@@ -133,7 +134,7 @@ loss = torch.nn.functional.binary_cross_entropy_with_logits(model(x).squeeze(1),
         built = self.ctx.values.builder(call.func, current_where(self.ctx))
         return built is not None and built[0] is not call and self.ctx.qualname(built[0].func) in _MODULES
 
-    def _fix(self, call: cst.Call):
+    def _fix(self, call: cst.Call) -> NodeFix | None:
         imports = self.ctx.imports
         functional = imports.local_name("torch.nn.functional")
         torch = imports.local_name("torch")

@@ -7,7 +7,8 @@ import libcst as cst
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.torch.activations import FUNCTIONS
 from torchlint.findings import Severity
-from torchlint.rules.numerics._helpers import activation_input, dim_only, torch_call
+
+from ._helpers import activation_input, dim_only, torch_call
 
 _FUSED = {"sigmoid": "logsigmoid", "softmax": "log_softmax"}
 

@@ -6,7 +6,8 @@ import libcst as cst
 
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.numerics._helpers import is_one, torch_call
+
+from ._helpers import is_one, torch_call
 
 
 def _one_plus(expr: cst.BaseExpression) -> cst.BaseExpression | None:

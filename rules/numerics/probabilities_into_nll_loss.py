@@ -7,7 +7,8 @@ import libcst as cst
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, fix
 from torchlint.engine.torch.activations import Feed
 from torchlint.findings import Severity
-from torchlint.rules.numerics._helpers import LossInputRule, inline
+
+from ._helpers import LossInputRule, inline
 
 _LOG_NAMES = {"softmax": "log_softmax", "Softmax": "LogSoftmax"}
 

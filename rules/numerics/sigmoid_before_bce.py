@@ -7,7 +7,8 @@ import libcst as cst
 from torchlint.engine.rule import UNSAFE, Invalid, NodeFix, Replace, fix
 from torchlint.engine.torch.activations import Feed
 from torchlint.findings import Severity
-from torchlint.rules.numerics._helpers import LossInputRule, activation_input, inline
+
+from ._helpers import LossInputRule, activation_input, inline
 
 _WITH_LOGITS = {"binary_cross_entropy": "binary_cross_entropy_with_logits", "BCELoss": "BCEWithLogitsLoss"}
 

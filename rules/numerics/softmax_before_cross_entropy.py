@@ -5,7 +5,8 @@ from __future__ import annotations
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, fix
 from torchlint.engine.torch.activations import Feed
 from torchlint.findings import Severity
-from torchlint.rules.numerics._helpers import LossInputRule, activation_input, inline
+
+from ._helpers import LossInputRule, activation_input, inline
 
 
 class SoftmaxBeforeCrossEntropy(LossInputRule):

@@ -7,8 +7,10 @@ from pathlib import PurePath
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.callargs import get_arg, is_name
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements
+from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import assignments, body_of
 from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import Rule
@@ -25,13 +27,13 @@ class LoopRule(Rule):
     def visit_While(self, node: cst.While) -> None:
         self._check(node, self.ctx.loop_analysis.events(node))
 
-    def _check(self, loop, events: list[Event]) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         raise NotImplementedError
 
     def _code(self, node: cst.CSTNode) -> str:
         return self.ctx.module.code_for_node(node)
 
-    def _first(self, loop) -> cst.BaseStatement | None:
+    def _first(self, loop: Loop) -> cst.BaseStatement | None:
         """The loop body's first statement, when the body is an indented block."""
         return block_statements(loop.body)[0] if isinstance(loop.body, cst.IndentedBlock) else None
 
@@ -45,7 +47,7 @@ def same_target(a: Event, b: Event) -> bool:
     return not na or not nb or na == nb
 
 
-def scaler_of(ctx, event: Event) -> cst.BaseExpression | None:
+def scaler_of(ctx: FileContext, event: Event) -> cst.BaseExpression | None:
     """The GradScaler of a scaled backward (`scaler.scale(loss).backward()` directly in the loop), unless
     every construction of it in sight is `GradScaler(enabled=False)` (then `scale`/`step` pass through)."""
     target = event.target
@@ -80,7 +82,7 @@ def is_test_file(path: str) -> bool:
     )
 
 
-def wrapped_in_no_grad(ctx, stmt: cst.BaseStatement) -> str | None:
+def wrapped_in_no_grad(ctx: FileContext, stmt: cst.BaseStatement) -> str | None:
     """The text of `stmt` wrapped in `with torch.no_grad():`, to replace it (None: no safe spelling)."""
     if ctx.imports.table.get("torch") != "torch":
         return None
@@ -107,7 +109,7 @@ def wrapped_in_no_grad(ctx, stmt: cst.BaseStatement) -> str | None:
 
 def _indent_of(module: cst.Module, target: cst.BaseStatement) -> str | None:
     """The indentation of `target`'s first line, from the nesting of indented blocks."""
-    stack = [(s, "") for s in reversed(module.body)]
+    stack: list[tuple[cst.BaseStatement, str]] = [(s, "") for s in reversed(module.body)]
     while stack:
         stmt, indent = stack.pop()
         if stmt is target:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.flow.loop_events import EventKind
+from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.semantic.kinds import TENSOR_PREDICATES, Kind
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import is_test_file
+
+from ._helpers import is_test_file
 
 # What reads a tensor's metadata (kept on the host) rather than its values.
 _METADATA_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout"})
@@ -16,7 +17,7 @@ _METADATA_METHODS = frozenset({"size", "dim", "numel", "ndimension", "is_contigu
 _REDUCTIONS = frozenset({"all", "any", "item", "sum", "max", "min", "mean"})
 
 
-def _steps(events) -> bool:
+def _steps(events: list[Event]) -> bool:
     """One iteration (or call) runs a backward pass itself, not in a loop nested inside it."""
     return any(e.kind is EventKind.BACKWARD and e.depth == 0 for e in events)
 

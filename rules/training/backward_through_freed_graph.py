@@ -10,7 +10,8 @@ from torchlint.engine.flow.graph_flow import body_of
 from torchlint.engine.flow.loop_events import exclusive
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.legacy._signatures import TORCH
+
+from ..legacy._signatures import TORCH
 
 
 class BackwardThroughFreedGraph(Rule):
@@ -228,6 +229,7 @@ def train_step(model: torch.nn.Module, x, y):
         if me.loops:  # a graph from before the loop, freed in the first iteration
             loop = me.loops[-1]
             start = body.index(loop)
+            assert start is not None, "the body's walk numbers every statement of it, its loops included"
             outside = [d for d in mine if d.index < start and loop not in d.loops and not body.defined_in(d.name, loop)]
             if outside:
                 return self._report(node, min(outside, key=lambda d: d.index).name, "the next iteration")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind, dominates
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, fix
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, scaler_of
+
+from ._helpers import LoopRule, scaler_of
 
 
 class ClipScaledGradients(LoopRule):
@@ -174,7 +178,7 @@ for i, x in enumerate(loader):
         ),
     ]
 
-    def _check(self, loop, events: list[Event]) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         backwards = [(i, e) for i, e in enumerate(events) if e.kind is EventKind.BACKWARD]
         scalers = [scaler_of(self.ctx, e) for _, e in backwards]
         if not scalers or any(s is None for s in scalers):
@@ -188,7 +192,7 @@ for i, x in enumerate(loader):
         steps = [e for e in events if e.kind is EventKind.STEP and e.depth == 0 and e.via is None]
         optimizers = {self._code(e.target) for e in steps if e.target is not None}
         for i, clip in enumerate(events):
-            if clip.kind is not EventKind.CLIP or clip.depth or i < first:
+            if clip.kind is not EventKind.CLIP or clip.depth or i < first or not isinstance(clip.node, cst.Call):
                 continue
             if any(first < j < i and dominates(u, clip) for j, u in unscales):
                 continue

@@ -7,7 +7,8 @@ import libcst as cst
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, Rule, fix
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import is_test_file
+
+from ._helpers import is_test_file
 
 
 class DetectAnomalyEnabled(Rule):

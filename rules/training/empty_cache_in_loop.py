@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from torchlint.engine.flow.loop_events import EventKind
+from torchlint.engine.flow.blocks import Loop
+from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule
+
+from ._helpers import LoopRule
 
 
 class EmptyCacheInLoop(LoopRule):
@@ -107,13 +109,13 @@ for x, y in loader:
         ),
     ]
 
-    def _check(self, loop, events) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         if not any(e.kind in (EventKind.BACKWARD, EventKind.STEP) and e.depth == 0 for e in events):
             return
         for e in events:
             if e.kind is EventKind.EMPTY_CACHE and e.depth == 0 and e.every_iteration:
                 edit = (
-                    fix("Remove the call", RemoveStatement(e.stmt), applicability=SAFE)
+                    fix("Remove the call", RemoveStatement(e.movable), applicability=SAFE)
                     if e.movable and not e.alone
                     else None
                 )

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.core.walk import iter_nodes, iter_statements
 from torchlint.engine.flow.loop_events import EventKind, backward_call
-from torchlint.engine.rule import SAFE, InsertAfter, InsertBefore, Invalid, Rule, fix
+from torchlint.engine.rule import SAFE, InsertAfter, InsertBefore, Invalid, NodeEdit, NodeFix, Rule, fix
 from torchlint.engine.semantic.kinds import NO_GRAD, Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.engine.semantic.values import current_where
@@ -345,10 +345,10 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
             None,
         )
 
-    def _fix(self, stmt: cst.BaseStatement, model: str):
+    def _fix(self, stmt: cst.BaseStatement, model: str) -> NodeFix:
         """`model.eval()` before the pass; `model.train()` after it when a loop around it trains and never
         switches back itself."""
-        edits: list = [InsertBefore(stmt, f"{model}.eval()")]
+        edits: list[NodeEdit] = [InsertBefore(stmt, f"{model}.eval()")]
         owner = self.ctx.current_function or self.ctx.module
         mine = {id(n) for n in iter_nodes(owner, into_functions=False)}
         for loop in (loop for loop in self.ctx.loops if id(loop) in mine):

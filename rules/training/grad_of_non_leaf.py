@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.flow.graph_flow import Grad, body_of
 from torchlint.engine.rule import SAFE, InsertAfter, Invalid, Rule, fix
@@ -124,9 +125,9 @@ def saliency(model: torch.nn.Module, image, label):
         ),
     ]
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self._skip: set = set()
+        self._skip: set[cst.CSTNode] = set()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._skip.update(t.target for t in node.targets)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, UNSAFE, InsertAfter, Invalid, Replace, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, scaler_of
+
+from ._helpers import LoopRule, scaler_of
 
 
 class GradscalerBypassed(LoopRule):
@@ -149,7 +151,7 @@ for step, (x, y) in enumerate(loader):
         ),
     ]
 
-    def _check(self, loop, events: list[Event]) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         steps = [e for e in events if e.kind is EventKind.STEP and e.depth == 0 and e.via is None]
         if not steps:
             return  # an inner gradient-accumulation loop: the loop around it steps and updates

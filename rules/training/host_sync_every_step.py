@@ -15,7 +15,8 @@ from torchlint.engine.flow.ranks import rank_zero_test
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, NodeFix, RemoveStatement, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule
+
+from ._helpers import LoopRule
 
 _SYNC_METHODS = frozenset({"item", "cpu", "tolist", "numpy"})
 _DEVICE_SYNCS = frozenset({"torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.xpu.synchronize"})

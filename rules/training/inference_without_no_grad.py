@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.context import FileContext
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import Body, body_for, body_of, graph_nodes, names_read
 from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.flow.no_grad_callers import runs_without_grad
-from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import SAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import GRAD_MODE
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import is_test_file, wrapped_in_no_grad
+
+from ._helpers import is_test_file, wrapped_in_no_grad
 
 _HELPER_MESSAGE = (
     "`{fn}()` runs the model with autograd on, is called again and again, and its output never reaches "
@@ -297,7 +300,7 @@ for epoch in range(10):
     def visit_While(self, node: cst.While) -> None:
         self._check(node)
 
-    def _check(self, loop) -> None:
+    def _check(self, loop: Loop) -> None:
         ctx = self.ctx
         if ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):  # tests: memory is not the point
             return
@@ -314,7 +317,7 @@ for epoch in range(10):
         fix_ = self._wrap(loop)
         self.report(loop, fix=fix_)
 
-    def _evaluates(self, loop, body) -> bool:
+    def _evaluates(self, loop: Loop, body: Body) -> bool:
         """An inference loop: model calls outside no_grad, no backward, in an evaluation context."""
         if not any(loop in loops and not off for _, _, loops, off in body.forwards):
             return False
@@ -322,6 +325,7 @@ for epoch in range(10):
         if any(e.kind is EventKind.BACKWARD for e in events) or any(loop in b.loops for b in body.backwards):
             return False
         start = body.index(loop)
+        assert start is not None, "asked of a loop of the body only"
         modes = [m for m in body.modes if m[0] < start]
         if modes and modes[-1][1]:
             return True
@@ -329,12 +333,12 @@ for epoch in range(10):
             e.kind is EventKind.TRAIN for e in events
         )
 
-    def _wrap(self, loop):
+    def _wrap(self, loop: Loop) -> NodeFix | None:
         new = wrapped_in_no_grad(self.ctx, loop)
         return fix("Wrap the loop in `with torch.no_grad():`", Replace(loop, new), applicability=SAFE) if new else None
 
 
-def _lightning_hook(ctx) -> bool:
+def _lightning_hook(ctx: FileContext) -> bool:
     """A method of a Lightning module: the trainer decides when autograd is on."""
     cls = ctx.current_class
     return cls is not None and any(

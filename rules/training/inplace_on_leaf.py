@@ -6,11 +6,12 @@ import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, is_name
 from torchlint.engine.flow.graph_flow import Body, Grad, assignments, body_of
-from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.rule import DISPLAY, SAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import GRAD_MODE
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import wrapped_in_no_grad
+
+from ._helpers import wrapped_in_no_grad
 
 # In-place methods that change autograd metadata or storage placement, not values: allowed on leaves.
 _NOT_VALUE_WRITES = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad"})
@@ -248,7 +249,7 @@ with torch.no_grad():
         owners = [name, name.rpartition(".")[0]] if "." in name else [name]
         return any(f"{o}.requires_grad_(False)" in text or f"{o}.requires_grad = False" in text for o in owners if o)
 
-    def _wrap(self, node: cst.CSTNode):
+    def _wrap(self, node: cst.CSTNode) -> NodeFix | None:
         stmt = self.ctx.statement
         if stmt is None:
             return None

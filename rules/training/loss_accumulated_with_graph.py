@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.flow.accumulators import backpropagated_this_iteration, may_outlive_iteration, outlives_iteration
-from torchlint.engine.flow.graph_flow import TENSOR_OPS, body_of
+from torchlint.engine.flow.graph_flow import TENSOR_OPS, Body, body_of
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, Kind
 from torchlint.engine.semantic.names import dotted
@@ -380,7 +380,7 @@ class Trainer:
         first, second = (detach, item) if returned or self._meets_tensor_op(acc, body) else (item, detach)
         self.report(value, self.message.format(acc=acc, value=code), fix=first, alternatives=(second,))
 
-    def _meets_tensor_op(self, acc: str, body) -> bool:
+    def _meets_tensor_op(self, acc: str, body: Body) -> bool:
         """`torch.stack(acc)`, `acc.mean()`, `acc.cpu()` ... somewhere in the function."""
         for n in body.nodes:
             if not isinstance(n, cst.Call):
@@ -395,7 +395,7 @@ class Trainer:
                 return True
         return False
 
-    def _detached(self, value: cst.BaseExpression, body, depth: int = 0) -> bool:
+    def _detached(self, value: cst.BaseExpression, body: Body, depth: int = 0) -> bool:
         """`loss = loss.detach()` (or computed under no_grad) before it is accumulated; also a field of
         such a value (`outputs = model(x)` under no_grad, then `loss = outputs.loss`)."""
         name = dotted(value)
@@ -410,8 +410,8 @@ class Trainer:
         )
         if d.no_grad or cut:
             return True
-        base = _base(v) if v is not None else None
-        return base is not None and base is not v and depth < 3 and self._detached(base, body, depth + 1)
+        read = _base(v) if v is not None else None
+        return read is not None and read is not v and depth < 3 and self._detached(read, body, depth + 1)
 
 
 def _base(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, dotted_or
+
+from ._helpers import LoopRule, dotted_or
 
 
 class MissingZeroGrad(LoopRule):
@@ -220,7 +222,7 @@ for real in loader:
         ),
     ]
 
-    def _check(self, loop, events) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         steps = [e for e in events if e.kind is EventKind.STEP]
         backs = [e for e in events if e.kind is EventKind.BACKWARD]
         if not steps or not backs:
@@ -235,12 +237,16 @@ for real in loader:
         first = self._first(loop)
         # the inserted call relies on `opt` being an optimizer (a custom object may have no zero_grad)
         proven = step.via is None and step.target is not None and bool(self.ctx.kind(step.target) & Kind.OPTIMIZER)
-        edit = fix(
-            f"Insert `{opt}.zero_grad()` at the start of the loop body",
-            InsertBefore(first, f"{opt}.zero_grad()"),
-            applicability=SAFE,
+        edit = (
+            fix(
+                f"Insert `{opt}.zero_grad()` at the start of the loop body",
+                InsertBefore(first, f"{opt}.zero_grad()"),
+                applicability=SAFE,
+            )
+            if first is not None and proven
+            else None
         )
-        self.report(loop, self.message.format(opt=opt), fix=edit if first is not None and proven else None)
+        self.report(loop, self.message.format(opt=opt), fix=edit)
 
     def _uncleared(self, steps: list[Event], clears: list[Event]) -> Event | None:
         if not clears:
@@ -250,7 +256,7 @@ for real in loader:
         cleared = set()
         for c in clears:
             name = dotted(c.target) if isinstance(c.node, cst.Call) and c.target is not None else None
-            if name is None or not self.ctx.kind(c.target) & Kind.OPTIMIZER:
+            if c.target is None or name is None or not self.ctx.kind(c.target) & Kind.OPTIMIZER:
                 return None
             cleared.add(name)
         stepped = {dotted(s.target) for s in steps if s.target is not None}
@@ -258,6 +264,12 @@ for real in loader:
             return None  # one optimizer under two names (`opt = self.opt`) is not a bug
         for s in steps:
             name = dotted(s.target) if s.target is not None else None
-            if s.via is None and name and name not in cleared and self.ctx.kind(s.target) & Kind.OPTIMIZER:
+            if (
+                s.target is not None
+                and s.via is None
+                and name
+                and name not in cleared
+                and self.ctx.kind(s.target) & Kind.OPTIMIZER
+            ):
                 return s
         return None

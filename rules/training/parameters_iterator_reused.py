@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.engine.core.walk import block_statements, iter_nodes
-from torchlint.engine.flow.blocks import Place, headers, statements
+from torchlint.engine.flow.blocks import BranchPath, Place, headers, statements
 from torchlint.engine.flow.loop_events import exclusive
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import CLIP_GRAD, ITERATING_BUILTINS, MODULE_GENERATORS, Kind
@@ -23,7 +23,7 @@ class Pass:
 
     node: cst.CSTNode
     passes: int
-    path: tuple
+    path: BranchPath
     text: str
 
 
@@ -302,7 +302,7 @@ def _iterates(rule: ParametersIteratorReused, node: cst.CSTNode, name: str, nest
     if builtin in ITERATING_BUILTINS:
         return 1
     q = rule.ctx.qualname(func) or ""
-    if q in CLIP_GRAD or rule.ctx.semantics.infer(node, rule.ctx.scope) & Kind.OPTIMIZER:
+    if q in CLIP_GRAD or rule.ctx.kind(node) & Kind.OPTIMIZER:
         return 1
     if nested and isinstance(func, cst.Name):
         fn = rule._local_function(func.value)

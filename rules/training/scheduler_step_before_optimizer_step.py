@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from torchlint.engine.flow.loop_events import EventKind, dominates
+import libcst as cst
+
+from torchlint.engine.flow.blocks import Loop
+from torchlint.engine.flow.loop_events import Event, EventKind, dominates
 from torchlint.engine.rule import UNSAFE, InsertAfter, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule
+
+from ._helpers import LoopRule
 
 
 class SchedulerStepBeforeOptimizerStep(LoopRule):
@@ -117,13 +121,18 @@ for x, y in loader:
         ),
     ]
 
-    def _check(self, loop, events) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         steps = [e for e in events if e.kind is EventKind.STEP]
         if not steps:
             return
         first = events.index(steps[0])
         for sched in events[:first]:
-            if sched.kind is not EventKind.SCHED_STEP or sched.depth or sched.node.args:
+            if (
+                sched.kind is not EventKind.SCHED_STEP
+                or sched.depth
+                or not isinstance(sched.node, cst.Call)
+                or sched.node.args
+            ):
                 continue
             if not any(dominates(sched, s) for s in steps):
                 continue
@@ -133,7 +142,7 @@ for x, y in loader:
             if sched.movable and last_top is not sched.top:
                 edit = fix(
                     f"Move `{code}` after the optimizer step",
-                    RemoveStatement(sched.stmt),
+                    RemoveStatement(sched.movable),
                     InsertAfter(last_top, code),
                     applicability=UNSAFE,
                     risk="shifts the learning-rate schedule by one step",

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.flow.loop_events import EventKind, dominates
+from torchlint.engine.flow.blocks import Loop
+from torchlint.engine.flow.loop_events import Event, EventKind, dominates
 from torchlint.engine.rule import SAFE, InsertAfter, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, same_target
+
+from ._helpers import LoopRule, same_target
 
 
 class StepBeforeBackward(LoopRule):
@@ -106,7 +108,7 @@ for x, y in loader:
         ),
     ]
 
-    def _check(self, loop, events) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         for i, s in enumerate(events):
             if s.kind is not EventKind.STEP or s.depth:
                 continue
@@ -120,11 +122,13 @@ for x, y in loader:
             if any(e.kind is EventKind.STEP and same_target(e, s) for e in after):
                 continue
             edit = None
-            receiver = s.node.func.value if isinstance(s.node.func, cst.Attribute) else None
+            receiver = (
+                s.node.func.value if isinstance(s.node, cst.Call) and isinstance(s.node.func, cst.Attribute) else None
+            )
             if s.movable and back.top is not s.top and receiver is s.target:
                 edit = fix(
                     f"Move `{self._code(s.node)}` after the backward pass",
-                    RemoveStatement(s.stmt),
+                    RemoveStatement(s.movable),
                     InsertAfter(back.top, self._code(s.node)),
                     applicability=SAFE,
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.core.walk import block_statements, iter_nodes, small_statements
+from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
 from torchlint.engine.semantic.kinds import Kind
@@ -12,7 +13,8 @@ from torchlint.engine.semantic.names import dotted
 from torchlint.engine.semantic.values import current_where
 from torchlint.engine.torch.model_mode import mode_free
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, dotted_or, same_target
+
+from ._helpers import LoopRule, dotted_or, same_target
 
 
 def _mode_chosen(ev: Event, backward: Event, events: list[Event]) -> bool:
@@ -207,7 +209,7 @@ for epoch in range(10):
             isinstance(value.func, cst.Attribute) and self.ctx.kind(value.func.value) & Kind.MODEL
         )
 
-    def _check(self, loop, events) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         if not any(e.kind is EventKind.BACKWARD for e in events) or self._fresh_model_each_pass(loop):
             return
         for i, ev in enumerate(events):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind, dominates, exclusive
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
-from torchlint.rules.training._helpers import LoopRule, dotted_or
+
+from ._helpers import LoopRule, dotted_or
 
 
 class ZeroGradBetweenBackwardAndStep(LoopRule):
@@ -152,7 +154,7 @@ class Trainer:
         ),
     ]
 
-    def _check(self, loop, events) -> None:
+    def _check(self, loop: Loop, events: list[Event]) -> None:
         steps = {s for s in events if s.kind is EventKind.STEP}
         for i, z in enumerate(events):
             if z.kind is not EventKind.ZERO_GRAD or z.depth or not isinstance(z.node, cst.Call):
@@ -173,11 +175,15 @@ class Trainer:
                     and dotted_or(e.target, "") == dotted_or(z.target, "?")
                     for e in events[:i]
                 )
-                edits = (RemoveStatement(z.stmt),) if already else (InsertBefore(first, call), RemoveStatement(z.stmt))
+                edits = (
+                    (RemoveStatement(z.movable),)
+                    if already
+                    else (InsertBefore(first, call), RemoveStatement(z.movable))
+                )
                 edit = fix("Move the `zero_grad()` call to the start of the loop body", *edits, applicability=SAFE)
             self.report(z.node, self.message.format(call=call, step=self._code(step.node)), fix=edit)
 
-    def _next_step(self, after: list[Event], z: Event, steps) -> Event | None:
+    def _next_step(self, after: list[Event], z: Event, steps: set[Event]) -> Event | None:
         for e in after:
             if e.kind is EventKind.BACKWARD and not exclusive(e, z):
                 return None  # gradients are recomputed before the step
@@ -185,8 +191,8 @@ class Trainer:
                 return e
         return None
 
-    def _clears(self, z: Event, step: Event, steps) -> bool:
-        if self.ctx.kind(z.target) & Kind.OPTIMIZER:
+    def _clears(self, z: Event, step: Event, steps: set[Event]) -> bool:
+        if z.target is not None and self.ctx.kind(z.target) & Kind.OPTIMIZER:
             return dotted_or(z.target, "") == dotted_or(step.target, "?")
         # model.zero_grad(): only when one optimizer is stepped, so it must be that model's
         return len({dotted_or(s.target, "") for s in steps}) == 1

@@ -105,8 +105,7 @@ def _rules() -> int:
         fixable = "fix" if cls.fixable() else "   "
         default = "default" if cls.by_default() else "opt-in "
         print(
-            f"{code}  {cls.category.value:<13}  {default}  {cls.severity.value:<7}  {fixable}  {cls.name:<40}  "
-            f"{cls.summary}"
+            f"{code}  {cls.category:<13}  {default}  {cls.severity.value:<7}  {fixable}  {cls.name:<40}  {cls.summary}"
         )
     return EXIT_CLEAN
 
@@ -132,7 +131,7 @@ def _first_sentence(text: str) -> str:
 def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     """The settings `check` uses for the first PATH, after the command line's own choices: both
     ask the one resolver (ConfigResolver.resolve)."""
-    from torchlint.engine.rule import DEFAULT_CATEGORIES, Category
+    from torchlint.engine.rule import CATEGORIES, DEFAULT_CATEGORIES
     from torchlint.registry import rules
 
     path = Path(args.paths[0])
@@ -145,7 +144,7 @@ def _show_settings(args: argparse.Namespace, resolver: ConfigResolver) -> int:
     catalogue = rules()
     enabled = selection.codes
     left_out = [c for c in settings.widened().selection(path, catalogue, overrides).codes if c not in enabled]
-    default = ", ".join(c.value for c in Category if c in DEFAULT_CATEGORIES)
+    default = ", ".join(c for c in CATEGORIES if c in DEFAULT_CATEGORIES)
     chosen = list(overrides.select) if overrides.select else settings.select
     lines = [
         f"path: {path}",

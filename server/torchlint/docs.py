@@ -20,7 +20,7 @@ TABLE_END = "<!-- rules:end -->"
 def rule_markdown(cls: type[Rule]) -> str:
     parts = [
         f"# {cls.code} {cls.name}\n",
-        f"Category: **{cls.category.value}** ({_selection(cls)}) · Default severity: **{cls.severity.value}** · "
+        f"Category: **{cls.category}** ({_selection(cls)}) · Default severity: **{cls.severity.value}** · "
         f"Fix: **{'yes' if cls.fixable() else 'no'}**\n",
         f"## What it does\n\n{cls.what}\n",
         f"## Why is this bad?\n\n{cls.why}\n",
@@ -47,7 +47,7 @@ def _selection(cls: type[Rule]) -> str:
 def rule_table() -> str:
     rows = ["| Code | Name | Category | Severity | Fix | What it catches |", "|---|---|---|---|---|---|"]
     for code, cls in rules().items():
-        category = cls.category.value if cls.by_default() else f"{cls.category.value} (opt-in)"
+        category = cls.category if cls.by_default() else f"{cls.category} (opt-in)"
         rows.append(
             f"| [{code}](docs/rules/{code}.md) | {cls.name} | {category} | {cls.severity.value} | "
             f"{'yes' if cls.fixable() else ''} | {cls.summary} |"

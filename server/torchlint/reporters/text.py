@@ -105,4 +105,4 @@ def statistics(findings: list[Finding], hidden: list[Finding] | None = None, uns
 
 def _category(code: str, catalogue) -> str:
     cls = catalogue.get(code)
-    return cls.category.value if cls is not None else "error"  # TL000: a file that could not be read or parsed
+    return cls.category if cls is not None else "error"  # TL000: a file that could not be read or parsed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from torchlint.engine import lint_text
+from torchlint.engine.semantic import project as project_module
 from torchlint.findings import Applicability
 from torchlint.registry import rules
 
@@ -98,3 +99,16 @@ def test_tl604_a_literal_path_saved_by_another_project_file(tmp_path):
     path.write_text(src)
     found = lint_text(str(path), src, [rules()["TL604"]]).findings
     assert [(f.line, "train.py:5" in f.message) for f in found] == [(3, True)]
+
+
+def test_tl604_silent_when_the_project_callers_are_unknown(tmp_path, monkeypatch):
+    """Over the project index's limit, who calls `torch.save` is unknown (None): the other files' saves are
+    not evidence, and the rule stays silent instead of failing on the unknown answer."""
+    monkeypatch.setattr(project_module, "LIMIT", 1)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\ndependencies = ['torch>=2.6']\n")
+    (tmp_path / "train.py").write_text("import torch\nfrom torch import nn\ntorch.save(nn.Linear(2, 2), 'net.pth')\n")
+    src = "import torch\nnet = torch.load('net.pth')\n"
+    path = tmp_path / "demo.py"
+    path.write_text(src)
+    result = lint_text(str(path), src, [rules()["TL604"]])
+    assert result.findings == []

@@ -48,21 +48,21 @@ class Event:
     node: cst.CSTNode  # the call (or assignment) that is the event
     target: cst.BaseExpression | None  # the optimizer / model / loss involved
     depth: int  # 0: directly in this loop; 1+: inside nested loops
+    top: cst.BaseStatement  # the statement directly in the loop body holding it
     via: cst.FunctionDef | None = None  # reached through a call to this local function
     # (node, arm) pairs from the loop body down to the event: if-arms, except
     # handlers, nested loop bodies. An event whose path is a prefix of another's
     # runs whenever the other does (within the iteration).
     path: BranchPath = ()
     stmt: cst.BaseStatement | None = None  # the simple statement line holding the event
-    top: cst.BaseStatement | None = None  # the statement directly in the loop body holding it
     alone: bool = False  # `stmt` holds just this call and is the only statement of its block
 
     @property
-    def movable(self) -> bool:
-        """A one-call statement directly in the loop body: a fix may move or delete it."""
-        return (
-            self.via is None and self.stmt is not None and self.stmt is self.top and _single_call(self.stmt, self.node)
-        )
+    def movable(self) -> cst.BaseStatement | None:
+        """The event's statement when a fix may move or delete it (a one-call statement directly in the loop
+        body), else None: the statement itself, so a fix that removes it needs no second check."""
+        movable = self.via is None and self.stmt is self.top and _single_call(self.top, self.node)
+        return self.top if movable else None
 
     @property
     def every_iteration(self) -> bool:
@@ -178,7 +178,7 @@ class _Walk(NamedTuple):  # a tuple: `_replace` is made for every statement and 
     depth: int
     via: cst.FunctionDef | None
     path: BranchPath
-    top: cst.BaseStatement | None
+    top: cst.BaseStatement  # the statement of the loop (or function) body being walked
     scope: Scope | None
     # in a helper reached through a call: its parameters -> the arguments of that call, so
     # `evaluate(model)` switching its `net` to eval mode switches `model`
@@ -200,10 +200,9 @@ class LoopAnalysis:
         events = self._cache.get(loop)
         if events is None:
             events = self._cache[loop] = []
-            w = _Walk(events, 0, None, (), None, self.ctx.scope)
             body = block_statements(loop.body)
             for stmt in body:
-                self._walk_block([stmt], w._replace(top=stmt), alone=len(body) == 1)
+                self._walk_block([stmt], _Walk(events, 0, None, (), stmt, self.ctx.scope), alone=len(body) == 1)
         return events
 
     def body_events(self, fn: cst.FunctionDef) -> list[Event]:
@@ -212,9 +211,8 @@ class LoopAnalysis:
         events = self._cache.get(fn)
         if events is None:
             events = self._cache[fn] = []
-            w = _Walk(events, 0, None, (), None, self.ctx.scope)
             for stmt in block_statements(fn.body):
-                self._walk_block([stmt], w._replace(top=stmt), alone=False)
+                self._walk_block([stmt], _Walk(events, 0, None, (), stmt, self.ctx.scope), alone=False)
         return events
 
     def is_training_loop(self, loop: Loop) -> bool:
@@ -281,7 +279,7 @@ class LoopAnalysis:
     ) -> None:
         if type(target) is cst.Name:
             target = next((arg for param, arg in w.aliases if param == target.value), target)
-        w.out.append(Event(kind, node, target, w.depth, w.via, w.path, stmt, w.top, alone))
+        w.out.append(Event(kind, node, target, w.depth, w.top, w.via, w.path, stmt, alone))
 
     def _kind(self, expr: cst.BaseExpression, w: _Walk) -> Kind:
         return self.ctx.semantics.infer(expr, w.scope) if w.scope is not None else Kind.NONE

@@ -33,8 +33,8 @@ CANONICAL = {
 }
 
 
-def dotted(node: cst.BaseExpression) -> str | None:
-    """`a.b.c` as text, or None if the expression is not a plain name chain."""
+def dotted(node: cst.CSTNode) -> str | None:
+    """`a.b.c` as text, or None if the node is not a plain name chain (any node: rules ask it of a walk's)."""
     parts = []
     while type(node) is cst.Attribute:  # not isinstance: libcst's ABC check is slow on this hot path
         parts.append(node.attr.value)
