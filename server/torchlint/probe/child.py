@@ -171,7 +171,30 @@ def main(argv: list[str]) -> int:
     sys.stderr.flush()
     # The process ends as the script's would: a launcher watching it (torchrun stops every rank when one
     # fails, as it does without the probe) must see a crash as a failure, not wait for the other ranks.
+    if stopped_by == "exception" and request.get("per_rank"):
+        _await_siblings(request["result"])
     return 1 if stopped_by == "exception" else result.get("exit_status") or 0
+
+
+SIBLING_SECONDS = 5.0
+
+
+def _await_siblings(result_path: str) -> None:
+    """Ranks often crash at the same line together, and torchrun stops the others as soon as one fails: a
+    crashed rank first waits for every rank's final report (at most SIBLING_SECONDS, for a rank that hangs
+    waiting on this one), so that the stop cuts no sibling's report short."""
+    paths = [f"{result_path}.{rank}" for rank in range(int(os.environ.get("WORLD_SIZE", "1")))]
+    deadline = time.monotonic() + SIBLING_SECONDS
+    while time.monotonic() < deadline and not all(_final(path) for path in paths):
+        time.sleep(0.05)
+
+
+def _final(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return not json.load(fh).get("partial")
+    except (OSError, ValueError):
+        return False
 
 
 def _summary(text: str) -> str:
