@@ -48,7 +48,10 @@ def test_tl203_is_a_warning_when_hooks_or_wrappers_rely_on_call(extra, after, fi
 
 
 def test_tl203_user_severity_setting_overrides_the_per_finding_severity(tmp_path, run_cli):
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nseverity = { TL203 = "error" }\n')
+    # TL203 is opt-in (measured value): selected here, its severity set by the user
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.torchlint]\nextend-select = ["TL203"]\nseverity = { TL203 = "error" }\n'
+    )
     (tmp_path / "m.py").write_text(PLAIN.format(extra="", after=""))
     out = json.loads(run_cli("check", "--output-format", "json", tmp_path / "m.py").stdout)
     assert [(f["code"], f["severity"]) for f in out] == [("TL203", "error")]
