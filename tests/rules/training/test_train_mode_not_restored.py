@@ -154,3 +154,44 @@ def test_tl111_is_silent_when_the_model_is_proven_to_behave_the_same_in_both_mod
         "        model(x).sum().backward()\n        opt.step()\n    model.eval()\n"
     )
     assert bool(findings(src, "TL111")) is reported
+
+
+_VALIDATION_THROUGH_THE_TRAINING_HELPER = """
+import torch
+from torch import nn
+model = nn.Sequential(nn.Linear(2, 2), nn.Dropout())
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def forward_backward(batch):
+    loss = model(batch).sum()
+    if loss.requires_grad:
+        loss.backward()
+
+for step in range(100):
+    forward_backward(next(data))
+    opt.step()
+    if not step % 10:
+        {guard}
+            model.eval()
+            forward_backward(next(val_data))
+            model.train()
+"""
+
+
+@pytest.mark.parametrize(
+    "guard,reported",
+    [
+        # autograd off around the call: the helper's backward cannot run, `train()` restores the mode in time
+        ("with torch.no_grad():", False),
+        ("with torch.no_grad(), torch.autocast('cpu'):", False),
+        # autograd on: the helper's backward runs in eval mode, before the restore
+        ("if True:", True),
+        ("with torch.enable_grad():", True),
+    ],
+)
+def test_tl111_a_backward_under_no_grad_trains_nothing(guard, reported, findings):
+    src = _VALIDATION_THROUGH_THE_TRAINING_HELPER.format(guard=guard).lstrip("\n")
+    got = findings(src, "TL111")
+    assert bool(got) is reported, [f"{f.line}: {f.message}" for f in got]
+    if got:  # restored after the backward of the same iteration: "never undone" would be false
+        assert "still in force at the `backward()` after it in the same iteration" in got[0].message

@@ -21,6 +21,7 @@ import libcst as cst
 from torchlint.engine.core.callargs import get_arg, is_name, truthy
 from torchlint.engine.core.walk import SCOPES, block_statements, children
 from torchlint.engine.flow.blocks import BranchPath, Loop, Place, headers, statements
+from torchlint.engine.flow.no_grad_callers import turns_grad_off
 from torchlint.engine.semantic.kinds import CLIP_GRAD, Kind
 from torchlint.engine.semantic.names import dotted
 
@@ -183,6 +184,7 @@ class _Walk(NamedTuple):  # a tuple: `_replace` is made for every statement and 
     # in a helper reached through a call: its parameters -> the arguments of that call, so
     # `evaluate(model)` switching its `net` to eval mode switches `model`
     aliases: tuple[tuple[str, cst.BaseExpression], ...] = ()
+    grad_off: bool = False  # inside `with torch.no_grad():` (or a helper called there): a backward cannot run
 
 
 class LoopAnalysis:
@@ -226,6 +228,8 @@ class LoopAnalysis:
             if place is not last:  # the statements of one block share their Place
                 last = place
                 here = w if not place.path else w._replace(depth=w.depth + len(place.loops), path=w.path + place.path)
+                if place.withs:
+                    here = here._replace(grad_off=self._grad_off(place.withs, w.grad_off))
             if type(stmt) is cst.SimpleStatementLine:
                 single = place.alone and len(stmt.body) == 1
                 for small in stmt.body:
@@ -244,6 +248,17 @@ class LoopAnalysis:
                     if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
                         if isinstance(assign.value, cst.Name) and assign.value.value == "None":
                             self._add(w, EventKind.ZERO_GRAD, n, t.target.value, stmt, False)
+
+    def _grad_off(self, withs: tuple[cst.With, ...], off: bool) -> bool:
+        """Whether autograd is off inside `withs` (outermost first), entered with it `off`."""
+        for stmt in withs:
+            for item in stmt.items:
+                expr = item.item
+                if turns_grad_off(expr, self.ctx.qualname):
+                    off = True
+                elif self.ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) == "torch.enable_grad":
+                    off = False
+        return off
 
     def _calls_in(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """The calls and assignments of `node` in post-order (`scaler.scale(loss).backward()`: scale() before
@@ -277,6 +292,8 @@ class LoopAnalysis:
         stmt: cst.SimpleStatementLine | None,
         alone: bool,
     ) -> None:
+        if kind is EventKind.BACKWARD and w.grad_off:
+            return  # with autograd off a backward raises, or a `requires_grad` test skips it: it trains nothing
         if type(target) is cst.Name:
             target = next((arg for param, arg in w.aliases if param == target.value), target)
         w.out.append(Event(kind, node, target, w.depth, w.top, w.via, w.path, stmt, alone))
