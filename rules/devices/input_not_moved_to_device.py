@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.semantic.kinds import (
@@ -44,6 +45,17 @@ def _loader_iter(ctx, expr: cst.BaseExpression) -> tuple[cst.BaseExpression, boo
 
 class InputNotMovedToDevice(Rule):
     code = "TL301"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.CPU_ONLY_ARGUMENTS,
+            Analysis.DEVICE_MOVES,
+            Analysis.KINDS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.VALUES,
+        }
+    )
     requires = (".to", ".cuda")
     name = "input-not-moved-to-device"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, Rule, fix
 from torchlint.engine.semantic.names import dotted
@@ -30,6 +31,7 @@ def _body(ctx):
 
 class DdpBeforeDeviceMove(Rule):
     code = "TL401"
+    analyses = frozenset({Analysis.DEVICE_MOVES, Analysis.SCOPES})
     requires = ("DistributedDataParallel",)
     name = "ddp-before-device-move"
     message = (

@@ -6,6 +6,7 @@ import sys
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid, Rule
@@ -35,6 +36,7 @@ def _unknown_setup_call(ctx) -> bool:
 
 class DdpWithoutProcessGroup(Rule):
     code = "TL402"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.IS_PROGRAM, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("Distributed",)
     name = "ddp-without-process-group"
     message = (

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.call_binding import bind, rebuild, signature
 from torchlint.engine.core.callargs import get_arg, has_star, int_value, is_name
 from torchlint.engine.core.walk import iter_statements, small_statements
@@ -211,6 +212,9 @@ def torch_alias(ctx) -> str | None:
 
 class DeprecatedOrRemovedApi(Rule):
     code = "TL701"
+    analyses = frozenset(
+        {Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES, Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS}
+    )
     table: ClassVar[dict[str, Replacement]] = _TABLE
     status = "deprecated"
     requires = tuple(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements
 from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
@@ -21,6 +22,17 @@ _SINK_QUALNAMES = ("numpy.", "matplotlib.", "torchvision.utils.", "torch.save", 
 
 class TensorDataAttribute(Rule):
     code = "TL703"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("data",)
     name = "tensor-data-attribute"
     message = "`{expr}.data` {how}: autograd's version tracking cannot see it{fix}"

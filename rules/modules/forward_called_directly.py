@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
@@ -11,6 +12,7 @@ from torchlint.findings import Severity
 
 class ForwardCalledDirectly(Rule):
     code = "TL203"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("forward",)
     name = "forward-called-directly"
     message = "`{recv}.forward(...)` skips {what}; call `{recv}(...)`"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
@@ -17,6 +18,7 @@ _PARAM_CONTAINERS = {"list": "ParameterList", "dict": "ParameterDict"}
 
 class ModulesInPlainContainer(Rule):
     code = "TL202"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("self.",)
     name = "modules-in-plain-container"
     message = (

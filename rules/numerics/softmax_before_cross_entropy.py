@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, fix
 from torchlint.engine.torch.activations import Feed
 from torchlint.findings import Severity
@@ -10,6 +11,7 @@ from torchlint.rules.numerics._helpers import LossInputRule, activation_input, i
 
 class SoftmaxBeforeCrossEntropy(LossInputRule):
     code = "TL803"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.LOSS_FEEDS, Analysis.OWN_SUMMARY, Analysis.VALUES})
     requires = ("cross_entropy", "CrossEntropyLoss")
     name = "softmax-before-cross-entropy"
     loss = "cross_entropy"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.flow.graph_flow import Body, body_for, body_of, graph_nodes, names_read
 from torchlint.engine.flow.loop_events import EventKind
@@ -22,6 +23,17 @@ _HELPER_MESSAGE = (
 
 class InferenceWithoutNoGrad(Rule):
     code = "TL110"
+    analyses = frozenset(
+        {
+            Analysis.CALLING_CONTEXTS,
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = (
         "val",
         "Val",

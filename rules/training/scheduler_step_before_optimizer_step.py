@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.loop_events import EventKind, dominates
 from torchlint.engine.rule import UNSAFE, InsertAfter, Invalid, RemoveStatement, fix
 from torchlint.findings import Severity
@@ -10,6 +11,9 @@ from torchlint.rules.training._helpers import LoopRule
 
 class SchedulerStepBeforeOptimizerStep(LoopRule):
     code = "TL104"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.LOCAL_FUNCTIONS, Analysis.LOOP_ANALYSIS, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = ("step",)
     name = "scheduler-step-before-optimizer-step"
     message = "`{sched}` runs before the first `optimizer.step()` of the iteration: the first learning rate is skipped"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.flow.accumulators import may_outlive_iteration, outlives_iteration
 from torchlint.engine.flow.graph_flow import Body, Grad, body_of, model_calls
@@ -25,6 +26,16 @@ _NOT_OUTPUTS = Kind.LOSS | Kind.NUMBER | Kind.MODEL | Kind.OPTIMIZER | Kind.CRIT
 
 class TensorKeptWithGraph(Rule):
     code = "TL117"
+    analyses = frozenset(
+        {
+            Analysis.CALLING_CONTEXTS,
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("append", "extend", "+=", "]=", "] =")
     name = "tensor-kept-with-graph"
     message = "`{acc}` keeps `{value}` with its autograd graph: every iteration's graph (activations included) stays alive and memory grows; store `{value}.detach()`"

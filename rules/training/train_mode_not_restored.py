@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes, small_statements
 from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
@@ -17,6 +18,17 @@ from torchlint.rules.training._helpers import LoopRule, dotted_or, same_target
 
 class TrainModeNotRestored(LoopRule):
     code = "TL111"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.VALUES,
+        }
+    )
     requires = ("eval", "train(False)")
     name = "train-mode-not-restored"
     message = "`{model}.eval()` is never undone: from the second epoch on, `{model}` trains in eval mode (dropout off, batch-norm statistics frozen)"
