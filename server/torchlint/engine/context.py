@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis, AnalysisNotDeclared
-from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.core.walk import iter_nodes, iter_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.calling_context import CallingContexts, Context
 from torchlint.engine.flow.graph_flow import Body
@@ -339,7 +339,13 @@ class FileContext:
 
     @analysis
     def _local_functions(self) -> dict[str, cst.FunctionDef]:
-        return {name: defs[-1][0] for name, defs in self.call_sites.functions.items()}
+        if "call_sites" in self.__dict__:  # the call index lists them, in the same order
+            return {name: defs[-1][0] for name, defs in self.call_sites.functions.items()}
+        return {  # else a walk of the statements only: cheaper than indexing every call for it
+            s.name.value: s
+            for s in iter_statements(self.module.body, into_functions=True)
+            if type(s) is cst.FunctionDef
+        }
 
     # -- traversal state ----------------------------------------------------
     @property

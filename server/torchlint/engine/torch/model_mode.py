@@ -228,10 +228,9 @@ class EvaluationHelpers:
 
     def _own(self, name: str) -> bool:
         ctx = self._ctx
-        if "no_grad" not in ctx.text and "inference_mode" not in ctx.text:
-            return False
-        if self._own_functions is None:
-            self._own_functions = _top_level_functions(ctx.text)
+        if self._own_functions is None:  # none unless the file names a guard somewhere
+            named = "no_grad" in ctx.text or "inference_mode" in ctx.text
+            self._own_functions = _top_level_functions(ctx.text) if named else {}
         fn = self._own_functions.get(name)
         return fn is not None and _names_a_guard(fn)
 
