@@ -106,3 +106,20 @@ def test_over_the_limit_reported_once_never_truncated(tmp_path, monkeypatch, cap
         project.forget_files()
         project.files()
     assert [r.getMessage().count("project index limited to 5 files") for r in caplog.records] == [1]
+
+
+def test_a_folder_s_gitignore_applies_below_it_only(tmp_path):
+    """Not to a sibling whose name starts with the folder's (`src` and `src2`), nor above it."""
+    files = {
+        "src/.gitignore": "gen.py\nsub/\n",
+        "src/gen.py": "",
+        "src/keep.py": "",
+        "src/deep/gen.py": "",
+        "src/sub/x.py": "",
+        "src2/gen.py": "",
+        "src2/sub/x.py": "",
+        "gen.py": "",
+    }
+    root = _tree(tmp_path, files)
+    found = {c.path.relative_to(root).as_posix() for c in discover([root], ConfigResolver(known_codes()))}
+    assert found == {"src/keep.py", "src2/gen.py", "src2/sub/x.py", "gen.py"}

@@ -287,13 +287,11 @@ for epoch in range(10):
         code = ctx.module.code_for_node(node)
         if "backward" in code or "autograd" in code or _lightning_hook(ctx):
             return  # gradients wanted here, or the trainer decides when autograd is on
-        if runs_without_grad(ctx, node):
-            return
         body = body_for(ctx, node)
         if body is None:
             return
         calls = [call for call, _, loops, off in body.forwards if not loops and not off]
-        if calls and not _output_escapes(body, node):
+        if calls and not runs_without_grad(ctx, node) and not _output_escapes(body, node):  # its callers: last
             self.report(calls[0], _HELPER_MESSAGE.format(fn=node.name.value))
 
     def visit_For(self, node: cst.For) -> None:

@@ -258,9 +258,7 @@ class Sampler:
         acc = dotted(container)
         if acc is None or isinstance(value, cst.StarredElement) or not may_outlive_iteration(ctx, acc):
             return
-        if self._without_grad() or self._in_forward():
-            return
-        if ctx.kind(value) & _NOT_OUTPUTS or _never_requires_grad(value):
+        if self._in_forward() or ctx.kind(value) & _NOT_OUTPUTS or _never_requires_grad(value):
             return
         body = body_of(ctx)
         index = body.index(value)
@@ -270,6 +268,8 @@ class Sampler:
             return
         names = [d.name for d in body.graph_defs(value, index)]
         if body.feeds_backward(acc) or any(body.feeds_backward(n) for n in names):
+            return
+        if self._without_grad():  # last: its callers may be in any project file
             return
         code = ctx.module.code_for_node(value)
         wrapped = code if isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({code})"

@@ -331,6 +331,11 @@ class ConfigResolver:
             settings = self._for_dir(directory.resolve())
         return settings.widened() if self.widen else settings
 
+    def for_directory(self, resolved: Path) -> Settings:
+        """`for_path(resolved / "_")` for a folder already resolved (a walk resolves every folder it meets)."""
+        settings = self.explicit if self.explicit is not None else self._for_dir(resolved)
+        return settings.widened() if self.widen else settings
+
     def _for_dir(self, directory: Path) -> Settings:
         cached = self._cache.get(directory)
         if cached is not None:
