@@ -273,10 +273,9 @@ def _assigned_value(ctx, name: str | None) -> cst.BaseExpression | None:
     """The value last assigned to `name` anywhere in the file (flow-insensitive)."""
     value = None
     if name:
-        for stmt in iter_statements(ctx.module.body, into_functions=True):
-            for small in small_statements(stmt):
-                if isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets):
-                    value = small.value
+        for assign in ctx.call_sites.assigns:  # every assignment of the file, in source order
+            if any(dotted(t.target) == name for t in assign.targets):
+                value = assign.value
     return value
 
 

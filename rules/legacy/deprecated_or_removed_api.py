@@ -11,7 +11,6 @@ import libcst as cst
 from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.call_binding import bind, rebuild, signature
 from torchlint.engine.core.callargs import get_arg, has_star, int_value, is_name
-from torchlint.engine.core.walk import iter_statements, small_statements
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.api_changes import DEPRECATED, LAUNCH_MODULE, TYPED_STORAGE, ApiChange
 from torchlint.engine.semantic.kinds import Kind
@@ -181,15 +180,7 @@ _LAUNCH = "torch.distributed.launch"
 
 def _imported_twice(ctx, local: str) -> bool:
     """`local` is bound by more than one import (a version fallback); the import table keeps the last."""
-    sources = set()
-    for stmt in iter_statements(ctx.module.body, into_functions=True):
-        for small in small_statements(stmt):
-            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                for alias in small.names:
-                    bound = alias.asname.name if alias.asname is not None else alias.name
-                    if isinstance(bound, cst.Name) and bound.value == local:
-                        sources.add(dotted(small.module) if small.module else None)
-    return len(sources) > 1
+    return len(ctx.imports.from_modules.get(local, ())) > 1
 
 
 def _as_imported(ctx, node: cst.BaseExpression) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis
-from torchlint.engine.core.walk import block_statements, iter_nodes, small_statements
+from torchlint.engine.core.walk import block_statements, small_statements
 from torchlint.engine.flow.loop_events import EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
 from torchlint.engine.semantic.kinds import Kind
@@ -174,11 +174,10 @@ for epoch in range(10):
     def _trained(self, model: str) -> bool:
         """Some optimizer of this file is given `model`'s parameters (`model.parameters()`)."""
         return any(
-            isinstance(n, cst.Call)
-            and isinstance(n.func, cst.Attribute)
-            and n.func.attr.value in ("parameters", "named_parameters")
-            and dotted(n.func.value) == model
-            for n in iter_nodes(self.ctx.module)
+            isinstance(site.call.func, cst.Attribute)
+            and site.call.func.attr.value in ("parameters", "named_parameters")
+            and dotted(site.call.func.value) == model
+            for site in self.ctx.call_sites.calls  # every call of the file
         )
 
     def _fresh_model_each_pass(self, loop: cst.For | cst.While) -> bool:

@@ -38,7 +38,6 @@ STILL_READING = {
     ("data/workers_without_main_guard.py", TEXT),
     ("data/workers_without_main_guard.py", WALKS),
     ("devices/hard_coded_cuda.py", TEXT),
-    ("devices/input_not_moved_to_device.py", WALKS),
     ("devices/packed_lengths_on_device.py", OTHER_FILES),
     ("devices/packed_lengths_on_device.py", TEXT),
     ("distributed/ddp_before_device_move.py", WALKS),
@@ -46,7 +45,6 @@ STILL_READING = {
     ("distributed/ddp_without_process_group.py", WALKS),
     ("distributed/sampler_without_set_epoch.py", TEXT),
     ("distributed/wrapped_state_dict_saved.py", TEXT),
-    ("legacy/deprecated_or_removed_api.py", WALKS),
     ("training/_helpers.py", WALKS),
     ("training/discriminator_step_through_generator.py", WALKS),
     ("training/eval_without_eval_mode.py", WALKS),
@@ -55,7 +53,6 @@ STILL_READING = {
     ("training/inplace_on_leaf.py", TEXT),
     ("training/parameters_iterator_reused.py", WALKS),
     ("training/recurrent_state_not_detached.py", OTHER_FILES),
-    ("training/train_mode_not_restored.py", WALKS),
 }
 
 
