@@ -19,7 +19,7 @@ from typing import cast
 
 import libcst as cst
 
-from torchlint.engine.core.walk import children
+from torchlint.engine.core.walk import children, list_children, listed_children
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _Comprehension = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
@@ -161,6 +161,7 @@ class Scopes:
         nodes: list[cst.CSTNode] = list(children(root))
         scopes: list[ScopeInfo] = [scope] * len(nodes)
         pop_node, pop_scope, push_nodes, push_scopes = nodes.pop, scopes.pop, nodes.extend, scopes.extend
+        listed = listed_children()  # `children`'s lists, read here directly: this visits every node
 
         def push(parts: list[tuple[cst.CSTNode, ScopeInfo]]) -> None:
             for part, where in parts:
@@ -175,7 +176,8 @@ class Scopes:
             if t not in _SPECIAL:
                 if t in _BINDERS:
                     self._bind(node, scope)
-                kids = children(node)
+                known = listed.get(id(node))
+                kids = known[1] if known is not None else list_children(node)
                 push_nodes(kids)
                 push_scopes([scope] * len(kids))
             elif t is cst.FunctionDef or t is cst.Lambda:
