@@ -17,7 +17,7 @@ import pytest
 
 from fixture_expectations import FIXTURES, fixture_files
 from torchlint.engine import lint_text
-from torchlint.engine.context import FileContext
+from torchlint.engine.context import FileContext, analysis
 from torchlint.engine.core.analyses import ALWAYS, Analysis
 from torchlint.engine.core.source import decode
 from torchlint.registry import rules
@@ -94,6 +94,12 @@ def test_every_analysis_is_a_context_member():
     for a in Analysis:
         assert a is Analysis.KINDS or hasattr(FileContext, a.value), a
     assert all(hasattr(FileContext, m) for m in ALWAYS)
+
+
+def test_every_context_analysis_can_be_declared():
+    """A lazily built member a rule could ask for is named in Analysis, or built for every file."""
+    built = {name for name, member in vars(FileContext).items() if isinstance(member, analysis)}
+    assert built == {a.value for a in Analysis if a is not Analysis.KINDS} | ALWAYS
 
 
 def _ctx(expr: ast.expr) -> bool:
