@@ -367,6 +367,6 @@ class LoopAnalysis:
 
     def _scope_of(self, fn: cst.FunctionDef) -> Scope:
         """The semantic scope of a same-file function, built with its true parents (the functions and
-        classes around it, as the call index found them)."""
-        around = next(chain for f, chain in self.ctx.call_sites.functions[fn.name.value] if f is fn)
-        return self.ctx.semantics.scope_of_chain((*around, fn))
+        classes around it, as the scope analysis nests them: the kind questions of the walk read it anyway,
+        where the call index would be built for this alone)."""
+        return self.ctx.semantics.scope_at(fn)
