@@ -10,7 +10,7 @@ import libcst as cst
 from fixture_expectations import FIXTURES, fixture_files
 from torchlint.engine.context import FileContext
 from torchlint.engine.core import walk
-from torchlint.engine.runner import applicable
+from torchlint.engine.runner import applicable, lint_text
 from torchlint.engine.semantic import project
 from torchlint.registry import rules
 
@@ -86,3 +86,41 @@ def test_local_functions_from_a_statement_walk_are_the_call_index_ones():
         indexed = FileContext(str(path), text, module)
         indexed.call_sites  # noqa: B018 - built first, it answers
         assert indexed.local_functions() == walked and list(indexed.local_functions()) == list(walked), path
+
+
+def _enclosing(scope) -> list[cst.CSTNode]:
+    nodes = []
+    while scope is not None:
+        nodes.append(scope.node)
+        scope = scope.parent
+    return nodes
+
+
+def test_a_functions_scope_nests_as_the_call_index_chain_says():
+    """Loop events reach a helper's scope through the scope analysis: the same nesting as the call index's."""
+    for path in SOURCES:
+        text = path.read_text(encoding="utf-8")
+        module = cst.parse_module(text)
+        indexed, scoped = FileContext(str(path), text, module), FileContext(str(path), text, module)
+        for defs in indexed.call_sites.functions.values():
+            for fn, chain in defs:
+                expected = _enclosing(indexed.semantics.scope_of_chain((*chain, fn)))
+                assert _enclosing(scoped.semantics.scope_at(fn)) == expected, (path, fn.name.value)
+
+
+def test_walking_into_a_helper_builds_no_call_index():
+    source = (
+        "import torch\n"
+        "def step(model, opt, x):\n"
+        "    opt.zero_grad()\n"
+        "    model(x).sum().backward()\n"
+        "    opt.step()\n"
+        "model = torch.nn.Linear(2, 2)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x in [torch.ones(2)]:\n"
+        "    step(model, opt, x)\n"
+    )
+    asked: set[str] = set()
+    lint_text("train.py", source, [rules()["TL104"]], asked=asked)
+    assert "loop_analysis" in asked and "scopes" in asked
+    assert "call_sites" not in asked
