@@ -81,6 +81,23 @@ def test_rules_ask_only_for_what_they_declare_on_the_fixtures():
     assert not undeclared
 
 
+def test_a_guard_chosen_by_the_caller_is_read_through_declared_analyses():
+    """TL303's calling contexts ask which scope binds a guard a caller passes in (cuda_guards reads the scopes):
+    found on torch's own _dynamo/compiled_autograd.py, in none of the examples or fixtures."""
+    source = (
+        "import torch\n"
+        "def run(x, use_cuda):\n"
+        "    if use_cuda:\n"
+        "        return x.cuda()\n"
+        "    return x\n"
+        "run(torch.ones(1), torch.cuda.is_available())\n"
+    )
+    asked: set[str] = set()
+    assert not _declared_only(CATALOGUE["TL303"], "example.py", source)
+    lint_text("example.py", source, [CATALOGUE["TL303"]], asked=asked)
+    assert "scopes" in asked
+
+
 def test_an_undeclared_analysis_fails_the_rule():
     class Reader(CATALOGUE["TL117"]):  # a rule of this file's own: reads the kinds without declaring them
         analyses = frozenset()
