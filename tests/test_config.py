@@ -8,7 +8,8 @@ import pytest
 
 from test_cli import BUGGY
 from torchlint import noqa
-from torchlint.config import Overrides, Selection, Settings, normalize_codes
+from torchlint.config import DEFAULT_EXCLUDE, Overrides, Selection, Settings, normalize_codes
+from torchlint.config import _match as config_match
 from torchlint.findings import Severity
 
 
@@ -180,3 +181,34 @@ def test_noqa_grammar_reads_and_writes_the_same_comments():
     assert noqa.with_code("x = 1  # noqa", "TL101") is None
     assert noqa.file_codes("# torchlint: noqa: TL601\nx = 1  # torchlint: noqa\n") == {"TL601"}
     assert noqa.file_codes("  # torchlint: noqa\n") is None
+
+
+def test_exclusion_answers_as_matching_each_pattern():
+    """Settings.excluded's set lookup for bare names answers as `_match` over every pattern does."""
+    patterns = (*DEFAULT_EXCLUDE, "legacy/", "docs/*.py", "gen_*", "a/b", "[ab]uild", "*.ipynb", "x?")
+    paths = [
+        "train.py",
+        ".git",
+        "src/.git/hooks/x.py",
+        "venvs/x.py",
+        "pkg/venv/lib.py",
+        "legacy",
+        "legacy/old.py",
+        "docs/conf.py",
+        "docs/sub/conf.py",
+        "gen_models.py",
+        "a/b/c.py",
+        "a/bc.py",
+        "build/x.py",
+        "auild",
+        "nb.ipynb",
+        "xy/z.py",
+        "xyz.py",
+        ".",
+        "src/node_modules",
+        "node_modules_old/a.py",
+    ]
+    settings = Settings(exclude=list(patterns))
+    for path in paths:
+        assert settings.excluded(path) == any(config_match(path, p) for p in patterns), path
+    assert settings.excluded("pkg/venv/lib.py") and not settings.excluded("venvs/x.py")

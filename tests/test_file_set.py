@@ -76,6 +76,24 @@ def test_target_version_reads_an_environment_of_any_name(tmp_path):
     assert found is not None and found.pair == (2, 3) and found.source == "installed in myenv/"
 
 
+def test_torchlint_s_own_torch_read_from_its_dist_info_as_importlib_metadata_answers(tmp_path, monkeypatch):
+    from importlib import metadata
+
+    from torchlint.engine.semantic import target_version
+
+    assert target_version._listed_torch() == metadata.version("torch")  # this environment: the plain case
+    plain = tmp_path / "plain"
+    for folder in ("torch-2.1.2.dist-info", "torchvision-0.16.0.dist-info", "torch_utils"):
+        (plain / folder).mkdir(parents=True)
+    monkeypatch.setattr("sys.path", ["", str(tmp_path / "missing"), str(plain)])
+    monkeypatch.chdir(tmp_path)
+    assert target_version._listed_torch() == "2.1.2"
+    (plain / "torch-2.0.0.dist-info").mkdir()  # two: importlib.metadata decides
+    assert target_version._listed_torch() is None
+    monkeypatch.setattr("sys.path", [str(tmp_path / "missing")])
+    assert target_version._listed_torch() is None
+
+
 def test_over_the_limit_reported_once_never_truncated(tmp_path, monkeypatch, caplog):
     root = _tree(tmp_path, {f"m{i}.py": "import train\ntrain.step()\n" for i in range(6)})
     (root / "train.py").write_text("def step():\n    pass\n")
@@ -88,3 +106,20 @@ def test_over_the_limit_reported_once_never_truncated(tmp_path, monkeypatch, cap
         project.forget_files()
         project.files()
     assert [r.getMessage().count("project index limited to 5 files") for r in caplog.records] == [1]
+
+
+def test_a_folder_s_gitignore_applies_below_it_only(tmp_path):
+    """Not to a sibling whose name starts with the folder's (`src` and `src2`), nor above it."""
+    files = {
+        "src/.gitignore": "gen.py\nsub/\n",
+        "src/gen.py": "",
+        "src/keep.py": "",
+        "src/deep/gen.py": "",
+        "src/sub/x.py": "",
+        "src2/gen.py": "",
+        "src2/sub/x.py": "",
+        "gen.py": "",
+    }
+    root = _tree(tmp_path, files)
+    found = {c.path.relative_to(root).as_posix() for c in discover([root], ConfigResolver(known_codes()))}
+    assert found == {"src/keep.py", "src2/gen.py", "src2/sub/x.py", "gen.py"}

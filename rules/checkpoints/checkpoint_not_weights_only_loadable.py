@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star, string_value, with_keyword
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.call_sites import CallSite
@@ -34,6 +35,16 @@ class _Save:
 
 class CheckpointNotWeightsOnlyLoadable(Rule):
     code = "TL604"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.IS_PROGRAM,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.TORCH_VERSION,
+            Analysis.VALUES,
+        }
+    )
     requires = ("load",)
     name = "checkpoint-not-weights-only-loadable"
     message = (

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.core.walk import block_statements, iter_nodes
 from torchlint.engine.flow.blocks import Place, statements
@@ -23,6 +24,16 @@ _SNAPSHOTTED = Kind.MODEL | Kind.OPTIMIZER
 
 class StateDictSnapshotAliased(Rule):
     code = "TL605"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("state_dict",)
     name = "state-dict-snapshot-aliased"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star, is_name, with_keyword
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
@@ -11,6 +12,7 @@ from torchlint.findings import Severity
 
 class TorchLoadWithoutWeightsOnly(Rule):
     code = "TL601"
+    analyses = frozenset({Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS})
     requires = ("load",)
     version_sensitive = True
     name = "torch-load-without-weights-only"

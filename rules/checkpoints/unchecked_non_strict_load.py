@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, is_name
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, InsertAfter, Invalid, Replace, Rule, fix
@@ -13,6 +14,7 @@ from torchlint.findings import Severity
 
 class UncheckedNonStrictLoad(Rule):
     code = "TL602"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("load_state_dict",)
     name = "unchecked-non-strict-load"
     message = (

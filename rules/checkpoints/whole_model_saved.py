@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.rule import DISPLAY, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
@@ -13,6 +14,7 @@ from torchlint.findings import Severity
 
 class WholeModelSaved(Rule):
     code = "TL603"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("save",)
     name = "whole-model-saved"
     message = (

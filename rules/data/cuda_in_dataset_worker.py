@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.torch.dataset_storage import cuda_in_getitem
 from torchlint.findings import Severity
@@ -13,6 +14,7 @@ from ._helpers import worker_dataset
 
 class CudaInDatasetWorker(Rule):
     code = "TL504"
+    analyses = frozenset({Analysis.OWN_SUMMARY, Analysis.VALUES})
     requires = ("DataLoader", "cuda")
     name = "cuda-in-dataset-worker"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
@@ -13,6 +14,7 @@ _MATERIALIZE = frozenset({"list", "tuple"})
 
 class DataloaderReiteratedForLength(Rule):
     code = "TL502"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("len(", "sum(")
     name = "dataloader-reiterated-for-length"
     message = "`{expr}` loads every batch of the DataLoader to count them; `len({loader})` gives the count"

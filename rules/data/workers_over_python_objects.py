@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.torch.dataset_storage import python_object_store
 from torchlint.findings import Severity
@@ -13,6 +14,7 @@ from ._helpers import worker_dataset
 
 class WorkersOverPythonObjects(Rule):
     code = "TL505"
+    analyses = frozenset({Analysis.OWN_SUMMARY, Analysis.VALUES})
     requires = ("DataLoader",)
     name = "workers-over-python-objects"
     message = (

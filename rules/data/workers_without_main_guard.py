@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star, int_value
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid, Rule
@@ -17,6 +18,16 @@ from ._helpers import DATALOADER
 
 class WorkersWithoutMainGuard(Rule):
     code = "TL503"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.IS_PROGRAM,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.VALUES,
+        }
+    )
     requires = ("DataLoader", "num_workers")
     name = "workers-without-main-guard"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star, with_keyword
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, NodeFix, Replace, Rule, fix
@@ -20,6 +21,9 @@ _MOVE_KEYWORDS = frozenset({"device", "dtype", "non_blocking"})
 
 class CreatedThenMoved(Rule):
     code = "TL306"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.KINDS, Analysis.LOCAL_FUNCTIONS, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = (".to(", ".cuda(")
     name = "created-then-moved"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import string_value
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
@@ -25,6 +26,7 @@ def _device_strings(expr: cst.BaseExpression) -> list[str] | None:
 
 class DeviceComparedToString(Rule):
     code = "TL308"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES, Analysis.VALUES})
     requires = ("device",)
     name = "device-compared-to-string"
     message = (

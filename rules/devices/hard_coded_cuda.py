@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, int_value, string_value
 from torchlint.engine.flow.cuda_guards import guarded_exit
 from torchlint.engine.rule import Invalid, Rule
@@ -13,6 +14,7 @@ from torchlint.findings import Severity
 
 class HardCodedCuda(Rule):
     code = "TL303"
+    analyses = frozenset({Analysis.CALLING_CONTEXTS, Analysis.CALL_SITES, Analysis.SCOPES})
     requires = ("cuda",)
     name = "hard-coded-cuda"
     message = (

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.semantic.kinds import (
@@ -47,6 +48,17 @@ def _loader_iter(ctx: FileContext, expr: cst.BaseExpression) -> tuple[cst.BaseEx
 
 class InputNotMovedToDevice(Rule):
     code = "TL301"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.FORWARD_ARGUMENTS_LEFT_UNMOVED,
+            Analysis.DEVICE_MOVES,
+            Analysis.KINDS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.VALUES,
+        }
+    )
     requires = (".to", ".cuda")
     name = "input-not-moved-to-device"
     message = (
@@ -266,10 +278,9 @@ def _assigned_value(ctx: FileContext, name: str | None) -> cst.BaseExpression | 
     """The value last assigned to `name` anywhere in the file (flow-insensitive)."""
     value = None
     if name:
-        for stmt in iter_statements(ctx.module.body, into_functions=True):
-            for small in small_statements(stmt):
-                if isinstance(small, cst.Assign) and any(dotted(t.target) == name for t in small.targets):
-                    value = small.value
+        for assign in ctx.call_sites.assigns:  # every assignment of the file, in source order
+            if any(dotted(t.target) == name for t in assign.targets):
+                value = assign.value
     return value
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
@@ -13,6 +14,9 @@ from torchlint.findings import Severity
 
 class ModulePartiallyMoved(Rule):
     code = "TL302"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.DEVICE_MOVES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = (".to", ".cuda")
     name = "module-partially-moved"
     message = (

@@ -6,6 +6,7 @@ import ast
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, string_value
 from torchlint.engine.flow.graph_flow import Body, body_of
 from torchlint.engine.rule import SAFE, Invalid, NodeFix, Replace, Rule, fix
@@ -22,6 +23,16 @@ _FIXABLE = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 class PackedLengthsOnDevice(Rule):
     code = "TL307"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.VALUES,
+        }
+    )
     requires = ("pack_padded_sequence",)
     name = "packed-lengths-on-device"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import is_name, with_keyword
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
@@ -18,6 +19,18 @@ _RELOCATE = frozenset({"to", "cuda", "type_as", "to_device"})
 
 class TensorCreatedOnDefaultDevice(Rule):
     code = "TL304"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.HOST_VALUES,
+            Analysis.IS_PROGRAM,
+            Analysis.KINDS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.STAYS_ON_CPU,
+            Analysis.VALUES,
+        }
+    )
     requires = ("forward",)
     name = "tensor-created-on-default-device-in-forward"
     message = (

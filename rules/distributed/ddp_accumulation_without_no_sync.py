@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import body_of
@@ -23,6 +24,18 @@ _SYNC_CONTROLS = frozenset({"no_sync", "accumulate", "require_backward_grad_sync
 
 class DdpAccumulationWithoutNoSync(Rule):
     code = "TL408"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.VALUES,
+        }
+    )
     requires = ("DistributedDataParallel", "prepare")
     name = "ddp-accumulation-without-no-sync"
     message = (

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, NodeFix, RemoveStatement, Rule, fix
 from torchlint.engine.semantic.names import dotted
@@ -34,6 +35,7 @@ def _body(ctx: FileContext) -> Sequence[cst.BaseStatement]:
 
 class DdpBeforeDeviceMove(Rule):
     code = "TL401"
+    analyses = frozenset({Analysis.DEVICE_MOVES, Analysis.SCOPES})
     requires = ("DistributedDataParallel",)
     name = "ddp-before-device-move"
     message = (

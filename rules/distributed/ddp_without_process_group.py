@@ -7,6 +7,7 @@ import sys
 import libcst as cst
 
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid, Rule
@@ -37,6 +38,7 @@ def _unknown_setup_call(ctx: FileContext) -> bool:
 
 class DdpWithoutProcessGroup(Rule):
     code = "TL402"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.IS_PROGRAM, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("Distributed",)
     name = "ddp-without-process-group"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, string_value
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.flow.graph_flow import body_of
@@ -18,6 +19,7 @@ _NODE_LOCAL = frozenset({"torch.cuda.device_count", "torch.accelerator.device_co
 
 class LocalRankAsGlobalRank(Rule):
     code = "TL409"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.GRAPH_BODIES, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("LOCAL_RANK",)
     name = "local-rank-as-global-rank"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, is_name
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.flow.blocks import Loop
@@ -27,6 +28,7 @@ def _mentions(expr: cst.BaseExpression, names: set[str]) -> bool:
 
 class SamplerWithoutSetEpoch(Rule):
     code = "TL403"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.IS_PROGRAM, Analysis.LOCAL_FUNCTIONS})
     requires = ("DistributedSampler",)
     name = "sampler-without-set-epoch"
     message = (

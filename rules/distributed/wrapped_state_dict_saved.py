@@ -6,6 +6,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.graph_flow import body_of
 from torchlint.engine.rule import DISPLAY, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
@@ -16,6 +17,17 @@ from torchlint.findings import Severity
 
 class WrappedStateDictSaved(Rule):
     code = "TL407"
+    analyses = frozenset(
+        {
+            Analysis.CALLING_CONTEXTS,
+            Analysis.CALL_SITES,
+            Analysis.CHECKPOINT_CONSUMERS,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("state_dict",)
     name = "wrapped-state-dict-saved"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star, with_keyword
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.values import Where
@@ -15,6 +16,7 @@ _DEVICE_GENERIC = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.
 
 class AutocastWithoutDeviceType(Rule):
     code = "TL712"
+    analyses = frozenset({Analysis.DEVICE_MOVES, Analysis.SCOPES})
     requires = ("autocast",)
     name = "autocast-without-device-type"
     message = (

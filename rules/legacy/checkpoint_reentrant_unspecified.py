@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.call_binding import bind, signature
 from torchlint.engine.core.callargs import with_keyword
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
@@ -14,6 +15,7 @@ from ._signatures import TORCH
 
 class CheckpointReentrantUnspecified(Rule):
     code = "TL705"
+    analyses = frozenset({Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS})
     requires = ("checkpoint",)
     version_sensitive = True
     name = "checkpoint-reentrant-unspecified"

@@ -9,9 +9,9 @@ from typing import ClassVar
 import libcst as cst
 
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.call_binding import bind, rebuild, signature
 from torchlint.engine.core.callargs import get_arg, has_star, int_value, is_name
-from torchlint.engine.core.walk import iter_statements, small_statements
 from torchlint.engine.rule import SAFE, UNSAFE, Category, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.api_changes import DEPRECATED, LAUNCH_MODULE, TYPED_STORAGE, ApiChange
 from torchlint.engine.semantic.kinds import Kind
@@ -183,15 +183,7 @@ _LAUNCH = "torch.distributed.launch"
 
 def _imported_twice(ctx: FileContext, local: str) -> bool:
     """`local` is bound by more than one import (a version fallback); the import table keeps the last."""
-    sources = set()
-    for stmt in iter_statements(ctx.module.body, into_functions=True):
-        for small in small_statements(stmt):
-            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                for alias in small.names:
-                    bound = alias.asname.name if alias.asname is not None else alias.name
-                    if isinstance(bound, cst.Name) and bound.value == local:
-                        sources.add(dotted(small.module) if small.module else None)
-    return len(sources) > 1
+    return len(ctx.imports.from_modules.get(local, ())) > 1
 
 
 def _as_imported(ctx: FileContext, node: cst.BaseExpression) -> str | None:
@@ -214,6 +206,9 @@ def torch_alias(ctx: FileContext) -> str | None:
 
 class DeprecatedOrRemovedApi(Rule):
     code = "TL701"
+    analyses = frozenset(
+        {Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES, Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS}
+    )
     table: ClassVar[dict[str, Replacement]] = _TABLE
     status = "deprecated"
     requires = tuple(

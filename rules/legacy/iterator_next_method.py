@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.graph_flow import body_of
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.api_changes import LOADER_ITERATOR_NEXT_ALIAS_REMOVED
@@ -15,6 +16,16 @@ from torchlint.findings import Severity
 
 class IteratorNextMethod(Rule):
     code = "TL707"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.TORCH_VERSION,
+        }
+    )
     requires = (".next()",)
     version_sensitive = True
     name = "iterator-next-method"

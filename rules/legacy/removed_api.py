@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid
 from torchlint.engine.semantic.api_changes import GONE, REMOVED, REMOVED_MODULES
@@ -30,6 +31,7 @@ class RemovedApi(DeprecatedOrRemovedApi):
     """TL701's lookup and fixes over the table of removed functions: a crash, not a deprecation."""
 
     code = "TL710"
+    analyses = frozenset({Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS})
     table: ClassVar[dict[str, Replacement]] = {**_REMOVED, **_GONE}
     status = "removed (it raises at run time)"
     requires = tuple({q.rpartition(".")[2] for q in (*_REMOVED, *_GONE, *_REMOVED_MODULES)})

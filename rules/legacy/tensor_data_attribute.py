@@ -7,6 +7,7 @@ from typing import TypeGuard
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import EventKind
@@ -26,6 +27,17 @@ _SINK_QUALNAMES = ("numpy.", "matplotlib.", "torchvision.utils.", "torch.save", 
 
 class TensorDataAttribute(Rule):
     code = "TL703"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("data",)
     name = "tensor-data-attribute"
     message = "`{expr}.data` {how}: autograd's version tracking cannot see it{fix}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import UNSAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import NEW_TENSOR_METHODS, TENSOR_TUPLE_METHODS, Kind
 from torchlint.engine.semantic.values import current_where
@@ -14,6 +15,7 @@ _DEPTH = 8
 
 class TensorIdentityComparison(Rule):
     code = "TL711"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES, Analysis.VALUES})
     requires = (" is ",)
     name = "tensor-identity-comparison"
     message = (

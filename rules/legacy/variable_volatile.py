@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, truthy
 from torchlint.engine.flow.graph_flow import body_of
 from torchlint.engine.rule import Invalid, Rule
@@ -15,6 +16,9 @@ VARIABLE = "torch.autograd.Variable"
 
 class VariableVolatile(Rule):
     code = "TL709"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.GRAPH_BODIES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = ("volatile",)
     name = "variable-volatile"
     message = "{what} has had no effect since PyTorch 0.4: autograd records a graph here; use `with torch.no_grad():`"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
@@ -12,6 +13,9 @@ from ._helpers import zero_dim_index
 
 class ZeroDimIndexed(Rule):
     code = "TL708"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.GRAPH_BODIES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = ("[",)  # any integer index: `x.data[0]`, `x[ -1 ]`
     name = "zero-dim-indexed"
     message = "`{expr}` indexes a 0-dim tensor ({why}): IndexError since PyTorch 0.5; use `{recv}.item()`"

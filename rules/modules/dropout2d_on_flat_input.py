@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import UNSAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.values import current_where
 from torchlint.engine.torch.shapes import RANK_KEEPING_MODULES, flattens, is_flat
@@ -19,6 +20,7 @@ _CHANNEL_DROPOUT = {
 
 class Dropout2dOnFlatInput(Rule):
     code = "TL206"
+    analyses = frozenset({Analysis.GRAPH_BODIES, Analysis.VALUES})
     requires = ("ropout2d", "ropout3d")
     name = "dropout2d-on-flat-input"
     message = (

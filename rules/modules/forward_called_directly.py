@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
@@ -13,6 +14,7 @@ from torchlint.findings import Severity
 
 class ForwardCalledDirectly(Rule):
     code = "TL203"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("forward",)
     name = "forward-called-directly"
     message = "`{recv}.forward(...)` skips {what}; call `{recv}(...)`"

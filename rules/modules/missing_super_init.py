@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.semantic.names import dotted
@@ -12,6 +13,7 @@ from torchlint.findings import Severity
 
 class MissingSuperInit(Rule):
     code = "TL204"
+    analyses = frozenset({Analysis.KINDS, Analysis.OWN_SUMMARY})
     requires = ("__init__",)
     name = "missing-super-init"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import DISPLAY, Invalid, Replace, Rule, fix
 from torchlint.findings import Severity
 
@@ -20,6 +21,7 @@ _RENAMES = {"train": "fit", "eval": "evaluate"}
 
 class ModuleTrainOverridden(Rule):
     code = "TL205"
+    analyses = frozenset({Analysis.KINDS, Analysis.OWN_SUMMARY})
     requires = ("train", "eval")
     name = "module-train-overridden"
     message = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
@@ -21,6 +22,7 @@ _Found = tuple[cst.Assign, str, str, str, cst.BaseExpression]
 
 class ModulesInPlainContainer(Rule):
     code = "TL202"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("self.",)
     name = "modules-in-plain-container"
     message = (

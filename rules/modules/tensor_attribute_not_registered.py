@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import NO_GRAD, TENSOR_FACTORIES
@@ -40,6 +41,7 @@ _IN_PLACE = frozenset({"add_", "sub_", "mul_", "div_", "copy_", "fill_", "zero_"
 
 class TensorAttributeNotRegistered(Rule):
     code = "TL201"
+    analyses = frozenset({Analysis.KINDS, Analysis.OWN_SUMMARY})
     requires = ("torch",)
     name = "tensor-attribute-not-registered"
     message = (

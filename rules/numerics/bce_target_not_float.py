@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star
 from torchlint.engine.rule import SAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.dtypes import integer_dtype
@@ -24,6 +25,7 @@ _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 class BceTargetNotFloat(Rule):
     code = "TL806"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES, Analysis.VALUES})
     requires = ("binary_cross_entropy", "BCE")
     name = "bce-target-not-float"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.rule import DISPLAY, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
@@ -19,6 +20,7 @@ _MODULES = frozenset({"torch.nn.CrossEntropyLoss"})
 
 class CrossEntropySingleOutput(Rule):
     code = "TL807"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES, Analysis.VALUES})
     requires = ("cross_entropy", "CrossEntropyLoss")
     name = "cross-entropy-single-output"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, fix
 from torchlint.engine.torch.activations import Feed
 from torchlint.findings import Severity
@@ -15,6 +16,7 @@ _LOG_NAMES = {"softmax": "log_softmax", "Softmax": "LogSoftmax"}
 
 class ProbabilitiesIntoNllLoss(LossInputRule):
     code = "TL804"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.LOSS_FEEDS, Analysis.OWN_SUMMARY, Analysis.VALUES})
     requires = ("nll_loss", "NLLLoss")
     name = "probabilities-into-nll-loss"
     loss = "nll_loss"

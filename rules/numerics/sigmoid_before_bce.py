@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import UNSAFE, Invalid, NodeFix, Replace, fix
 from torchlint.engine.torch.activations import Feed
 from torchlint.findings import Severity
@@ -15,6 +16,7 @@ _WITH_LOGITS = {"binary_cross_entropy": "binary_cross_entropy_with_logits", "BCE
 
 class SigmoidBeforeBce(LossInputRule):
     code = "TL805"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.LOSS_FEEDS, Analysis.OWN_SUMMARY, Analysis.VALUES})
     requires = ("binary_cross_entropy", "BCELoss")
     name = "sigmoid-before-bce"
     loss = "binary_cross_entropy"

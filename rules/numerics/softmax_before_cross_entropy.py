@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, fix
 from torchlint.engine.torch.activations import Feed
 from torchlint.findings import Severity
@@ -11,6 +12,7 @@ from ._helpers import LossInputRule, activation_input, inline
 
 class SoftmaxBeforeCrossEntropy(LossInputRule):
     code = "TL803"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.LOSS_FEEDS, Analysis.OWN_SUMMARY, Analysis.VALUES})
     requires = ("cross_entropy", "CrossEntropyLoss")
     name = "softmax-before-cross-entropy"
     loss = "cross_entropy"

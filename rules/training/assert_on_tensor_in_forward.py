@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.semantic.kinds import TENSOR_PREDICATES, Kind
@@ -24,6 +25,18 @@ def _steps(events: list[Event]) -> bool:
 
 class AssertOnTensorInForward(Rule):
     code = "TL122"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.IS_PROGRAM,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.STAYS_ON_CPU,
+        }
+    )
     requires = ("assert",)
     name = "assert-on-tensor-in-forward"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.call_binding import bind, signature
 from torchlint.engine.core.callargs import with_keyword
 from torchlint.engine.flow.graph_flow import body_of
@@ -16,6 +17,7 @@ from ..legacy._signatures import TORCH
 
 class BackwardThroughFreedGraph(Rule):
     code = "TL107"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.GRAPH_BODIES, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("backward",)
     name = "backward-through-freed-graph"
     message = "this `backward()` frees the graph of `{shared}`, which {later} back-propagates through again: pass `retain_graph=True` here (or sum the losses)"

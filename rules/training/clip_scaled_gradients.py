@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind, dominates
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, fix
@@ -14,6 +15,17 @@ from ._helpers import LoopRule, scaler_of
 
 class ClipScaledGradients(LoopRule):
     code = "TL108"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("clip_grad",)
     name = "clip-scaled-gradients"
     message = (

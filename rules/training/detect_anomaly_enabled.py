@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, Rule, fix
 from torchlint.findings import Severity
@@ -13,6 +14,7 @@ from ._helpers import is_test_file
 
 class DetectAnomalyEnabled(Rule):
     code = "TL113"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.LOCAL_FUNCTIONS})
     requires = ("anomaly",)
     name = "detect-anomaly-enabled"
     message = "autograd anomaly detection is switched on: every backward pass records stack traces and checks for NaN, several times slower"

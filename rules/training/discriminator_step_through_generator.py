@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.flow.graph_flow import Backward, Body, body_of, graph_nodes, model_calls
 from torchlint.engine.flow.loop_events import Event, EventKind
@@ -29,6 +30,18 @@ bce = nn.BCELoss()
 
 class DiscriminatorStepThroughGenerator(Rule):
     code = "TL116"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.VALUES,
+        }
+    )
     requires = ("backward",)
     name = "discriminator-step-through-generator"
     message = "the discriminator loss `{loss}` back-propagates through `{fake}` into the generator `{gen}`: {effect}; use `{fake}.detach()` in the discriminator's term"

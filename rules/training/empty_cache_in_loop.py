@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, Invalid, RemoveStatement, fix
@@ -12,6 +13,9 @@ from ._helpers import LoopRule
 
 class EmptyCacheInLoop(LoopRule):
     code = "TL114"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.LOCAL_FUNCTIONS, Analysis.LOOP_ANALYSIS, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = ("empty_cache",)
     name = "empty-cache-in-loop"
     message = "`torch.cuda.empty_cache()` in the training loop synchronizes and slows every step, and frees nothing PyTorch would not reuse"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.core.walk import iter_nodes, iter_statements
 from torchlint.engine.flow.loop_events import EventKind, backward_call
@@ -17,6 +18,18 @@ from torchlint.findings import Severity
 
 class EvalWithoutEvalMode(Rule):
     code = "TL115"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.EVALUATION_HELPERS,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.VALUES,
+        }
+    )
     requires = ("torch",)  # not `no_grad`: a validation helper of another project file may hold it
     name = "eval-without-eval-mode"
     message = (

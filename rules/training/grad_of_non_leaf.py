@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.flow.graph_flow import Grad, body_of
 from torchlint.engine.rule import SAFE, InsertAfter, Invalid, Rule, fix
@@ -13,6 +14,7 @@ from torchlint.findings import Severity
 
 class GradOfNonLeaf(Rule):
     code = "TL109"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.GRAPH_BODIES, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("grad",)
     name = "grad-of-non-leaf"
     message = "`{name}` is produced by an operation (not a leaf), so `{name}.grad` is None after backward(); call `{name}.retain_grad()` first"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, UNSAFE, InsertAfter, Invalid, Replace, fix
@@ -15,6 +16,17 @@ from ._helpers import LoopRule, scaler_of
 
 class GradscalerBypassed(LoopRule):
     code = "TL112"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("scale",)
     name = "gradscaler-bypassed"
     message = "{problem}"

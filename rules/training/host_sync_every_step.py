@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import Body, body_of
@@ -26,6 +27,19 @@ _ALL_REDUCE = "torch.distributed.all_reduce"
 
 class HostSyncEveryStep(LoopRule):
     code = "TL118"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.IS_PROGRAM,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.STAYS_ON_CPU,
+        }
+    )
     requires = ("item", "cpu", "tolist", "numpy", "float", "synchronize", "all_reduce")
     name = "host-sync-every-step"
     message = "`{sync}` waits for the device every step, but `{value}` is only read under `if {test}`: move `{value} = ...` inside that `if`"

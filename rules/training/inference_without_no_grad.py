@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import Body, body_for, body_of, graph_nodes, names_read
@@ -25,6 +26,17 @@ _HELPER_MESSAGE = (
 
 class InferenceWithoutNoGrad(Rule):
     code = "TL110"
+    analyses = frozenset(
+        {
+            Analysis.CALLING_CONTEXTS,
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = (
         "val",
         "Val",
@@ -285,13 +297,11 @@ for epoch in range(10):
         code = ctx.module.code_for_node(node)
         if "backward" in code or "autograd" in code or _lightning_hook(ctx):
             return  # gradients wanted here, or the trainer decides when autograd is on
-        if runs_without_grad(ctx, node):
-            return
         body = body_for(ctx, node)
         if body is None:
             return
         calls = [call for call, _, loops, off in body.forwards if not loops and not off]
-        if calls and not _output_escapes(body, node):
+        if calls and not runs_without_grad(ctx, node) and not _output_escapes(body, node):  # its callers: last
             self.report(calls[0], _HELPER_MESSAGE.format(fn=node.name.value))
 
     def visit_For(self, node: cst.For) -> None:

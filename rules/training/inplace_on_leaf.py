@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, is_name
 from torchlint.engine.flow.graph_flow import Body, Grad, assignments, body_of
 from torchlint.engine.rule import DISPLAY, SAFE, Invalid, NodeFix, Replace, Rule, fix
@@ -25,6 +26,7 @@ _SWITCHES = {"weight": ("affine", "elementwise_affine"), "bias": ("bias", "affin
 
 class InplaceOnLeaf(Rule):
     code = "TL120"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.GRAPH_BODIES, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("Parameter", "requires_grad", "torch.nn", "nn.")
     name = "inplace-on-leaf"
     message = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.accumulators import backpropagated_this_iteration, may_outlive_iteration, outlives_iteration
 from torchlint.engine.flow.graph_flow import TENSOR_OPS, Body, body_of
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
@@ -19,6 +20,9 @@ _TENSOR_METHODS = TENSOR_OPS | {"item", "detach", "cpu", "cuda", "to", "numpy"}
 
 class LossAccumulatedWithGraph(Rule):
     code = "TL105"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.GRAPH_BODIES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = ("loss", "Loss", "criterion", "backward")
     name = "loss-accumulated-with-graph"
     message = "`{acc}` accumulates `{value}` with its autograd graph: every step's graph stays alive and memory grows; accumulate `{value}.detach()` (or `.item()` for a Python number)"

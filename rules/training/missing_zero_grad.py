@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
@@ -16,6 +17,16 @@ from ._helpers import LoopRule, dotted_or
 
 class MissingZeroGrad(LoopRule):
     code = "TL101"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("backward",)
     name = "missing-zero-grad"
     message = "gradients are never cleared in this training loop: `{opt}.step()` applies gradients accumulated over every previous step"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements, iter_nodes
 from torchlint.engine.flow.blocks import BranchPath, Place, headers, statements
 from torchlint.engine.flow.loop_events import exclusive
@@ -29,6 +30,7 @@ class Pass:
 
 class ParametersIteratorReused(Rule):
     code = "TL121"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("parameters", "buffers", "children", "modules")
     name = "parameters-iterator-reused"
     message = (

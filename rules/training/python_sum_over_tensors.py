@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.findings import Severity
@@ -11,6 +12,7 @@ from torchlint.findings import Severity
 
 class PythonSumOverTensors(Rule):
     code = "TL106"
+    analyses = frozenset({Analysis.CALL_SITES, Analysis.LOCAL_FUNCTIONS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
     requires = ("sum",)
     name = "python-sum-over-tensors"
     message = "builtin `sum()` over tensors adds them one by one starting from the int 0; use `torch.stack(...).sum(0)`"

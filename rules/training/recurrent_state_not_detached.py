@@ -6,6 +6,7 @@ import ast
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import Body, body_of
@@ -25,6 +26,9 @@ _CUTS = GRAPH_CUTTING_METHODS | {"detach_", "data", "no_grad", "inference_mode"}
 
 class RecurrentStateNotDetached(Rule):
     code = "TL119"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.GRAPH_BODIES, Analysis.OWN_SUMMARY, Analysis.SCOPES, Analysis.VALUES}
+    )
     requires = ("backward",)
     name = "recurrent-state-not-detached"
     message = "`{state}` comes out of `{call}` with this step's graph and goes into the next step's call undetached: {consequence}; detach it at the start of the step ({detach})"

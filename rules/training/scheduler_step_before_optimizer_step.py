@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind, dominates
 from torchlint.engine.rule import UNSAFE, InsertAfter, Invalid, RemoveStatement, fix
@@ -14,6 +15,9 @@ from ._helpers import LoopRule
 
 class SchedulerStepBeforeOptimizerStep(LoopRule):
     code = "TL104"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.LOCAL_FUNCTIONS, Analysis.LOOP_ANALYSIS, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = ("step",)
     name = "scheduler-step-before-optimizer-step"
     message = "`{sched}` runs before the first `optimizer.step()` of the iteration: the first learning rate is skipped"

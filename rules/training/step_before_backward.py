@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind, dominates
 from torchlint.engine.rule import SAFE, InsertAfter, Invalid, RemoveStatement, fix
@@ -14,6 +15,9 @@ from ._helpers import LoopRule, same_target
 
 class StepBeforeBackward(LoopRule):
     code = "TL103"
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.LOCAL_FUNCTIONS, Analysis.LOOP_ANALYSIS, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = ("backward",)
     name = "step-before-backward"
     message = (

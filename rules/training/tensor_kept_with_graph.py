@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.flow.accumulators import may_outlive_iteration, outlives_iteration
 from torchlint.engine.flow.graph_flow import Body, Grad, body_of, model_calls
@@ -25,6 +26,16 @@ _NOT_OUTPUTS = Kind.LOSS | Kind.NUMBER | Kind.MODEL | Kind.OPTIMIZER | Kind.CRIT
 
 class TensorKeptWithGraph(Rule):
     code = "TL117"
+    analyses = frozenset(
+        {
+            Analysis.CALLING_CONTEXTS,
+            Analysis.CALL_SITES,
+            Analysis.GRAPH_BODIES,
+            Analysis.KINDS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("append", "extend", "+=", "]=", "] =")
     name = "tensor-kept-with-graph"
     message = "`{acc}` keeps `{value}` with its autograd graph: every iteration's graph (activations included) stays alive and memory grows; store `{value}.detach()`"
@@ -252,9 +263,7 @@ class Sampler:
         acc = dotted(container)
         if acc is None or isinstance(value, cst.StarredElement) or not may_outlive_iteration(ctx, acc):
             return
-        if self._without_grad() or self._in_forward():
-            return
-        if ctx.kind(value) & _NOT_OUTPUTS or _never_requires_grad(value):
+        if self._in_forward() or ctx.kind(value) & _NOT_OUTPUTS or _never_requires_grad(value):
             return
         body = body_of(ctx)
         index = body.index(value)
@@ -264,6 +273,8 @@ class Sampler:
             return
         names = [d.name for d in body.graph_defs(value, index)]
         if body.feeds_backward(acc) or any(body.feeds_backward(n) for n in names):
+            return
+        if self._without_grad():  # last: its callers may be in any project file
             return
         code = ctx.module.code_for_node(value)
         wrapped = code if isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({code})"

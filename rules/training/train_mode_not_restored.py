@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.core.walk import block_statements, iter_nodes, small_statements
+from torchlint.engine.core.analyses import Analysis
+from torchlint.engine.core.walk import block_statements, small_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, fix
@@ -32,6 +33,17 @@ def _mode_chosen(ev: Event, backward: Event, events: list[Event]) -> bool:
 
 class TrainModeNotRestored(LoopRule):
     code = "TL111"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.VALUES,
+        }
+    )
     requires = ("eval", "train(False)")
     name = "train-mode-not-restored"
     message = "`{model}.eval()` is never undone: from the second epoch on, `{model}` trains in eval mode (dropout off, batch-norm statistics frozen)"
@@ -186,11 +198,10 @@ for epoch in range(10):
     def _trained(self, model: str) -> bool:
         """Some optimizer of this file is given `model`'s parameters (`model.parameters()`)."""
         return any(
-            isinstance(n, cst.Call)
-            and isinstance(n.func, cst.Attribute)
-            and n.func.attr.value in ("parameters", "named_parameters")
-            and dotted(n.func.value) == model
-            for n in iter_nodes(self.ctx.module)
+            isinstance(site.call.func, cst.Attribute)
+            and site.call.func.attr.value in ("parameters", "named_parameters")
+            and dotted(site.call.func.value) == model
+            for site in self.ctx.call_sites.calls  # every call of the file
         )
 
     def _fresh_model_each_pass(self, loop: cst.For | cst.While) -> bool:

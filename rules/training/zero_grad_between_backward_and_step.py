@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.loop_events import Event, EventKind, dominates, exclusive
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, RemoveStatement, fix
@@ -15,6 +16,16 @@ from ._helpers import LoopRule, dotted_or
 
 class ZeroGradBetweenBackwardAndStep(LoopRule):
     code = "TL102"
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.KINDS,
+            Analysis.LOCAL_FUNCTIONS,
+            Analysis.LOOP_ANALYSIS,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("backward",)
     name = "zero-grad-between-backward-and-step"
     message = "`{call}` runs after `backward()` and before `{step}`: the step applies zero gradients and the model does not learn"

@@ -8,9 +8,10 @@ codes are errors that name the key and the file.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import sys
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -139,7 +140,7 @@ class Settings:
         return self if self.select is not None else replace(self, select=["ALL"])
 
     def excluded(self, rel_path: str) -> bool:
-        return any(_match(rel_path, p) for p in (*self.exclude, *self.extend_exclude))
+        return _excluder((*self.exclude, *self.extend_exclude))(rel_path)
 
 
 def _default_codes() -> frozenset[str]:
@@ -175,6 +176,26 @@ def _levels(severity: Mapping[str, Severity], codes: Sequence[str]) -> dict[str,
 def _enabled(code: str, select: Iterable[str], ignore: Iterable[str], default: bool = False) -> bool:
     s, i = _specificity(code, select, default), _specificity(code, ignore)
     return s >= 0 and s > i
+
+
+@functools.lru_cache(maxsize=64)
+def _excluder(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """`any(_match(rel_path, p) for p in patterns)`, asked for every folder and file a walk meets: a bare name
+    without wildcards (`.git`, `venv/`) matches exactly when it is one of the path's components (where names
+    are compared as they are spelt), so those are one set lookup; the others go through `_match`."""
+    plain = frozenset(p.rstrip("/") for p in patterns if os.path.normcase("Aa") == "Aa" and _plain_name(p.rstrip("/")))
+    others = tuple(p for p in patterns if p.rstrip("/") not in plain)
+
+    def excluded(rel_path: str) -> bool:
+        if plain and not plain.isdisjoint(rel_path.replace(os.sep, "/").split("/")):
+            return True
+        return any(_match(rel_path, p) for p in others)
+
+    return excluded
+
+
+def _plain_name(pattern: str) -> bool:
+    return bool(pattern) and "/" not in pattern and not any(c in pattern for c in "*?[")
 
 
 def _match(rel_path: str, pattern: str) -> bool:
@@ -308,6 +329,11 @@ class ConfigResolver:
         else:
             directory = path if path.is_dir() else path.parent
             settings = self._for_dir(directory.resolve())
+        return settings.widened() if self.widen else settings
+
+    def for_directory(self, resolved: Path) -> Settings:
+        """`for_path(resolved / "_")` for a folder already resolved (a walk resolves every folder it meets)."""
+        settings = self.explicit if self.explicit is not None else self._for_dir(resolved)
         return settings.widened() if self.widen else settings
 
     def _for_dir(self, directory: Path) -> Settings:

@@ -123,12 +123,13 @@ def discover(paths: list[Path], resolver: ConfigResolver, suffixes=SUFFIXES) -> 
                 dirnames[:] = []
                 continue
             seen_dirs.add(key)
-            specs = [(b, s) for b, s in specs if b == absd or b in absd.parents]
+            here = str(absd)
+            specs = [(b, s) for b, s in specs if _within(here, str(b))]
             if d != root:
                 spec = _gitignore(d)
                 if spec is not None:
                     specs.append((absd, spec))
-            settings = resolver.for_path(d / "_")
+            settings = resolver.for_directory(key)  # resolved above
             keep = []
             for name in sorted(dirnames):
                 sub = d / name
@@ -145,6 +146,12 @@ def discover(paths: list[Path], resolver: ConfigResolver, suffixes=SUFFIXES) -> 
                     continue
                 out.setdefault(f, Candidate(f, False))
     return sorted(out.values(), key=lambda c: str(c.path))
+
+
+def _within(path: str, folder: str) -> bool:
+    """`Path(folder) == Path(path) or Path(folder) in Path(path).parents`, for absolute normalised paths, on
+    their strings: asked for every ignore file above every folder a walk meets."""
+    return path == folder or path.startswith(folder if folder.endswith(os.sep) else folder + os.sep)
 
 
 def _rel(path: Path, root: Path) -> str:

@@ -6,11 +6,12 @@ import re
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import libcst as cst
 
-from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.core.analyses import Analysis, AnalysisNotDeclared
+from torchlint.engine.core.walk import iter_nodes, iter_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.calling_context import CallingContexts, Context
 from torchlint.engine.flow.graph_flow import Body
@@ -37,6 +38,19 @@ _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
 
 if TYPE_CHECKING:
     from torchlint.engine.rule import Report
+
+T = TypeVar("T")
+
+
+class analysis(cached_property[T]):  # a decorator, named as the cached_property it is
+    """A shared analysis of the file (core.analyses.Analysis): built on the first question, once, after the
+    context has checked that the rules linting may ask for it (`FileContext.allowed`). Later questions read
+    the instance's dict and never come here."""
+
+    def __get__(self, instance: object, owner: type | None = None) -> T:  # type: ignore[override]
+        if instance is not None and self.attrname not in instance.__dict__:
+            cast(FileContext, instance).asked_for(cast(str, self.attrname))
+        return super().__get__(instance, owner)
 
 
 class FileContext:
@@ -65,9 +79,20 @@ class FileContext:
         self.statement: cst.SimpleStatementLine | None = None  # the statement line being traversed, if any
         self.blocks: list[Sequence[cst.BaseStatement]] = []  # the indented blocks around it, innermost last
         self.ifs: list[cst.If] = []  # the `if`/`elif` statements around it (branch guards), innermost last
+        # The analyses (FileContext members, core.analyses.members) the rules may ask for: None, any; the
+        # tests set a rule's declaration. `asked`, when a set, collects the analyses asked for.
+        self.allowed: frozenset[str] | None = None
+        self.asked: set[str] | None = None
+
+    def asked_for(self, member: str) -> None:
+        """Check (and note) a question about an analysis: see core/analyses.py."""
+        if self.asked is not None:
+            self.asked.add(member)
+        if self.allowed is not None and member not in self.allowed:
+            raise AnalysisNotDeclared(f"`{member}` is not among the analyses the rule declares")
 
     # -- shared analyses (lazy) ---------------------------------------------
-    @cached_property
+    @analysis
     def project(self) -> Project | None:
         """The project this file belongs to (None for a snippet or an unsaved buffer)."""
         return project_for(self.path)
@@ -91,19 +116,19 @@ class FileContext:
         files = sorted(str(p) for p in self.read.consulted if p != here)
         return (*files, self.project.scan_dependency) if self.read.scanned else tuple(files)
 
-    @cached_property
+    @analysis
     def location(self) -> Path:
         """The file's resolved path (asked by several analyses: resolving costs a system call a folder)."""
         return Path(self.path).resolve()
 
-    @cached_property
+    @analysis
     def torch_version(self) -> TorchVersion:
         """The torch release the project targets (see target_version.py)."""
         if self._torch_version is not None or self.project is None:
             return resolve_version(None, self._torch_version)
         return self.project.torch_version
 
-    @cached_property
+    @analysis
     def version_guards(self) -> VersionGuards:
         """`if` tests on torch.__version__, evaluated at the target torch (version_guards.py)."""
         return VersionGuards(self.torch_version.pair, self.qualname, module_assignments(self.module))
@@ -116,7 +141,7 @@ class FileContext:
                 return False
         return True
 
-    @cached_property
+    @analysis
     def is_program(self) -> bool:
         """A script or notebook that runs (not a module others import): judged as a whole program."""
         if self.path.endswith(".ipynb") or ".ipynb:" in self.path:
@@ -171,7 +196,7 @@ class FileContext:
         # Judged with its callers: those that import it, else (no importer found) any that could.
         return bool(importers) or (bool(callers) and project.importers(here) == [])
 
-    @cached_property
+    @analysis
     def own_summary(self) -> ModuleSummary | None:
         """This file's `ast` summary (classes, calls), as the project index would make it: made once
         per file, not at every question (None when CPython cannot parse the text)."""
@@ -179,13 +204,13 @@ class FileContext:
         name, package = self.project.module_name(self.location) if self.project is not None else ("", "")
         return summarize(path, name, package, self.text)
 
-    @cached_property
+    @analysis
     def imports(self) -> Imports:
         project = self.project
         package = project.package_of(self.location) if project is not None else None
         return Imports(self.module, package)
 
-    @cached_property
+    @analysis
     def semantics(self) -> Semantics:
         folder = self.location.parent if self.project is not None else None
         return Semantics(
@@ -198,27 +223,27 @@ class FileContext:
             summary=lambda: self.own_summary,
         )
 
-    @cached_property
+    @analysis
     def call_sites(self) -> CallSites:
         """Every call of the file and where it sits (one walk, on the first question)."""
         return call_sites.index(self.module, self._call_site_parts)
 
-    @cached_property
+    @analysis
     def values(self) -> Values:
         """Which call built what a name or `self.attr` holds at a use (values.py)."""
         return Values(self.module, self.imports, lambda: self.call_sites)
 
-    @cached_property
+    @analysis
     def device_moves(self) -> DeviceMoves:
         """Where models and tensors were moved (device_moves.py)."""
         return DeviceMoves(self.module, self.imports, self.scopes, self.semantics)
 
-    @cached_property
+    @analysis
     def scopes(self) -> Scopes:
         """Which scope binds a name read in a given scope: Python's rules (scopes.py)."""
         return Scopes(self.module)
 
-    @cached_property
+    @analysis
     def calling_contexts(self) -> CallingContexts:
         """Each function's context joined over its callers, in this file and the project (calling_context.py)."""
         return CallingContexts(self)
@@ -228,36 +253,36 @@ class FileContext:
         in the innermost function being traversed, or at module level)."""
         return self.calling_contexts.at(node, self.current_function)
 
-    @cached_property
+    @analysis
     def checkpoint_consumers(self) -> CheckpointConsumers:
         """Where a state dict is saved and which project loaders read it back (checkpoint_consumers.py)."""
         return CheckpointConsumers(self)
 
-    @cached_property
+    @analysis
     def host_values(self) -> HostValues:
         """Tensors a function only uses as Python numbers: indices, slice bounds, sizes (host_values.py)."""
         return HostValues(self)
 
-    @cached_property
+    @analysis
     def loss_feeds(self) -> list[Feed]:
         """The file's loss calls fed by an activation (activations.py)."""
         return LossFeeds(self).feeds()
 
-    @cached_property
+    @analysis
     def graph_bodies(self) -> dict[cst.FunctionDef | cst.Module, Body]:
         """The def-use reading of each body asked about so far (graph_flow.body_for fills it)."""
         return {}
 
-    @cached_property
+    @analysis
     def evaluation_helpers(self) -> model_mode.EvaluationHelpers:
         """The functions a call may run validation through (model_mode.EvaluationHelpers: `name in helpers`)."""
         return model_mode.EvaluationHelpers(self)
 
-    @cached_property
+    @analysis
     def loop_analysis(self) -> LoopAnalysis:
         return LoopAnalysis(self)
 
-    @cached_property
+    @analysis
     def forward_arguments_left_unmoved(self) -> tuple[set[int], set[str]]:
         """Model-call argument slots a caller need not move: `forward` keeps them on the CPU or moves them
         itself (see device_moves)."""
@@ -266,7 +291,7 @@ class FileContext:
             summaries += self.project.imported_by(self.location, self.imports.table)
         return forward_arguments_left_unmoved(summaries)
 
-    @cached_property
+    @analysis
     def stays_on_cpu(self) -> bool:
         """A program that never names an accelerator: no device move or device argument in this file or
         the project modules it imports, and no project file imports it (then its callers might)."""
@@ -283,12 +308,18 @@ class FileContext:
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)
 
+    def _asked_for_kinds(self) -> None:
+        if self.allowed is not None or self.asked is not None:
+            self.asked_for(Analysis.KINDS.value)
+
     def kind(self, expr: cst.BaseExpression) -> Kind:
+        self._asked_for_kinds()
         assert self.scope is not None, "asked during the traversal, which keeps a scope"
         return self.semantics.infer(expr, self.scope)
 
     def builtin(self, func: cst.BaseExpression) -> str | None:
         """The builtin `func` calls (`iter`, `len`, `list`): a bare name nothing in the file rebinds."""
+        self._asked_for_kinds()
         if not isinstance(func, cst.Name) or func.value in self.imports.table:
             return None
         name = func.value
@@ -298,6 +329,7 @@ class FileContext:
         return None if name in self.semantics.classes.by_name else name
 
     def is_module_class(self, cls: cst.ClassDef) -> bool:
+        self._asked_for_kinds()
         return cls in self.semantics.classes
 
     def local_functions(self) -> dict[str, cst.FunctionDef]:
@@ -305,9 +337,15 @@ class FileContext:
         made once, from the call index's list of them (do not change it)."""
         return self._local_functions
 
-    @cached_property
+    @analysis
     def _local_functions(self) -> dict[str, cst.FunctionDef]:
-        return {name: defs[-1][0] for name, defs in self.call_sites.functions.items()}
+        if "call_sites" in self.__dict__:  # the call index lists them, in the same order
+            return {name: defs[-1][0] for name, defs in self.call_sites.functions.items()}
+        return {  # else a walk of the statements only: cheaper than indexing every call for it
+            s.name.value: s
+            for s in iter_statements(self.module.body, into_functions=True)
+            if type(s) is cst.FunctionDef
+        }
 
     # -- traversal state ----------------------------------------------------
     @property

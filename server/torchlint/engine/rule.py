@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, get_args
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.findings import Applicability, Severity
 
 if TYPE_CHECKING:
@@ -131,12 +132,18 @@ class Rule:
     # Why a rule of a default category is opt-in all the same: its precision on code nobody tuned it on
     # missed the bar (error 90%, warning 80% right). Empty: the category decides.
     opt_in: ClassVar[str] = ""
+    # The shared analyses the rule reads (core/analyses.py), those the engine's helpers it calls read for it
+    # included: the context builds each on the first question; tests/engine/test_analysis_registry.py runs
+    # the rule with only these.
+    analyses: ClassVar[frozenset[Analysis]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         code = cls.__dict__.get("code")
         if code is not None and not CODE_RE.match(code):
             raise TypeError(f"{cls.__name__}: bad rule code {code!r}")
+        if not all(isinstance(a, Analysis) for a in cls.analyses):
+            raise TypeError(f"{cls.__name__}: `analyses` names members of engine.core.analyses.Analysis")
         if code is not None:
             if cls.__dict__.get("category") not in CATEGORIES:
                 raise TypeError(f"{cls.__name__}: a rule declares its `category` ({', '.join(CATEGORIES)})")

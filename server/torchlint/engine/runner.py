@@ -16,6 +16,7 @@ import libcst as cst
 
 from torchlint import noqa
 from torchlint.engine.context import FileContext
+from torchlint.engine.core.analyses import members as analysis_members
 from torchlint.engine.core.fix_check import keeps_parse
 from torchlint.engine.core.node_positions import Range
 from torchlint.engine.core.node_positions import positions as node_positions
@@ -180,9 +181,13 @@ def lint_text(
     prefilter: bool = True,
     parser: Parser | None = None,
     torch_version: str | None = None,
+    only_declared: bool = False,
+    asked: set[str] | None = None,
 ) -> LintResult:
     """Lint `text`; `torch_version` is the target its settings resolved (config.ConfigResolver.resolve),
-    else the project's own is used (tests and examples give one too)."""
+    else the project's own is used (tests and examples give one too). `only_declared`: a rule asking for a
+    shared analysis none of `rules` declares (`Rule.analyses`) fails; `asked` collects the analyses asked
+    for (FileContext members)."""
     if prefilter:
         rules = applicable(rules, text)
         if not rules and _compiles(path, text):
@@ -194,6 +199,9 @@ def lint_text(
     if not rules:
         return LintResult([], module)
     ctx = FileContext(path, text, module, torch_version, parser.call_site_parts if parser is not None else None)
+    if only_declared:
+        ctx.allowed = analysis_members(a for r in rules for a in r.analyses)
+    ctx.asked = asked
     visits: dict[type[cst.CSTNode], _Handlers] = {}
     leaves: dict[type[cst.CSTNode], _Handlers] = {}
     for rule_cls in rules:

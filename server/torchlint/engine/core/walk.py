@@ -119,6 +119,14 @@ def _nodes_only(hint: object) -> bool:
     return all(_always_a_node(i) for i in items)
 
 
+def _no_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    return []
+
+
+# Node classes with no code-bearing field (a name, a number, a string): a walk passes them without listing.
+LEAVES: set[type] = set()
+
+
 def _lister(cls: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
     declared = {f.name: f.type for f in dataclasses.fields(cls)}
     lines = ["def list_children(node):", "    out = []"]
@@ -132,6 +140,10 @@ def _lister(cls: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
             lines.append(f"    out += node.{name}")
         else:
             lines.append(f"    add(out, node.{name})")
+    if len(lines) == 2:  # no field can hold a node
+        LEAVES.add(cls)
+        _LISTERS[cls] = _no_children
+        return _no_children
     lines.append("    return out")
     namespace: dict[str, object] = {"add": _add}
     exec("\n".join(lines), namespace)  # made above from the node class's field names
@@ -172,25 +184,6 @@ def forget_children() -> None:
 _LEAVE: cst.CSTNode = cst.Pass()
 
 
-def traverse(
-    root: cst.CSTNode,
-    enter: Callable[[cst.CSTNode], bool | None],
-    leave: Callable[[cst.CSTNode], None],
-) -> None:
-    """Pre-order walk calling enter (return False to skip children) and leave."""
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        if node is _LEAVE:
-            leave(stack.pop())
-            continue
-        if enter(node) is False:
-            continue
-        stack.append(node)
-        stack.append(_LEAVE)
-        stack.extend(reversed(children(node)))
-
-
 def dispatch(
     root: cst.CSTNode,
     enter: Callable[[cst.CSTNode], object],
@@ -198,11 +191,11 @@ def dispatch(
     entered: frozenset[type[cst.CSTNode]],
     left: frozenset[type[cst.CSTNode]],
 ) -> None:
-    """`traverse` for a visitor that wants few node types: `enter` is called (pre-order) only for the nodes
-    whose type is in `entered`, `leave` (after their children) only for those in `left`. Most nodes (names,
-    attributes, arguments) are then passed by without a call."""
+    """Pre-order walk for a visitor that wants few node types: `enter` is called only for the nodes whose
+    type is in `entered`, `leave` (after their children) only for those in `left`. Most nodes (names,
+    attributes, arguments) are passed by without a call."""
     cache = _CHILDREN.known
-    listers = _LISTERS
+    listers, leaves = _LISTERS, LEAVES
     stack: list[cst.CSTNode] = [root]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
@@ -216,6 +209,8 @@ def dispatch(
         if node_type in left:
             push(node)
             push(_LEAVE)
+        if node_type in leaves:
+            continue
         key = id(node)
         known = cache.get(key)
         if known is not None:
@@ -239,7 +234,8 @@ def iter_nodes(root: cst.CSTNode, *, into_functions: bool = True) -> Iterator[cs
     while stack:
         node = stack.pop()
         yield node
-        if not into_functions and type(node) in SCOPES:
+        node_type = type(node)
+        if node_type in LEAVES or (not into_functions and node_type in SCOPES):
             continue
         known = cache.get(id(node))
         stack.extend(reversed(known[1] if known is not None else list_children(node)))

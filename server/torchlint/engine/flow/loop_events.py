@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, is_name, truthy
-from torchlint.engine.core.walk import SCOPES, block_statements, children
+from torchlint.engine.core.walk import LEAVES, SCOPES, block_statements, list_children, listed_children
 from torchlint.engine.flow.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.flow.no_grad_callers import turns_grad_off
 from torchlint.engine.semantic.kinds import CLIP_GRAD, Kind
@@ -269,17 +269,19 @@ class LoopAnalysis:
             return known[1]
         found: list[cst.CSTNode] = []
         stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+        listed = listed_children()  # `children`'s lists, read directly
         while stack:
             n, done = stack.pop()
             if done:
                 found.append(n)
                 continue
             node_type = type(n)  # compared by type: isinstance() against libcst's ABCs is slow per node
-            if node_type in SCOPES:
+            if node_type in SCOPES or node_type in LEAVES:
                 continue
             if node_type is cst.Call or node_type is cst.Assign:  # the only nodes read after their children
                 stack.append((n, True))
-            stack.extend([(c, False) for c in reversed(children(n))])
+            known = listed.get(id(n))
+            stack.extend([(c, False) for c in reversed(known[1] if known is not None else list_children(n))])
         self._listed[id(node)] = (node, found)
         return found
 
@@ -382,6 +384,6 @@ class LoopAnalysis:
 
     def _scope_of(self, fn: cst.FunctionDef) -> Scope:
         """The semantic scope of a same-file function, built with its true parents (the functions and
-        classes around it, as the call index found them)."""
-        around = next(chain for f, chain in self.ctx.call_sites.functions[fn.name.value] if f is fn)
-        return self.ctx.semantics.scope_of_chain((*around, fn))
+        classes around it, as the scope analysis nests them: the kind questions of the walk read it anyway,
+        where the call index would be built for this alone)."""
+        return self.ctx.semantics.scope_at(fn)

@@ -19,7 +19,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from torchlint.engine.core.walk import children, list_children, listed_children
+from torchlint.engine.core.walk import LEAVES, children, list_children, listed_children
 
 Key = tuple[str, str]  # ("name", f) for `f(...)`, ("self", m) for `self.m(...)`
 Chain = tuple[cst.CSTNode, ...]  # the enclosing FunctionDef / ClassDef nodes, outermost first
@@ -101,6 +101,7 @@ def _index(root: cst.CSTNode) -> CallSites:
     states: list[_State] = [((), (), False, False, False)]
     pop_node, pop_state, push_nodes, push_states = nodes.pop, states.pop, nodes.extend, states.extend
     listed = listed_children()  # `children`'s lists, read here directly: this visits every node
+    leaves = LEAVES
     while nodes:
         node, state = pop_node(), pop_state()
         node_type = type(node)  # compared by type, most frequent first: isinstance() on libcst's ABCs is slow
@@ -117,8 +118,8 @@ def _index(root: cst.CSTNode) -> CallSites:
             nodes.append(value)  # its `.attr` is a field name, not a reference
             states.append(state)
             continue
-        if type(node) is cst.Import or type(node) is cst.ImportFrom:
-            continue  # binds names, calls and reads nothing
+        if node_type in leaves or node_type is cst.Import or node_type is cst.ImportFrom:
+            continue  # a number or a string holds nothing; an import binds names, calls and reads nothing
         known = listed.get(id(node))
         kids = known[1] if known is not None else list_children(node)
         if node_type is cst.Call:

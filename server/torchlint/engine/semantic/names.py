@@ -84,6 +84,9 @@ class Imports:
         # id(node) -> (node, its qualified name): a call's function is asked about by many rules. The node
         # is kept in the entry, so its id cannot be reused by another node while the entry lives.
         self._qualnames: dict[int, tuple[cst.BaseExpression, str | None]] = {}
+        # local name -> the modules `from` imports bind it from, as spelt (None: `from . import x`): a name
+        # bound by two is a version fallback, and `table` keeps the last only
+        self.from_modules: dict[str, set[str | None]] = {}
         self._collect(module.body)
 
     def _collect(self, body: Sequence[cst.BaseStatement]) -> None:
@@ -108,6 +111,11 @@ class Imports:
     def _import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
             return
+        spelt = dotted(node.module) if node.module else None
+        for alias in node.names:
+            bound = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(bound, cst.Name):
+                self.from_modules.setdefault(bound.value, set()).add(spelt)
         base = _module_name(node.module)
         if node.relative:
             base = relative_module(self.package, len(node.relative), base)

@@ -19,7 +19,7 @@ from typing import cast
 
 import libcst as cst
 
-from torchlint.engine.core.walk import children
+from torchlint.engine.core.walk import children, list_children, listed_children
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _Comprehension = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
@@ -156,34 +156,51 @@ class Scopes:
 
     def _walk(self, root: cst.CSTNode, scope: ScopeInfo) -> None:
         """Every node under `root`, each in the scope it is evaluated in (a loop, not recursion: this visits
-        every node of the file, and deeply nested code must not reach the recursion limit)."""
-        todo: list[tuple[cst.CSTNode, ScopeInfo]] = [(child, scope) for child in children(root)]
-        while todo:
-            node, scope = todo.pop()
+        every node of the file, and deeply nested code must not reach the recursion limit). Two stacks in
+        step, the nodes and their scopes: most nodes are pushed with their parent's scope, in one extend."""
+        nodes: list[cst.CSTNode] = list(children(root))
+        scopes: list[ScopeInfo] = [scope] * len(nodes)
+        pop_node, pop_scope, push_nodes, push_scopes = nodes.pop, scopes.pop, nodes.extend, scopes.extend
+        listed = listed_children()  # `children`'s lists, read here directly: this visits every node
+
+        def push(parts: list[tuple[cst.CSTNode, ScopeInfo]]) -> None:
+            for part, where in parts:
+                nodes.append(part)
+                scopes.append(where)
+
+        while nodes:
+            node, scope = pop_node(), pop_scope()
             t = type(node)  # compared by type: isinstance() against libcst's ABC-based classes is slow
+            if t in _LEAVES:
+                continue
             if t not in _SPECIAL:
                 if t in _BINDERS:
                     self._bind(node, scope)
-                todo.extend((child, scope) for child in children(node) if type(child) not in _LEAVES)
+                known = listed.get(id(node))
+                kids = known[1] if known is not None else list_children(node)
+                push_nodes(kids)
+                push_scopes([scope] * len(kids))
             elif t is cst.FunctionDef or t is cst.Lambda:
                 fn = cast(cst.FunctionDef | cst.Lambda, node)
+                header: list[cst.CSTNode] = []
                 if isinstance(fn, cst.FunctionDef):
                     scope.local.add(fn.name.value)
                     scope.definitions.add(fn.name.value)
                     # the header is evaluated where the def runs
-                    todo.extend((d, scope) for d in fn.decorators)
+                    header += fn.decorators
                     if fn.returns is not None:
-                        todo.append((fn.returns, scope))
-                todo.extend((part, scope) for part in _defaults_and_annotations(fn.params))
-                todo.append((fn.body, self._open_function(fn, fn.params, scope)))
+                        header.append(fn.returns)
+                header += _defaults_and_annotations(fn.params)
+                push([(part, scope) for part in header])
+                push([(fn.body, self._open_function(fn, fn.params, scope))])
             elif t is cst.ClassDef:
                 cls = cast(cst.ClassDef, node)
                 scope.local.add(cls.name.value)
                 scope.definitions.add(cls.name.value)
-                todo.extend((header, scope) for header in (*cls.decorators, *cls.bases, *cls.keywords))
-                todo.append((cls.body, self._open(cls, scope)))
+                push([(header, scope) for header in (*cls.decorators, *cls.bases, *cls.keywords)])
+                push([(cls.body, self._open(cls, scope))])
             else:
-                todo.extend(self._comprehension(cast(_Comprehension, node), scope))
+                push(self._comprehension(cast(_Comprehension, node), scope))
 
     def _open_function(self, node: cst.CSTNode, params: cst.Parameters, parent: ScopeInfo) -> ScopeInfo:
         inner = self._open(node, parent)

@@ -142,13 +142,45 @@ def installed(root: Path) -> TorchVersion | None:
             found = parse_version(dist.name[len("torch-") : -len(".dist-info")])
             if found is not None:
                 return TorchVersion(*found, f"installed in {venv.name}/")
-    from importlib import metadata  # not at import: start-up time
+    listed = _listed_torch()
+    if listed is not None:
+        found = parse_version(listed)
+    else:
+        from importlib import metadata  # not at import: ~25 ms of start-up for one question
 
-    try:
-        found = parse_version(metadata.version("torch"))
-    except metadata.PackageNotFoundError:
-        return None
+        try:
+            found = parse_version(metadata.version("torch"))
+        except metadata.PackageNotFoundError:
+            return None
     return TorchVersion(*found, "installed with torchlint") if found is not None else None
+
+
+def _listed_torch() -> str | None:
+    """The version of the torch distribution `importlib.metadata` finds first on sys.path, read from its
+    `torch-<version>.dist-info` folder name when that is the plain case (the first path entry holding any
+    torch metadata holds exactly that folder); None otherwise, and `importlib.metadata` answers."""
+    for entry in sys.path:
+        folder = entry or "."
+        if not os.path.isdir(folder):
+            if os.path.exists(folder):
+                return None  # a zip on the path: importlib.metadata reads inside it
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        torch = [n for n in names if n.endswith((".dist-info", ".egg-info", ".egg")) and _dist_name(n) == "torch"]
+        if not torch:
+            continue
+        if len(torch) == 1 and torch[0].endswith(".dist-info") and "-" in torch[0]:
+            return torch[0][: -len(".dist-info")].partition("-")[2]
+        return None
+    return None
+
+
+def _dist_name(folder: str) -> str:
+    stem = folder.rsplit(".", 1)[0] if not folder.endswith(".egg") else folder[: -len(".egg")]
+    return re.sub(r"[-_.]+", "_", stem.partition("-")[0]).lower()
 
 
 def configured_in(root: Path) -> str | None:
