@@ -146,3 +146,36 @@ def test_tl115_a_module_whose_construction_switches_its_network_is_not_proven_in
         + "percept = PerceptualLoss()\nwith torch.no_grad():\n    d = percept(x, y)\n"
     )
     assert bool(findings(src, "TL115")) is flagged
+
+
+@pytest.mark.parametrize(
+    "helper,flagged",
+    [
+        ("def log(net, other):\n    # net.eval() is the caller's job\n    print('.eval()', other)\n", True),
+        ("def log(net, other):\n    other.eval()\n", True),  # another module is switched
+        ("def log(net, other):\n    net.eval()\n", False),
+        ("def log(net, other):\n    switch(net)\n", False),  # two calls deep
+        ("def log(net, other):\n    switch(other)\n", True),
+    ],
+)
+def test_tl115_a_helper_switches_what_its_code_switches(helper, flagged, findings):
+    src = (
+        HEAD + "def switch(m):\n    m.eval()\n" + helper + "model = models.resnet18()\nteacher = models.resnet18()\n"
+        "log(model, teacher)\nwith torch.no_grad():\n    out = model(x)\n"
+    )
+    assert bool(findings(src, "TL115")) is flagged
+
+
+@pytest.mark.parametrize(
+    "switch,flagged",
+    [("# net.eval() is the caller's job", True), ("ema.eval()", True), ("net.eval()", False), ("x.backward()", False)],
+)
+def test_tl115_a_validation_helper_is_read_per_parameter_from_its_tree(switch, flagged, findings):
+    src = (
+        HEAD
+        + f"def validate(net, ema, xs):\n    {switch}\n    with torch.no_grad():\n        return [net(x) for x in xs]\n"
+        "model = models.resnet18()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for epoch in range(3):\n    for x in xs:\n        opt.zero_grad()\n        model(x).sum().backward()\n"
+        "        opt.step()\n    score = validate(model, ema, xs)\n"
+    )
+    assert bool(findings(src, "TL115")) is flagged
