@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 import pytest
 
+from torchlint.engine.semantic import scopes as python_scopes
 from torchlint.engine.semantic.scopes import Scopes
 
 
@@ -26,7 +29,7 @@ def _scopes(code: str) -> tuple[Scopes, dict[str, cst.CSTNode]]:
             named["<lambda>"] = node
 
     module.visit(Collect())
-    return Scopes(module), named
+    return Scopes(module, python_scopes.read(ast.parse(code), code)), named
 
 
 def _where(code: str, name: str, at: str) -> str | None:

@@ -216,7 +216,7 @@ class FileContext:
     @cached_property
     def scopes(self) -> Scopes:
         """Which scope binds a name read in a given scope: Python's rules (scopes.py)."""
-        return Scopes(self.module)
+        return Scopes(self.module, self.semantics.inference.facts)
 
     @cached_property
     def calling_contexts(self) -> CallingContexts:
