@@ -188,7 +188,8 @@ def _walrus_names(expr: ast.AST) -> Iterator[str]:
         node = todo.pop()
         if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
             yield node.target.id
-        todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.Lambda))
+        if not isinstance(node, ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def _bind_statement(root: ScopeFacts, scope: ScopeFacts, node: ast.AST) -> None:
