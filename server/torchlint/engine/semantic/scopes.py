@@ -29,7 +29,8 @@ Scoped = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef  # s
 Comprehension = ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
 Chain = tuple[Def, ...]  # enclosing defs, outermost first
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_DEF_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_DEF_CLASSES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_DEF_TYPES = frozenset(_DEF_CLASSES)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 # the libcst node types of the same scopes, and the ast type each maps to
@@ -324,7 +325,7 @@ class Scopes:
     def definition(self, node: cst.CSTNode) -> Def | None:
         """The summary's def or class for this tree's `node`."""
         found = self._facts.get(id(node))
-        return found.node if found is not None and isinstance(found.node, Def) else None
+        return found.node if found is not None and isinstance(found.node, _DEF_CLASSES) else None
 
     def info(self, node: cst.CSTNode) -> ScopeInfo | None:
         known = self._info.get(id(node))
