@@ -130,7 +130,15 @@ def test_tl115_apply_is_read_through_the_applied_function(init, flagged, finding
 
 @pytest.mark.parametrize(
     "switch,flagged",
-    [("self.net.eval()", False), ("self.net.train(False)", False), ("pass", True), ("self.net.apply(init)", True)],
+    [
+        ("self.net.eval()", False),
+        ("self.net.train(False)", False),
+        ("pass", True),
+        ("self.net.apply(init)", True),
+        ("# self.net.eval() is left to the caller\n        pass", True),  # a comment switches nothing
+        ("self.hint = 'call self.net.eval() first'", True),  # nor does a string
+        ("self.net.train(True)", True),
+    ],
 )
 def test_tl115_a_module_whose_construction_switches_its_network_is_not_proven_in_training_mode(
     switch, flagged, findings
