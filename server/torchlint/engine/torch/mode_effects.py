@@ -78,7 +78,7 @@ class Effects:
 class Mode:
     """What a function may do to the mode of the modules some of its parameters receive."""
 
-    off: bool = False  # may switch them out of training mode (or its code cannot be read)
+    off: bool = False  # may switch them out of training mode
     on: bool = False  # switches them to training mode
     backward: bool = False  # runs a backward pass
 
@@ -105,7 +105,7 @@ def mode(
     seen: set[tuple[int, frozenset[str] | None]] | None = None,
 ) -> Mode:
     """What `fn` may do to the modules `params` receive (None: any of its parameters), through the project
-    functions it hands them to (`_DEPTH` deep); a call it cannot resolve is not followed."""
+    functions it hands them to (at most `_DEPTH` functions in all); a call it cannot resolve is not followed."""
     seen = set() if seen is None else seen
     facts = effects(summary, fn)
     out = Mode(backward=facts.backward)
