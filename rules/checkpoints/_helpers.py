@@ -11,6 +11,7 @@ from pathlib import Path
 from torchlint.engine.semantic import inference
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.project import ModuleSummary, Project, qualify
+from torchlint.engine.semantic.scopes import Scoped
 from torchlint.engine.torch.activations import relative_path
 
 # Kinds of object the weights-only unpickler refuses (they pickle a class by import path).
@@ -45,7 +46,7 @@ def saved_elsewhere(project: Project, here: Path, path: str) -> SavedElsewhere |
     return None
 
 
-def _in_scope(project: Project, summary: ModuleSummary, scope: inference.Scoped, path: str) -> SavedElsewhere | None:
+def _in_scope(project: Project, summary: ModuleSummary, scope: Scoped, path: str) -> SavedElsewhere | None:
     local: dict[str, ast.expr] = {}
     for node in _own_nodes(scope):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -67,7 +68,7 @@ def _in_scope(project: Project, summary: ModuleSummary, scope: inference.Scoped,
 
 
 def _refused(
-    project: Project, summary: ModuleSummary, expr: ast.expr, scope: inference.Scoped, local: dict[str, ast.expr]
+    project: Project, summary: ModuleSummary, expr: ast.expr, scope: Scoped, local: dict[str, ast.expr]
 ) -> str | None:
     kind = inference.for_file(project, summary).infer(expr, scope)
     for flag, what in PICKLED_KINDS.items():

@@ -1,10 +1,16 @@
-"""Python's scoping rules (engine/semantic/scopes.py): which binding a read of a name sees."""
+"""Python's scoping rules (engine/semantic/scopes.py, the one implementation): which binding a read of a name
+sees, over the ast facts every file has, asked through the linted file's libcst tree."""
 
 from __future__ import annotations
+
+import ast
 
 import libcst as cst
 import pytest
 
+from torchlint.engine.context import FileContext
+from torchlint.engine.core.walk import iter_nodes
+from torchlint.engine.semantic import scopes as python_scopes
 from torchlint.engine.semantic.scopes import Scopes
 
 
@@ -26,7 +32,7 @@ def _scopes(code: str) -> tuple[Scopes, dict[str, cst.CSTNode]]:
             named["<lambda>"] = node
 
     module.visit(Collect())
-    return Scopes(module), named
+    return Scopes(module, python_scopes.read(ast.parse(code), code)), named
 
 
 def _where(code: str, name: str, at: str) -> str | None:
@@ -113,3 +119,42 @@ def test_defaults_and_decorators_are_read_in_the_enclosing_scope():
 def test_lambda_parameters():
     code = "net = 0\nf = lambda net: net\n"
     assert _where(code, "net", "<lambda>") == "<lambda>"
+
+
+def test_walrus_binds_in_the_lambda_around_it_and_a_header_s_outside():
+    code = "f = lambda: (y := 1)\n\ndef g(x=(d := 2)):\n    return x\n"
+    assert _where(code, "y", "<lambda>") == "<lambda>"
+    assert _where(code, "y", "<module>") is None
+    assert _where(code, "d", "g") == "<module>"
+
+
+def test_a_comprehension_in_the_first_iterable_is_evaluated_outside():
+    code = "def f(ys):\n    return [x for x in [y for y in ys]]\n"
+    module = cst.parse_module(code)
+    scopes = Scopes(module, python_scopes.read(ast.parse(code), code))
+    outer, inner = (n for n in iter_nodes(module) if isinstance(n, cst.ListComp))
+    fn = module.body[0]
+    assert scopes.info(inner).parent.node is fn  # not the outer comprehension
+    assert scopes.binding_scope("x", outer) is outer and scopes.binding_scope("x", inner) is None
+    assert scopes.binding_scope("y", inner) is inner and scopes.binding_scope("ys", inner) is fn
+
+
+def test_the_linted_file_asks_the_facts_the_inference_reads():
+    """One implementation: the libcst tree's scopes are the summary's, the same objects the inference uses."""
+    code = "import torch\n\nclass C:\n    def m(self, net):\n        return [p for p in net.parameters()]\n"
+    ctx = FileContext("m.py", code, cst.parse_module(code))
+    facts = ctx.semantics.inference.facts
+    method = next(n for n in iter_nodes(ctx.module) if isinstance(n, cst.FunctionDef))
+    comp = next(n for n in iter_nodes(ctx.module) if isinstance(n, cst.ListComp))
+    assert ctx.scopes.info(method).facts is facts.scopes[id(facts.functions["m"][0][0])]
+    assert ctx.scopes.info(comp).facts in facts.expression_scopes()
+    assert ctx.scopes.info(method).parent.is_class
+
+
+def test_a_tree_its_facts_do_not_describe_binds_nothing():
+    """Text CPython refuses has no summary: its scopes are unknown, never guessed from another reading."""
+    code = "def f():\n    net = 1\n"
+    module = cst.parse_module(code)
+    scopes = Scopes(module, python_scopes.read(ast.parse(""), ""))
+    assert scopes.binding_scope("net", module.body[0]) is None
+    assert scopes.info(module.body[0]) is None

@@ -241,7 +241,7 @@ class FileContext:
     @analysis
     def scopes(self) -> Scopes:
         """Which scope binds a name read in a given scope: Python's rules (scopes.py)."""
-        return Scopes(self.module)
+        return Scopes(self.module, self.semantics.inference.facts)
 
     @analysis
     def calling_contexts(self) -> CallingContexts:

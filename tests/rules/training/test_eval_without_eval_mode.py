@@ -130,7 +130,15 @@ def test_tl115_apply_is_read_through_the_applied_function(init, flagged, finding
 
 @pytest.mark.parametrize(
     "switch,flagged",
-    [("self.net.eval()", False), ("self.net.train(False)", False), ("pass", True), ("self.net.apply(init)", True)],
+    [
+        ("self.net.eval()", False),
+        ("self.net.train(False)", False),
+        ("pass", True),
+        ("self.net.apply(init)", True),
+        ("# self.net.eval() is left to the caller\n        pass", True),  # a comment switches nothing
+        ("self.hint = 'call self.net.eval() first'", True),  # nor does a string
+        ("self.net.train(True)", True),
+    ],
 )
 def test_tl115_a_module_whose_construction_switches_its_network_is_not_proven_in_training_mode(
     switch, flagged, findings
@@ -144,5 +152,38 @@ def test_tl115_a_module_whose_construction_switches_its_network_is_not_proven_in
         + "        self.model = DistModel()\n        self.model.initialize(use_dropout=True)\n"
         + "    def forward(self, a, b):\n        return self.model.net(a - b)\n"
         + "percept = PerceptualLoss()\nwith torch.no_grad():\n    d = percept(x, y)\n"
+    )
+    assert bool(findings(src, "TL115")) is flagged
+
+
+@pytest.mark.parametrize(
+    "helper,flagged",
+    [
+        ("def log(net, other):\n    # net.eval() is the caller's job\n    print('.eval()', other)\n", True),
+        ("def log(net, other):\n    other.eval()\n", True),  # another module is switched
+        ("def log(net, other):\n    net.eval()\n", False),
+        ("def log(net, other):\n    switch(net)\n", False),  # two calls deep
+        ("def log(net, other):\n    switch(other)\n", True),
+    ],
+)
+def test_tl115_a_helper_switches_what_its_code_switches(helper, flagged, findings):
+    src = (
+        HEAD + "def switch(m):\n    m.eval()\n" + helper + "model = models.resnet18()\nteacher = models.resnet18()\n"
+        "log(model, teacher)\nwith torch.no_grad():\n    out = model(x)\n"
+    )
+    assert bool(findings(src, "TL115")) is flagged
+
+
+@pytest.mark.parametrize(
+    "switch,flagged",
+    [("# net.eval() is the caller's job", True), ("ema.eval()", True), ("net.eval()", False), ("x.backward()", False)],
+)
+def test_tl115_a_validation_helper_is_read_per_parameter_from_its_tree(switch, flagged, findings):
+    src = (
+        HEAD
+        + f"def validate(net, ema, xs):\n    {switch}\n    with torch.no_grad():\n        return [net(x) for x in xs]\n"
+        "model = models.resnet18()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for epoch in range(3):\n    for x in xs:\n        opt.zero_grad()\n        model(x).sum().backward()\n"
+        "        opt.step()\n    score = validate(model, ema, xs)\n"
     )
     assert bool(findings(src, "TL115")) is flagged

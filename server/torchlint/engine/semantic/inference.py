@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from torchlint.engine.semantic import scopes
 from torchlint.engine.semantic.kinds import (
     PASS_THROUGH,
     RETURNS,
@@ -41,6 +42,7 @@ from torchlint.engine.semantic.kinds import (
     method_call_kind,
 )
 from torchlint.engine.semantic.project import ModuleSummary, current_dependencies, qualify
+from torchlint.engine.semantic.scopes import Chain, FileScopes, Scoped, ScopeFacts, declarers, owner
 
 if TYPE_CHECKING:
     from torchlint.engine.semantic.project import Project
@@ -49,13 +51,10 @@ if TYPE_CHECKING:
 _INHERITED = Kind.MODEL | Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Kind.SAMPLER
 _MAX_DEPTH = 100  # nested expressions followed (deeper: unknown, before Python's recursion limit)
 _MAX_CHAIN = 24  # functions whose returns are being read at once, across files (longer chains: unknown)
-Scoped = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
 Found = tuple[ModuleSummary, str]  # a file's summary and a top-level name it defines
-Chain = tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, ...]  # enclosing defs, outermost first
 
 
 class ClassKinds:
@@ -191,69 +190,6 @@ def _kept(project: Project, key: object, answer: Callable[[], Kind]) -> Kind:
 
 
 # -- one file's scopes (per content) ------------------------------------------------------------------
-@dataclass(eq=False)
-class ScopeFacts:
-    """What one scope of a file binds, by Python's rules (as scopes.py reads a libcst tree)."""
-
-    node: Scoped
-    parent: ScopeFacts | None
-    chain: Chain  # the defs around the scope's body, itself included
-    local: set[str] = field(default_factory=set)
-    definitions: set[str] = field(default_factory=set)  # bound by `import`, `def` or `class`
-    declared_global: set[str] = field(default_factory=set)
-    declared_nonlocal: set[str] = field(default_factory=set)
-    own_calls: OwnCalls | None = None  # the calls of its own body, read on the first question (`calls_in`)
-
-
-@dataclass
-class FileFacts:
-    """One file's scopes, definitions and calls: read once per content (kept with its summary). The scopes come
-    from its statements alone; the calls, which need every node, on the first question about a call site."""
-
-    scopes: dict[int, ScopeFacts]  # id(scope node) -> facts
-    definitions: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]  # in source order (pre-order)
-    functions: dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Chain]]]  # every def, by name
-    module: ast.Module
-    text: str
-    declarers: dict[int, list[tuple[ScopeFacts, set[str]]]] | None = None  # see `declarers`
-    _call_lines: dict[str, set[int]] | None = None
-
-    def call_lines(self) -> dict[str, set[int]]:
-        """Every word of the text followed by `(`, and the lines where it is: a function not among them has no
-        call site here, and one that is has its call sites in the scopes around those lines."""
-        if self._call_lines is None:
-            starts = [0, *(m.end() for m in _NEWLINE.finditer(self.text))]
-            found: dict[str, set[int]] = {}
-            for m in _CALLED.finditer(self.text):
-                found.setdefault(m.group(1), set()).add(bisect_right(starts, m.start()))
-            self._call_lines = found
-        return self._call_lines
-
-    def calls_of(self, key: tuple[str, str]) -> list[tuple[ast.Call, Chain]]:
-        """Every call `f(...)` (key ("name", f)) or `self.m(...)` (("self", m)) of the file, with the defs around
-        it: read in the scopes whose lines hold `f(` / `m(` only."""
-        found: list[tuple[ast.Call, Chain]] = []
-        for scope in {id(s): s for n in self.call_lines().get(key[1], ()) for s in self._scopes_at(n)}.values():
-            found += calls_in(scope).by_key.get(key, [])
-        return found
-
-    def _scopes_at(self, line: int) -> list[ScopeFacts]:
-        """The scope whose own code holds `line`: the innermost def or class around it, and the one around that
-        when the line is the def's header (its decorators' and defaults' calls run there)."""
-        best = self.scopes[id(self.module)]
-        for scope in self.scopes.values():
-            node = scope.node
-            if (
-                not isinstance(node, ast.Module)
-                and len(scope.chain) > len(best.chain)
-                and node.lineno <= line <= (node.end_lineno or 0)
-            ):
-                best = scope
-        node = best.node
-        header = not isinstance(node, ast.Module) and (line < node.body[0].lineno or line == node.lineno)
-        return [best, best.parent] if header and best.parent is not None else [best]
-
-
 @dataclass
 class OwnCalls:
     """The calls of one scope's own body (a def's header is its enclosing scope's)."""
@@ -262,13 +198,60 @@ class OwnCalls:
     backward: list[ast.Call] = field(default_factory=list)  # `x.backward(...)` outside lambdas
 
 
-def facts(summary: ModuleSummary) -> FileFacts:
-    """The scopes of a summarised file (made on the first question, kept with the summary)."""
+def facts(summary: ModuleSummary) -> FileScopes:
+    """The scopes of a summarised file (scopes.py: made on the first question, kept with the summary)."""
     found = summary.derived.get("scopes")
     if found is None:
-        found = summary.derived["scopes"] = _read_facts(summary.tree, summary.text)
-    assert isinstance(found, FileFacts)
+        found = summary.derived["scopes"] = scopes.read(summary.tree, summary.text)
+    assert isinstance(found, FileScopes)
     return found
+
+
+def _call_lines(file: FileScopes) -> dict[str, set[int]]:
+    """Every word of the text followed by `(`, and the lines where it is: a function not among them has no
+    call site here, and one that is has its call sites in the scopes around those lines."""
+    found = file.derived.get("call_lines")
+    if found is None:
+        starts = [0, *(m.end() for m in _NEWLINE.finditer(file.text))]
+        lines: dict[str, set[int]] = {}
+        for m in _CALLED.finditer(file.text):
+            lines.setdefault(m.group(1), set()).add(bisect_right(starts, m.start()))
+        found = file.derived["call_lines"] = lines
+    assert isinstance(found, dict)
+    return found
+
+
+def calls_of(file: FileScopes, key: tuple[str, str]) -> list[tuple[ast.Call, Chain]]:
+    """Every call `f(...)` (key ("name", f)) or `self.m(...)` (("self", m)) of the file, with the defs around
+    it: read in the scopes whose lines hold `f(` / `m(` only."""
+    found: list[tuple[ast.Call, Chain]] = []
+    for scope in {id(s): s for n in _call_lines(file).get(key[1], ()) for s in _scopes_at(file, n)}.values():
+        found += calls_in(scope).by_key.get(key, [])
+    return found
+
+
+def _scopes_at(file: FileScopes, line: int) -> list[ScopeFacts]:
+    """The scope whose own code holds `line`: the innermost def or class around it, and the one around that
+    when the line is the def's header (its decorators' and defaults' calls run there)."""
+    best = file.scopes[id(file.module)]
+    for scope in file.scopes.values():
+        node = scope.node
+        if (
+            not isinstance(node, ast.Module)
+            and len(scope.chain) > len(best.chain)
+            and node.lineno <= line <= (node.end_lineno or 0)
+        ):
+            best = scope
+    node = _statements_of(best)
+    header = not isinstance(node, ast.Module) and (line < node.body[0].lineno or line == node.lineno)
+    return [best, best.parent] if header and best.parent is not None else [best]
+
+
+def _statements_of(scope: ScopeFacts) -> Scoped:
+    """The module, def or class of a scope of statements (inference reads no other)."""
+    node = scope.node
+    assert isinstance(node, (ast.Module, *_DEFS)), "a scope of statements"
+    return node
 
 
 # Fields of a node class that may hold nodes worth visiting (not `ctx`, operators or comparison operators).
@@ -277,7 +260,6 @@ _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, 
 _DEF_TYPES = frozenset(_DEFS)
 _CALLED = re.compile(r"(\w+)\s*\(")
 _NEWLINE = re.compile(r"\n")
-_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
@@ -297,104 +279,14 @@ def _children(node: ast.AST) -> list[ast.AST]:
     return kids
 
 
-def _read_facts(module: ast.Module, text: str) -> FileFacts:
-    """Every scope and the names it binds, from the statements (a name is bound by a statement, or by `:=`)."""
-    out = FileFacts({}, [], {}, module, text)
-    root = out.scopes[id(module)] = ScopeFacts(module, None, ())
-    walrus = ":=" in text
-    todo: list[tuple[ast.AST, ScopeFacts]] = [(s, root) for s in reversed(module.body)]
-    while todo:
-        stmt, scope = todo.pop()
-        if type(stmt) in _DEF_TYPES:
-            todo.extend(_open(out, scope, stmt))  # type: ignore[arg-type]
-            continue
-        _bind_statement(root, scope, stmt)
-        if walrus and isinstance(stmt, ast.stmt):
-            for part in _children(stmt):
-                if not isinstance(part, (ast.stmt, ast.excepthandler, ast.match_case)):
-                    scope.local.update(_walrus_names(part))
-        for name in _BLOCKS:
-            block = getattr(stmt, name, None)
-            if type(block) is list:
-                todo.extend((s, scope) for s in reversed(block))
-    return out
-
-
-def _walrus_names(expr: ast.AST) -> Iterator[str]:
-    """Names `:=` binds in an expression (in the enclosing function, comprehension or not)."""
-    for node in ast.walk(expr):
-        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-            yield node.target.id
-
-
-def _open(
-    out: FileFacts, scope: ScopeFacts, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-) -> list[tuple[ast.AST, ScopeFacts]]:
-    """A def or class binds its name in `scope` and opens its own scope: its body's statements, to read."""
-    scope.local.add(node.name)
-    scope.definitions.add(node.name)
-    out.definitions.append(node)
-    inner = out.scopes[id(node)] = ScopeFacts(node, scope, (*scope.chain, node))
-    if isinstance(node, _FUNCTIONS):
-        out.functions.setdefault(node.name, []).append((node, scope.chain))
-        args = node.args
-        inner.local.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
-        inner.local.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-    return [(stmt, inner) for stmt in reversed(node.body)]
-
-
-def _bind_statement(root: ScopeFacts, scope: ScopeFacts, node: ast.AST) -> None:
-    """The names statement (or `except` / `case` clause) `node` binds or declares in `scope`."""
-    if isinstance(node, ast.Assign):
-        for target in node.targets:
-            _store(scope, target)
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-        _store(scope, node.target)
-    elif isinstance(node, (ast.With, ast.AsyncWith)):
-        for item in node.items:
-            if item.optional_vars is not None:
-                _store(scope, item.optional_vars)
-    elif isinstance(node, ast.Delete):
-        for target in node.targets:
-            _store(scope, target)
-    elif isinstance(node, (ast.Import, ast.ImportFrom)):
-        for alias in node.names:
-            if alias.name != "*":
-                name = alias.asname or alias.name.partition(".")[0]
-                scope.local.add(name)
-                scope.definitions.add(name)
-    elif isinstance(node, ast.Global):
-        scope.declared_global.update(node.names)
-        root.local.update(node.names)  # `global x; x = ...` binds a module name
-    elif isinstance(node, ast.Nonlocal):
-        scope.declared_nonlocal.update(node.names)
-    elif isinstance(node, ast.ExceptHandler):
-        if node.name:
-            scope.local.add(node.name)
-    elif isinstance(node, ast.match_case):
-        for p in ast.walk(node.pattern):
-            bound = p.rest if isinstance(p, ast.MatchMapping) else getattr(p, "name", None)
-            if isinstance(bound, str):
-                scope.local.add(bound)
-
-
-def _store(scope: ScopeFacts, target: ast.expr) -> None:
-    """The names an assignment, loop, `with` or `del` target binds (`a`, `a, (b, *c)`; not `x.y` or `x[i]`)."""
-    if isinstance(target, ast.Name):
-        scope.local.add(target.id)
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for el in target.elts:
-            _store(scope, el)
-    elif isinstance(target, ast.Starred):
-        _store(scope, target.value)
-
-
 def calls_in(scope: ScopeFacts) -> OwnCalls:
     """The calls of a scope's own body, by name or through `self`, and its `x.backward(...)` calls."""
-    if scope.own_calls is not None:
-        return scope.own_calls
+    known = scope.derived.get("calls")
+    if known is not None:
+        assert isinstance(known, OwnCalls)
+        return known
     out = OwnCalls()
-    todo: list[tuple[ast.AST, bool]] = [(s, False) for s in reversed(scope.node.body)]
+    todo: list[tuple[ast.AST, bool]] = [(s, False) for s in reversed(_statements_of(scope).body)]
     while todo:
         node, in_lambda = todo.pop()
         t = type(node)  # compared by type, most frequent first: this visits every node of the scope
@@ -409,7 +301,7 @@ def calls_in(scope: ScopeFacts) -> OwnCalls:
         elif t is ast.Lambda:
             in_lambda = True
         todo.extend((child, in_lambda) for child in reversed(_children(node)))
-    scope.own_calls = out
+    scope.derived["calls"] = out
     return out
 
 
@@ -424,45 +316,6 @@ def _index_call(out: OwnCalls, scope: ScopeFacts, call: ast.Call, in_lambda: boo
             out.backward.append(call)
     if key is not None:
         out.by_key.setdefault(key, []).append((call, scope.chain))
-
-
-def declarers(file: FileFacts) -> dict[int, list[tuple[ScopeFacts, set[str]]]]:
-    """id(scope node) -> the scopes whose `global` / `nonlocal` declarations bind names it owns, with those
-    names (`global model; model = Net()` in a function assigns the module's `model`)."""
-    if file.declarers is None:
-        module = file.scopes[id(file.module)]
-        found: dict[int, list[tuple[ScopeFacts, set[str]]]] = {}
-        for scope in file.scopes.values():
-            targets: dict[int, tuple[ScopeFacts, set[str]]] = {}
-            for name in scope.declared_global | scope.declared_nonlocal:
-                bound = owner(scope, name, module)
-                if bound is not None and bound is not scope:
-                    targets.setdefault(id(bound.node), (bound, set()))[1].add(name)
-            for key, (_, names) in targets.items():
-                found.setdefault(key, []).append((scope, names))
-        file.declarers = found
-    return file.declarers
-
-
-def owner(scope: ScopeFacts, name: str, module: ScopeFacts) -> ScopeFacts | None:
-    """The scope whose binding of `name` a read in `scope` sees (None: a builtin or unbound)."""
-    if name in scope.declared_global:
-        return module
-    if name in scope.local and name not in scope.declared_nonlocal:
-        return scope
-    outer = scope.parent
-    while outer is not None:
-        if isinstance(outer.node, ast.ClassDef):  # a class body's names are not visible to its functions
-            outer = outer.parent
-            continue
-        if outer.parent is None:
-            return outer if name in outer.local else None
-        if name in outer.declared_global:
-            return module
-        if name in outer.local and name not in outer.declared_nonlocal:
-            return outer
-        outer = outer.parent
-    return None
 
 
 # -- the inference over one file ---------------------------------------------------------------------
@@ -541,7 +394,7 @@ class Inference:
     def lookup(self, name: str, node: Scoped) -> Kind | None:
         """Kind of `name` read in scope `node` (None: a builtin, or known by name)."""
         found = owner(self.facts.scopes[id(node)], name, self._module)
-        return self.binding(found.node, name) if found is not None else None
+        return self.binding(_statements_of(found), name) if found is not None else None
 
     def infer(self, expr: ast.expr, node: Scoped, depth: int = 0) -> Kind:
         """Kind of the value of `expr` evaluated in scope `node`."""
@@ -673,7 +526,7 @@ class Inference:
         index = next((i for i, p in enumerate(positional) if p is param), None)
         if cls is not None and index is not None:
             index -= 1  # `self` is bound by the call
-        for call, chain in self.facts.calls_of(("self" if cls else "name", fn.name)):
+        for call, chain in calls_of(self.facts, ("self" if cls else "name", fn.name)):
             if cls is not None and cls not in chain:
                 continue
             caller = chain[-1] if chain else self.facts.module
@@ -695,7 +548,7 @@ class Inference:
         bindings[name] = bindings.get(name, Kind.NONE) | kind
 
     def _build(self, scope: ScopeFacts) -> None:
-        node = scope.node
+        node = _statements_of(scope)
         if isinstance(node, ast.ClassDef):
             self._build_class_attributes(node)
             return
@@ -720,7 +573,7 @@ class Inference:
                 self._assign(node, stmt.target, kind)
         self._bind_losses(node, scope)
         for declarer, names in declarers(self.facts).get(id(node), ()):
-            self.bindings(declarer.node)  # building it fills its exported names
+            self.bindings(_statements_of(declarer))  # building it fills its exported names
             exported = self._exported.get(id(declarer.node), {})
             for name in names & exported.keys():
                 self._bind(node, name, exported[name])
@@ -785,7 +638,7 @@ class Inference:
             id(p): d for p, d in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
         }
         defaults.update((id(p), d) for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)
-        outer = scope.parent.node if scope.parent is not None else fn
+        outer = _statements_of(scope.parent) if scope.parent is not None else fn
         pending = self._pending.setdefault(id(fn), {})
         for p in (*positional, *args.kwonlyargs):
             kind = Kind.NONE

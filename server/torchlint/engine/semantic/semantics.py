@@ -16,14 +16,14 @@ import ast
 from collections.abc import Callable, Iterator
 from functools import cache, cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from torchlint.engine.core.walk import iter_nodes, iter_statements
 from torchlint.engine.semantic import call_sites, inference
 from torchlint.engine.semantic.call_sites import CallSites
-from torchlint.engine.semantic.inference import ClassKinds, Found, Inference, Scoped
+from torchlint.engine.semantic.inference import ClassKinds, Found, Inference
 from torchlint.engine.semantic.kinds import (
     PASS_THROUGH,
     RETURNS,
@@ -34,7 +34,7 @@ from torchlint.engine.semantic.kinds import (
 )
 from torchlint.engine.semantic.names import Imports, dotted
 from torchlint.engine.semantic.project import ModuleSummary
-from torchlint.engine.semantic.scopes import Scopes
+from torchlint.engine.semantic.scopes import Scoped, Scopes
 
 if TYPE_CHECKING:
     from torchlint.engine.semantic.project import Project
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 _NUMBERS = frozenset({cst.Integer, cst.Float})
 _CONTAINERS = frozenset({cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp, cst.Set, cst.SetComp})
 _STRINGS = frozenset({cst.SimpleString, cst.ConcatenatedString, cst.FormattedString})
-_DEFS = (cst.FunctionDef, cst.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -151,21 +150,9 @@ class Semantics:
         assert self.project is not None, "another file's summary comes from the project"
         return inference.for_file(self.project, summary).classes
 
-    @cached_property
-    def _definitions(self) -> dict[cst.CSTNode, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
-        """This tree's defs and classes -> the summary's same ones: both listed in source order."""
-        defs = [n for n in iter_statements(self.module.body, into_functions=True) if type(n) in _DEFS]
-        found: dict[cst.CSTNode, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = {}
-        for i, node in enumerate(defs):
-            other = self.inference.definition(i)
-            if other is None or other.name != cast("cst.FunctionDef | cst.ClassDef", node).name.value:
-                return {}  # not the same text: nothing is mapped
-            found[node] = other
-        return found
-
     def _ast_scope(self, node: cst.CSTNode) -> Scoped | None:
         """The summary's node for this tree's module, def or class `node`."""
-        return self.inference.facts.module if node is self.module else self._definitions.get(node)
+        return self.inference.facts.module if node is self.module else self.scopes().definition(node)
 
     def bindings(self, node: cst.CSTNode) -> dict[str, Kind]:
         """The kinds of the names scope `node` binds (inference.py's, over the file's summary)."""
@@ -180,11 +167,9 @@ class Semantics:
     @cached_property
     def classes(self) -> ModuleClasses:
         """The file's classes' kinds: made at the first question (their bases are read across the project)."""
-        classes = [c for c in self._definitions if isinstance(c, cst.ClassDef)]
-        kinds = {c: self.inference.classes.of(cast(ast.ClassDef, self._definitions[c])) for c in classes}
-        if not self._definitions:
-            classes = [c for c in iter_statements(self.module.body, into_functions=True) if isinstance(c, cst.ClassDef)]
-        return ModuleClasses(classes, kinds)
+        classes = [c for c in iter_statements(self.module.body, into_functions=True) if isinstance(c, cst.ClassDef)]
+        own = [(c, self.scopes().definition(c)) for c in classes]
+        return ModuleClasses(classes, {c: self.inference.classes.of(d) for c, d in own if isinstance(d, ast.ClassDef)})
 
     def release(self) -> None:
         """Forget the scopes (each refers back to this object): see FileContext.release."""
@@ -359,7 +344,7 @@ class Semantics:
 
     def _method_returns(self, method: str, scope: Scope) -> Kind | None:
         cls_scope = scope.class_scope()
-        cls = self._definitions.get(cls_scope.node) if cls_scope is not None else None
+        cls = self.scopes().definition(cls_scope.node) if cls_scope is not None else None
         return self.inference.method_returns(method, cls) if isinstance(cls, ast.ClassDef) else None
 
     def functions(self) -> dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]]:
@@ -374,7 +359,7 @@ class Semantics:
 
     def returns(self, fn: cst.FunctionDef) -> Kind:
         """The kind every `return` of `fn` agrees on: inference.py's answer, the one importers get."""
-        other = self._definitions.get(fn)
+        other = self.scopes().definition(fn)
         return self.inference.returns(other) if isinstance(other, _FUNCTIONS) else Kind.NONE
 
     def arguments(self, fn: cst.FunctionDef, param: cst.Param) -> list[tuple[cst.BaseExpression, Scope]]:

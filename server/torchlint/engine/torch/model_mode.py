@@ -14,7 +14,8 @@ start in training mode, unless building one runs code that may switch it: lpips'
 `PerceptualLoss()` puts its network in eval mode), or switched by `.train()` and then trained (a backward
 pass) before the point, with nothing that may switch it to eval mode reaching the
 point — `.eval()`, `.train(flag)`, `.apply(fn)`, or a call that receives the model
-and whose code (this file's or a project file's) switches modes or cannot be read.
+and whose code (this file's or a project file's) switches it or cannot be read: read from that code's
+tree, through the helpers it hands the model on to (mode_effects.py), never from its text.
 `evaluation_parameters` names the parameters a function runs under `no_grad` /
 `inference_mode` without switching or training them: a validation helper whose
 callers decide the mode.
@@ -23,7 +24,6 @@ callers decide the mode.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +37,7 @@ from torchlint.engine.semantic.kinds import NO_GRAD, SAME_OBJECT_METHODS, Kind
 from torchlint.engine.semantic.names import dotted
 from torchlint.engine.semantic.project import ModuleSummary, Project, qualify
 from torchlint.engine.semantic.values import Where
+from torchlint.engine.torch.mode_effects import Mode, Slot, effects, mode
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -55,11 +56,6 @@ _TRANSFORMER = frozenset(
 # torchvision factories whose models have no mode-dependent layer by default (dropout 0.0, LayerNorm)
 _TORCHVISION_MODE_FREE = ("vit_", "get_")
 _DEPTH = 8
-# what a function's code does to the modes of the modules it receives
-_SWITCHES_TO_EVAL = re.compile(r"\.eval\(|\.apply\(|\.train\(\s*[^)\s]")
-_EVAL_CALL = re.compile(r"\.eval\(|\.train\(\s*(?!True\b)[^)\s]")  # not `.apply(init_weights)` of a constructor
-_SWITCHES_TO_TRAIN = re.compile(r"\.train\(\s*(?:True\s*)?\)")
-_BACKWARD = re.compile(r"\.(?:manual_)?backward\(")
 _NEUTRAL_BUILTINS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "hasattr", "getattr", "sum"})
 
 
@@ -200,14 +196,11 @@ def _is_self(expr: ast.expr) -> bool:
 # -- validation helpers ---------------------------------------------------------------------
 def evaluation_parameters(ctx: FileContext, func: cst.BaseExpression) -> list[tuple[int, str]]:
     """(position, name) of the parameters the plain function `func` calls run under `no_grad` /
-    `inference_mode`, without a backward pass, a mode switch, or handing them to other calls."""
+    `inference_mode`, without a backward pass, a switch of their mode, or handing them to other calls."""
     found = _function(ctx, func)
-    if found is None:
+    if found is None or effects(*found).backward:
         return []
     summary, fn = found
-    text = ast.get_source_segment(summary.text, fn) or ""
-    if _SWITCHES_TO_EVAL.search(text) or _SWITCHES_TO_TRAIN.search(text) or _BACKWARD.search(text):
-        return []
     params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
     decorated = any(_is_no_grad(summary, d) for d in fn.decorator_list)
     blocks: list[ast.AST] = (
@@ -228,7 +221,7 @@ def evaluation_parameters(ctx: FileContext, func: cst.BaseExpression) -> list[tu
     }
     out = []
     for i, p in enumerate(params):
-        if p in run and not _rebound_or_passed(fn, p):
+        if p in run and not _rebound_or_passed(fn, p) and mode(ctx.project, summary, fn, frozenset({p})) == Mode():
             out.append((i, p))
     return out
 
@@ -393,32 +386,44 @@ def _effect(ctx: FileContext, call: cst.Call, name: str) -> str | None:
         if method in ("backward", "manual_backward"):
             return "backward"
         if method == "apply" and _related(receiver, name) and len(call.args) == 1:
-            return _callee_effect(ctx, call.args[0].value, applied=True)  # `model.apply(init_weights)`
+            return _callee_effect(ctx, call.args[0].value, [0], applied=True)  # `model.apply(init_weights)`
         if method in ("eval", "train", "apply"):
             on = not call.args or (method == "train" and _is_true(call.args[0].value))
             if _related(receiver, name):
                 return "train" if method == "train" and on else "eval"
             other = receiver is not None and ctx.kind(func.value) & Kind.MODEL
             return "eval" if method != "train" and not other else None  # `m.eval()` of `model.modules()`
-    if not any(_related(dotted(a.value), name) for a in call.args):
+    slots = [slot for slot, a in _slots(call) if _related(dotted(a.value), name)]
+    if not slots:
         return None
-    return _callee_effect(ctx, func)
+    return _callee_effect(ctx, func, slots)
 
 
-def _callee_effect(ctx: FileContext, func: cst.BaseExpression, applied: bool = False) -> str | None:
-    """What a function that receives the model (or, `applied`, each of its submodules) does to its mode."""
+def _slots(call: cst.Call) -> list[tuple[Slot, cst.Arg]]:
+    """Each argument of `call` with where it goes: a position, a keyword, None after `*args` / at `**kwargs`."""
+    out: list[tuple[Slot, cst.Arg]] = []
+    unpacked = False
+    for i, a in enumerate(call.args):
+        unpacked = unpacked or a.star != ""
+        out.append((a.keyword.value if a.keyword is not None else None if unpacked else i, a))
+    return out
+
+
+def _callee_effect(ctx: FileContext, func: cst.BaseExpression, slots: list[Slot], applied: bool = False) -> str | None:
+    """What a function that receives the model at `slots` (or, `applied`, each of its submodules) does to its
+    mode, as its tree and the project functions it hands the model to show (mode_effects.py)."""
     q = ctx.qualname(func) or ""
     if (q.startswith("torch.") and not applied) or ctx.builtin(func) in _NEUTRAL_BUILTINS:
         return None
     found = _function(ctx, func)
     if found is None:
         return "eval"  # unknown code receives the model: it may switch it
-    text = ast.get_source_segment(found[0].text, found[1]) or ""
-    if _SWITCHES_TO_EVAL.search(text):
+    done = mode(ctx.project, *found, effects(*found).parameters(slots))
+    if done.off:
         return "eval"
-    if _SWITCHES_TO_TRAIN.search(text):
-        return "train-and-backward" if _BACKWARD.search(text) else "train"
-    return "backward" if _BACKWARD.search(text) else None
+    if done.on:
+        return "train-and-backward" if done.backward else "train"
+    return "backward" if done.backward else None
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:
@@ -494,8 +499,8 @@ class _ConstructionSwitches:
         )
         if fn is None:
             return False
-        if _EVAL_CALL.search(ast.get_source_segment(summary.text, fn) or ""):
-            return True
+        if any(s.method == "eval" or (s.method == "train" and not s.to_train) for s in effects(summary, fn).switches):
+            return True  # not `.apply(init_weights)`: initialising weights switches no mode
         built: dict[str, tuple[ModuleSummary, str]] = {}  # self.attr -> the project class it holds
         for n in ast.walk(fn):
             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
