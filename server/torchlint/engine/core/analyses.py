@@ -44,9 +44,11 @@ class Analysis(str, enum.Enum):
 
 
 # What the engine builds for every file whatever the rules (the traversal keeps a scope, which needs the
-# semantic model's scopes, the imports, the file's location and which project it is in; what the project
-# index reads of other files is read on questions of the declared analyses): never declared.
-ALWAYS = frozenset({"location", "project", "imports", "semantics"})
+# semantic model's scopes, the imports, the file's location and which project it is in; the scopes are read
+# from the file's own `ast` summary, so SCOPES and OWN_SUMMARY are built for every file that defines a
+# function or class; what the project index reads of other files is read on questions of the declared
+# analyses): never declared.
+ALWAYS = frozenset({"location", "project", "imports", "semantics", "scopes", "own_summary"})
 
 
 class AnalysisNotDeclared(RuntimeError):
