@@ -222,6 +222,17 @@ def _tensors_out(out: object, name: str = "") -> Iterator[Tensor]:
                 yield o
 
 
+def _is_argument(out: object, args: tuple[object, ...], kwargs: dict[str, object]) -> bool:
+    """`out` is one of the arguments (`out=`, an input handed back): not a new tensor."""
+    for a in args:
+        if a is out:
+            return True
+    for a in kwargs.values():
+        if a is out:
+            return True
+    return False
+
+
 def graph_leaves(roots: Iterable[Node | None]) -> Iterator[Tensor]:
     """The tensors whose `.grad` a backward from these autograd graph roots accumulates into."""
     seen: set[Node] = set()
@@ -271,8 +282,8 @@ class LeafGrads:
     def _tag(self, leaf: Tensor) -> None:
         grad = leaf.grad
         if grad is not None:
-            dev = self.s.tags.get(leaf)
-            if dev != "cpu":
+            dev = self.s.tags.simulated(leaf)
+            if dev is not None:
                 self.s.tags.set(grad, dev)
 
 
@@ -377,7 +388,7 @@ class FunctionMode(TorchFunctionMode):
             if args and out is args[0]:
                 return out  # in place
             source = self.s.tags.first_simulated(args, kwargs)
-            if source is not None and not any(out is a for a in args) and not any(out is a for a in kwargs.values()):
+            if source is not None and not _is_argument(out, args, kwargs):
                 self.s.tags.set(out, source)
             return out
         if isinstance(out, (list, tuple)) and out and not (args and out is args[0]):
