@@ -7,7 +7,7 @@ import pytest
 from probe_helpers import SCRIPTS, only, probe
 
 from torchlint.probe.coverage import LineCoverage
-from torchlint.probe.sampling import PERIOD, WARM_UP, WINDOW, Sampling
+from torchlint.probe.sampling import PERIOD, QUIET_WARM_UP, WARM_UP, WINDOW, Sampling
 
 pytest.importorskip("torch")
 
@@ -218,3 +218,37 @@ def test_new_code_inside_a_module_call_is_watched_from_the_next_step():
     (mismatch,) = only(report, "device-mismatch")
     assert (mismatch["line"], mismatch["first_step"], mismatch["count"]) == (18, 6, 7)
     assert report["watched_steps"] == 3 + 7
+
+
+def test_torch_functions_between_windows_give_their_outputs_the_simulated_device():
+    """Between watched windows only the function mode's `_follow` keeps the tags: a new output of one tensor
+    (`torch.cat` of a list of tagged tensors) or several (`torch.sort`), a view, an in-place result, a
+    `device=` factory, moves and the gradients `backward()` made; no aten op is intercepted there."""
+    import torch
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    from torchlint.probe.instrument import Probe
+
+    probe = Probe(__file__, None, True)
+    probe.install(compile("", __file__, "exec"))
+    try:
+        with probe.modes():
+            model = torch.nn.Linear(4, 4).to("cuda")
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            x = torch.randn(2, 4).to("cuda")
+            for _ in range(QUIET_WARM_UP + 2):
+                optimizer.zero_grad()
+                model(x).sum().backward()
+                optimizer.step()
+            between = (probe.state.watching, _get_current_dispatch_mode())
+            h = torch.tanh(model(x))
+            parts = torch.sort(torch.cat([h, x]))
+            made = torch.zeros(3, device="cuda")
+            grown = made.add_(1)
+            back = h.cpu()
+            devices = [str(t.device) for t in (h, *parts, h.detach(), made, grown, torch.ones(3, device=x.device))]
+            devices += [str(back.device), str((back + 1).device), str(model.weight.grad.device)]
+    finally:
+        probe.uninstall()
+    assert between == (False, None)
+    assert devices == ["cuda:0"] * 7 + ["cpu", "cpu", "cuda:0"]

@@ -50,6 +50,32 @@ class DeviceTags:
         dev = t.device
         return f"cuda:{dev.index or 0}" if dev.type == "cuda" else dev.type if dev.index is None else str(dev)
 
+    def simulated(self, t: torch.Tensor) -> str | None:
+        """The tag of `t`'s storage, None when it has none (its device is its real one)."""
+        key = _storage_key(t)
+        entry = self._tags.get(key) if key is not None else None
+        if entry is None:
+            return None
+        if _Storage._expired(entry[1]):
+            self._drop(key)  # type: ignore[arg-type]  # key is not None when entry is not
+            return None
+        return entry[0]
+
+    def first_simulated(self, args: tuple[object, ...], kwargs: dict[str, object]) -> str | None:
+        """The first tag among the tensor arguments (and the tensors in list arguments)."""
+        for a in (*args, *kwargs.values()) if kwargs else args:
+            if isinstance(a, torch.Tensor):
+                dev = self.simulated(a)
+                if dev is not None:
+                    return dev
+            elif isinstance(a, (list, tuple)):
+                for e in a:
+                    if isinstance(e, torch.Tensor):
+                        dev = self.simulated(e)
+                        if dev is not None:
+                            return dev
+        return None
+
     def of_storage(self, storage: _Storage) -> str | None:
         """The simulated device of a storage, None when it has none."""
         entry = self._tags.get(storage._cdata)

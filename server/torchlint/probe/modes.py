@@ -122,6 +122,8 @@ _ARITHMETIC = {
 _BACKWARD = {"backward", "grad"}
 # Tensor methods whose answer names the device: simulated CUDA answers them itself.
 _QUERIES = {"get_device", "type"}
+# The names `_follow` looks at before running a function (a property read, a move, a query).
+_FOLLOW_SPECIAL = {"__get__", *_MOVES, *_QUERIES}
 _DEVICES: dict[str, torch.device] = {}  # `.device` answers: one object per logical device
 # A tensor argument of an aten op: (argument index, or name for a keyword; index in a list argument or
 # None; the tensor; its device).
@@ -220,20 +222,15 @@ def _tensors_out(out: object, name: str = "") -> Iterator[Tensor]:
                 yield o
 
 
-def _simulated_input(tags: DeviceTags, args: tuple[object, ...], kwargs: dict[str, object]) -> str | None:
-    """The first simulated device among the tensor arguments (and the tensors in list arguments)."""
-    for a in (*args, *kwargs.values()):
-        if isinstance(a, Tensor):
-            dev = tags.get(a)
-            if dev != "cpu":
-                return dev
-        elif isinstance(a, (list, tuple)):
-            for e in a:
-                if isinstance(e, Tensor):
-                    dev = tags.get(e)
-                    if dev != "cpu":
-                        return dev
-    return None
+def _is_argument(out: object, args: tuple[object, ...], kwargs: dict[str, object]) -> bool:
+    """`out` is one of the arguments (`out=`, an input handed back): not a new tensor."""
+    for a in args:
+        if a is out:
+            return True
+    for a in kwargs.values():
+        if a is out:
+            return True
+    return False
 
 
 def graph_leaves(roots: Iterable[Node | None]) -> Iterator[Tensor]:
@@ -285,8 +282,8 @@ class LeafGrads:
     def _tag(self, leaf: Tensor) -> None:
         grad = leaf.grad
         if grad is not None:
-            dev = self.s.tags.get(leaf)
-            if dev != "cpu":
+            dev = self.s.tags.simulated(leaf)
+            if dev is not None:
                 self.s.tags.set(grad, dev)
 
 
@@ -305,10 +302,10 @@ class FunctionMode(TorchFunctionMode):
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
         s = self.s
+        if not s.watching and not s.busy:
+            return self._follow(func, args, kwargs or {})
         if s.busy:
             return func(*args, **(kwargs or {}))
-        if not s.watching:
-            return self._follow(func, args, kwargs or {})
         kwargs = kwargs or {}
         name = getattr(func, "__name__", "")
         if name == "__get__":
@@ -371,40 +368,50 @@ class FunctionMode(TorchFunctionMode):
         return device
 
     def _follow(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Between watched windows (simulated CUDA only): keep device tags right, one torch function at a
-        time, and nothing else. A new output takes the device of its first tensor input on a simulated
-        device, as the dispatch mode would tag it op by op; the gradients a `backward()` accumulated take
-        their leaf's device."""
+        """Between windows (simulated CUDA only): keep device tags right, one torch function at a time, and
+        nothing else. A new output takes the device of its first tensor input on a simulated device, as the
+        dispatch mode would tag it op by op; the gradients a `backward()` accumulated take their leaf's
+        device. Every torch call of an unwatched step comes here: the common case (no `device=`, one tensor
+        out) takes the fewest steps."""
         name = getattr(func, "__name__", "")
-        if name == "__get__":
-            return self._get(func, args)
-        if name in _MOVES and args and isinstance(args[0], Tensor):
-            return self._move(func, name, args, kwargs)
-        if name in _QUERIES:
-            return self._query(func, name, args, kwargs)
-        tags = self.s.tags
-        target = None
-        device = kwargs.get("device") if kwargs else None
-        if device is not None:
-            target = parse_device(device)
-            if target and target.startswith("cuda"):
-                check_ordinal(target, self.s.device_count)
-                kwargs = {**kwargs, "device": "cpu"}
+        if name in _FOLLOW_SPECIAL:
+            if name == "__get__":
+                return self._get(func, args)
+            if name in _MOVES and args and isinstance(args[0], Tensor):
+                return self._move(func, name, args, kwargs)
+            if name in _QUERIES:
+                return self._query(func, name, args, kwargs)
+        if kwargs and kwargs.get("device") is not None:
+            return self._follow_device(func, args, kwargs)
         out = func(*args, **kwargs)
-        if out is None or (args and out is args[0]) or not isinstance(out, (Tensor, list, tuple)):
-            if name == "backward" and args:
-                self.leaf_grads.unwatched = getattr(args[0], "grad_fn", None)
-            return out  # no new tensor: in place, or not a tensor at all
-        if target is not None:
-            for t in _tensors_out(out):
-                tags.set(t, target)
+        if isinstance(out, Tensor):
+            if args and out is args[0]:
+                return out  # in place
+            source = self.s.tags.first_simulated(args, kwargs)
+            if source is not None and not _is_argument(out, args, kwargs):
+                self.s.tags.set(out, source)
             return out
-        source = _simulated_input(tags, args, kwargs)
-        if source is not None:
-            inputs = {id(a) for a in (*args, *kwargs.values())}
-            for t in _tensors_out(out, name):
-                if id(t) not in inputs:
-                    tags.set(t, source)
+        if isinstance(out, (list, tuple)) and out and not (args and out is args[0]):
+            source = self.s.tags.first_simulated(args, kwargs)
+            if source is not None:
+                inputs = {id(a) for a in (*args, *kwargs.values())}
+                for t in _tensors_out(out, name):
+                    if id(t) not in inputs:
+                        self.s.tags.set(t, source)
+        elif name == "backward" and args:
+            self.leaf_grads.unwatched = getattr(args[0], "grad_fn", None)
+        return out
+
+    def _follow_device(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A `device=` argument between windows: a simulated device is made on the CPU and tagged."""
+        target = parse_device(kwargs["device"])
+        if target and target.startswith("cuda"):
+            check_ordinal(target, self.s.device_count)
+            kwargs = {**kwargs, "device": "cpu"}
+        out = func(*args, **kwargs)
+        if target is not None and out is not None and not (args and out is args[0]):
+            for t in _tensors_out(out):
+                self.s.tags.set(t, target)
         return out
 
     def _move(self, func: Callable[..., Any], name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
