@@ -252,6 +252,11 @@ ACCELERATOR_CHECKS = frozenset(
 # Calls that raise without a CUDA device: code after them runs only on a GPU machine.
 CUDA_REQUIRED = frozenset({"torch.cuda.set_device", "torch.cuda.init"})
 DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "hpu", "npu", "xla", "meta"})
+# The legacy CUDA tensor types: `isinstance(x, torch.cuda.FloatTensor)` (or `x.type() == "torch.cuda.FloatTensor"`)
+# is true only for a tensor already on a GPU, so it tests where the data is, like `x.is_cuda`.
+CUDA_TENSOR_TYPES = frozenset(
+    f"torch.cuda.{t}Tensor" for t in "Float Double Half BFloat16 Byte Char Short Int Long Bool".split()
+)
 
 # Gradient clipping: each iterates the parameters it is given.
 CLIP_GRAD = frozenset(
