@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, has_star, is_name, with_keyword
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
+
+from ._helpers import file_name, written_plain
 
 
 class TorchLoadWithoutWeightsOnly(Rule):
@@ -30,7 +35,11 @@ class TorchLoadWithoutWeightsOnly(Rule):
         "the project targets a torch older than 2.6 (where the default is full unpickling). The target comes "
         "from `torch-version` in `[tool.torchlint]`, else the project's declared dependencies, else the "
         "installed torch (`torchlint check --show-settings FILE` prints it). Loads inside "
-        "`torch.serialization.safe_globals(...)` are written for the safe default and stay silent."
+        "`torch.serialization.safe_globals(...)` are written for the safe default and stay silent, and so are "
+        "loads of a file the project writes itself with plain data: a project file's `torch.save` targets a "
+        'path ending in the same file name (`torch.save(train_set, out / "train.pt")` in a prepare script, '
+        '`torch.load(os.path.join(data_dir, "train.pt"))` in the training script) and none of those saves '
+        "holds a module, optimizer, `Namespace` or numpy object."
     )
     why = (
         "`torch.load` uses `pickle`. A pickle can name any importable callable to run while it loads — "
@@ -88,7 +97,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
                 self.report(node, self.unsafe_message)
             return
         version = self.ctx.torch_version
-        if version.pair >= (2, 6) or self.ctx.under_call(*_SAFE_GLOBALS):
+        if version.pair >= (2, 6) or self.ctx.under_call(*_SAFE_GLOBALS) or self._own_output(node):
             return
         message = self.message.format(version=version)
         if get_arg(node, "pickle_module", 2) is not None:
@@ -102,6 +111,25 @@ class TorchLoadWithoutWeightsOnly(Rule):
             risk="files of pickled objects no longer load",
         )
         self.report(node, message, fix=edit)
+
+    def _own_output(self, load: cst.Call) -> bool:
+        """The file is one the project writes itself with plain data (`torch.save(train_set, out / "train.pt")`
+        in a prepare script, `torch.load(os.path.join(d, "train.pt"))` here): no file from elsewhere."""
+        path = get_arg(load, "f", 0)
+        if path is None or self.ctx.project is None:
+            return False
+        expr = path.value
+        if isinstance(expr, cst.Name):
+            found = self.ctx.values.value_of(expr, current_where(self.ctx))
+            if found is None:
+                return False
+            expr = found[0]
+        try:
+            parsed = ast.parse(self.ctx.module.code_for_node(expr).strip(), mode="eval").body
+        except SyntaxError:
+            return False
+        name = file_name(parsed)
+        return name is not None and written_plain(self.ctx.project, name)
 
 
 _SAFE_GLOBALS = ("torch.serialization.safe_globals",)
