@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchlint.engine.semantic import inference
-from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.kinds import PYTEST_TEMPORARY_FIXTURES, TEMPORARY_PATHS, Kind
 from torchlint.engine.semantic.project import ModuleSummary, Project, qualify
 from torchlint.engine.torch.activations import relative_path
 
@@ -57,8 +57,9 @@ def written_plain(project: Project, name: str) -> bool:
 
 
 def _only_as_path(summary: ModuleSummary, name: str) -> bool:
-    """Every string naming the file `name` in `summary` is (part of) a `torch.save` or `torch.load` path."""
-    paths: set[int] = set()
+    """Every string naming the file `name` in `summary` is (part of) a `torch.save` or `torch.load` path, or of
+    a path in a fresh temporary directory (a test's own file)."""
+    paths = _temporary(summary)
     for node in ast.walk(summary.tree):
         if isinstance(node, ast.Call) and qualify(summary, node.func) in ("torch.save", "torch.load"):
             index = 1 if qualify(summary, node.func) == "torch.save" else 0
@@ -71,6 +72,34 @@ def _only_as_path(summary: ModuleSummary, name: str) -> bool:
         for n in ast.walk(summary.tree)
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.rpartition("/")[2] == name
     )
+
+
+def _temporary(summary: ModuleSummary) -> set[int]:
+    """The string constants of `summary` in values built on a fresh temporary directory or file: a name bound
+    by `with tempfile.TemporaryDirectory() as d`, `tempfile.mkdtemp()`, pytest's `tmp_path` of a test
+    function, and the names assigned from values that read one (`fn = str(Path(d) / "test.pt")`)."""
+    found: set[int] = set()
+    tree = summary.tree
+    for scope in (tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))):
+        made: set[str] = set()
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope.name.startswith("test"):
+            made = {a.arg for a in scope.args.args if a.arg in PYTEST_TEMPORARY_FIXTURES}
+        for node in _own_nodes(scope):
+            if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+                if isinstance(node.context_expr, ast.Call) and qualify(summary, node.context_expr.func) in TEMPORARY_PATHS:
+                    made.add(node.optional_vars.id)
+            if isinstance(node, (ast.BinOp, ast.Call, ast.JoinedStr)) and _reads(node, made):
+                found.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Constant))  # `tmp_path / "x.pt"`
+            if isinstance(node, ast.Assign):
+                value = node.value
+                fresh = isinstance(value, ast.Call) and qualify(summary, value.func) in TEMPORARY_PATHS
+                if fresh or _reads(value, made):
+                    made.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return found
+
+
+def _reads(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
 
 
 def file_name(path: ast.expr) -> str | None:

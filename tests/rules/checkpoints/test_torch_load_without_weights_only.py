@@ -58,6 +58,13 @@ def test_tl601_a_file_the_project_writes_itself_with_plain_data_is_not_from_else
         "    torch.save(rows, 'val.pt')\n"
         "    dump(torch.nn.Linear(2, 2), 'val.pt')  # a helper handed the name may save anything\n"
     )
+    # a test's own file in a fresh temporary directory is another file, whatever writes it
+    (tmp_path / "test_io.py").write_text(
+        "import tempfile\nfrom pathlib import Path\nimport torch\n"
+        "def test_roundtrip(tmp_path):\n    dump(torch.nn.Linear(2, 2), str(tmp_path / 'train.pt'))\n"
+        "def test_lazy():\n    with tempfile.TemporaryDirectory() as d:\n        fn = str(Path(d) / 'train.pt')\n"
+        "        dump(torch.nn.Linear(2, 2), fn)\n        assert torch.load(fn) is not None\n"
+    )
     src = (
         "import os\nimport torch\n"
         "def load(data_dir):\n"

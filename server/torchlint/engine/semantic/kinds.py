@@ -258,6 +258,11 @@ CUDA_TENSOR_TYPES = frozenset(
     f"torch.cuda.{t}Tensor" for t in "Float Double Half BFloat16 Byte Char Short Int Long Bool".split()
 )
 
+# A fresh temporary directory or file: a path built on one names no file anything else reads or writes. The
+# pytest fixtures are the parameters of that name of a test function (pytest binds them by name).
+TEMPORARY_PATHS = frozenset({"tempfile.TemporaryDirectory", "tempfile.mkdtemp", "tempfile.NamedTemporaryFile"})
+PYTEST_TEMPORARY_FIXTURES = frozenset({"tmp_path", "tmpdir"})
+
 # Gradient clipping: each iterates the parameters it is given.
 CLIP_GRAD = frozenset(
     f"torch.nn.utils.{m}"
