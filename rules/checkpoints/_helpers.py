@@ -86,7 +86,10 @@ def _temporary(summary: ModuleSummary) -> set[int]:
             made = {a.arg for a in scope.args.args if a.arg in PYTEST_TEMPORARY_FIXTURES}
         for node in _own_nodes(scope):
             if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
-                if isinstance(node.context_expr, ast.Call) and qualify(summary, node.context_expr.func) in TEMPORARY_PATHS:
+                if (
+                    isinstance(node.context_expr, ast.Call)
+                    and qualify(summary, node.context_expr.func) in TEMPORARY_PATHS
+                ):
                     made.add(node.optional_vars.id)
             if isinstance(node, (ast.BinOp, ast.Call, ast.JoinedStr)) and _reads(node, made):
                 found.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Constant))  # `tmp_path / "x.pt"`
