@@ -263,6 +263,13 @@ CUDA_TENSOR_TYPES = frozenset(
 TEMPORARY_PATHS = frozenset({"tempfile.TemporaryDirectory", "tempfile.mkdtemp", "tempfile.NamedTemporaryFile"})
 PYTEST_TEMPORARY_FIXTURES = frozenset({"tmp_path", "tmpdir"})
 
+# Tensor operations whose backward keeps no tensor of the forward pass (sums, additions, views), checked on
+# torch 2.13: a graph built only from them can be back-propagated twice without `retain_graph=True`
+# (`x.sum().backward()` twice works; `(x * 2).sum()` or `x.pow(2)` raise).
+NO_SAVED_TENSORS = frozenset(
+    "sum mean add sub neg view reshape flatten clone t transpose permute squeeze unsqueeze expand contiguous".split()
+)
+
 # Gradient clipping: each iterates the parameters it is given.
 CLIP_GRAD = frozenset(
     f"torch.nn.utils.{m}"
