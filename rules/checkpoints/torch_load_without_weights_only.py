@@ -88,6 +88,9 @@ class TorchLoadWithoutWeightsOnly(Rule):
         Invalid("import pickle, torch\nobj = torch.load(f, pickle_module=pickle)\n", line=2, torch_version="2.5"),
     ]
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._written: dict[str, bool] = {}
+
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) != "torch.load" or has_star(node):  # **kwargs may carry weights_only
             return
@@ -129,7 +132,12 @@ class TorchLoadWithoutWeightsOnly(Rule):
         except SyntaxError:
             return False
         name = file_name(parsed)
-        return name is not None and written_plain(self.ctx.project, name)
+        if name is None:
+            return False
+        known = self._written.get(name)  # one scan of the project per file name and linted file
+        if known is None:
+            known = self._written[name] = written_plain(self.ctx.project, name)
+        return known
 
 
 _SAFE_GLOBALS = ("torch.serialization.safe_globals",)
