@@ -1,15 +1,16 @@
 """What more than one place of the checkpoint rules needs: what the weights-only unpickler refuses, and the
-`torch.save` calls of other project files (TL604 pairs a load with a save of the same literal path there)."""
+`torch.save` calls of the project's files (TL604 pairs a load with a save of the same literal path in another
+file; TL601 leaves a load of a file the project itself writes with plain data alone)."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from torchlint.engine.semantic import inference
-from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.kinds import PYTEST_TEMPORARY_FIXTURES, TEMPORARY_PATHS, Kind
 from torchlint.engine.semantic.project import ModuleSummary, Project, qualify
 from torchlint.engine.semantic.scopes import Scoped
 from torchlint.engine.torch.activations import relative_path
@@ -27,44 +28,142 @@ _PLAIN = Kind.TENSOR | Kind.CONTAINER | Kind.NUMBER
 @dataclass(frozen=True)
 class SavedElsewhere:
     place: str  # "train.py:12"
-    what: str
+    what: str  # what it saves that the weights-only unpickler refuses ("": nothing proven)
 
 
 def saved_elsewhere(project: Project, here: Path, path: str) -> SavedElsewhere | None:
     """A `torch.save(obj, "<path>")` in another project file whose `obj` the weights-only unpickler refuses."""
+
+    def same(target: ast.expr) -> bool:
+        return isinstance(target, ast.Constant) and target.value == path
+
+    saves = _project_saves(project, same, skip=here)
+    return next((found for found in saves if found is not None and found.what), None) if saves else None
+
+
+def written_plain(project: Project, name: str) -> bool:
+    """The project writes the file `name` itself, with plain data: some project file's `torch.save` targets a
+    path ending in that file name (`torch.save(train_set, out / "train.pt")`), none of those saves holds what
+    the weights-only unpickler refuses, and every other mention of the name in the files that save or load is
+    the path of a `torch.save` or `torch.load` (a helper handed the name may save anything: not proven)."""
+
+    def same(target: ast.expr) -> bool:
+        return file_name(target) == name
+
+    saves, loaders = _project_saves(project, same), project.calling("load")
+    if not saves or loaders is None or any(found.what for found in saves):
+        return False
+    files = {s.path: s for s in (*(project.calling("save") or ()), *loaders)}
+    return all(_only_as_path(summary, name) for summary in files.values())
+
+
+def _only_as_path(summary: ModuleSummary, name: str) -> bool:
+    """Every string naming the file `name` in `summary` is (part of) a `torch.save` or `torch.load` path, or of
+    a path in a fresh temporary directory (a test's own file)."""
+    paths = _temporary(summary)
+    for node in ast.walk(summary.tree):
+        if isinstance(node, ast.Call) and qualify(summary, node.func) in ("torch.save", "torch.load"):
+            index = 1 if qualify(summary, node.func) == "torch.save" else 0
+            keyword = next((k.value for k in node.keywords if k.arg == "f"), None)
+            target = node.args[index] if len(node.args) > index else keyword
+            if target is not None:
+                paths.update(id(n) for n in ast.walk(target))
+    return all(
+        id(n) in paths
+        for n in ast.walk(summary.tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.rpartition("/")[2] == name
+    )
+
+
+def _temporary(summary: ModuleSummary) -> set[int]:
+    """The string constants of `summary` in values built on a fresh temporary directory or file: a name bound
+    by `with tempfile.TemporaryDirectory() as d`, `tempfile.mkdtemp()`, pytest's `tmp_path` of a test
+    function, and the names assigned from values that read one (`fn = str(Path(d) / "test.pt")`)."""
+    found: set[int] = set()
+    tree = summary.tree
+    for scope in (tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))):
+        made: set[str] = set()
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope.name.startswith("test"):
+            made = {a.arg for a in scope.args.args if a.arg in PYTEST_TEMPORARY_FIXTURES}
+        for node in _own_nodes(scope):
+            if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
+                if (
+                    isinstance(node.context_expr, ast.Call)
+                    and qualify(summary, node.context_expr.func) in TEMPORARY_PATHS
+                ):
+                    made.add(node.optional_vars.id)
+            if isinstance(node, (ast.BinOp, ast.Call, ast.JoinedStr)) and _reads(node, made):
+                found.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Constant))  # `tmp_path / "x.pt"`
+            if isinstance(node, ast.Assign):
+                value = node.value
+                fresh = isinstance(value, ast.Call) and qualify(summary, value.func) in TEMPORARY_PATHS
+                if fresh or _reads(value, made):
+                    made.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return found
+
+
+def _reads(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
+
+
+def file_name(path: ast.expr) -> str | None:
+    """The file name a path expression ends in: `"ckpt/last.pt"`, `os.path.join(d, "train.pt")`,
+    `Path(d, "train.pt")`, `out / "train.pt"`, `f"{d}/train.pt"`; None when it ends in something else
+    (`args.out`, `f"{name}.pt"`) or names no file (no suffix)."""
+    last: ast.expr | None = path
+    if isinstance(path, ast.Call):
+        last = path.args[-1] if path.args and not path.keywords else None
+    elif isinstance(path, ast.BinOp) and isinstance(path.op, ast.Div):
+        last = path.right
+    elif isinstance(path, ast.JoinedStr):
+        last = path.values[-1] if path.values else None
+    if last is not path and last is not None and not isinstance(last, ast.Constant):
+        return file_name(last)
+    if not (isinstance(last, ast.Constant) and isinstance(last.value, str)):
+        return None
+    name = last.value.rpartition("/")[2]
+    if isinstance(path, ast.JoinedStr) and name == last.value:
+        return None  # `f"{name}.pt"`: the name is built
+    return name if "." in name.strip(".") else None
+
+
+def _project_saves(
+    project: Project, matches: Callable[[ast.expr], bool], skip: Path | None = None
+) -> list[SavedElsewhere] | None:
+    """Every `torch.save` of the project's files (but `skip`) whose path argument `matches`, with what it
+    saves that the weights-only unpickler refuses ("" for none proven). None: the project's callers are
+    unknown (its index is not ready, or too large)."""
     callers = project.calling("save")
     if callers is None:
-        return None  # the project's callers are unknown (its index is not ready, or too large)
+        return None
+    found: list[SavedElsewhere] = []
     for summary in callers:
-        if summary.path == here:
+        if summary.path == skip:
             continue
         tree = summary.tree
         for scope in (tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))):
-            found = _in_scope(project, summary, scope, path)
-            if found is not None:
-                return found
-    return None
+            found.extend(_in_scope(project, summary, scope, matches))
+    return found
 
 
-def _in_scope(project: Project, summary: ModuleSummary, scope: Scoped, path: str) -> SavedElsewhere | None:
+def _in_scope(
+    project: Project, summary: ModuleSummary, scope: Scoped, matches: Callable[[ast.expr], bool]
+) -> Iterator[SavedElsewhere]:
     local: dict[str, ast.expr] = {}
     for node in _own_nodes(scope):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             local[node.targets[0].id] = node.value
         if not (isinstance(node, ast.Call) and qualify(summary, node.func) == "torch.save" and len(node.args) >= 2):
             continue
-        target = node.args[1]
-        if not (isinstance(target, ast.Constant) and target.value == path):
+        if not matches(node.args[1]):
             continue
         saved = node.args[0]
         if isinstance(saved, ast.Name) and isinstance(local.get(saved.id), ast.Dict):
             saved = local[saved.id]
         values = [v for v in saved.values if v is not None] if isinstance(saved, ast.Dict) else [saved]
-        for value in values:
-            what = _refused(project, summary, value, scope, local)
-            if what is not None:
-                return SavedElsewhere(f"{relative_path(summary.path, project.root)}:{node.lineno}", what)
-    return None
+        refused = (_refused(project, summary, value, scope, local) for value in values)
+        what = next((w for w in refused if w is not None), "")
+        yield SavedElsewhere(f"{relative_path(summary.path, project.root)}:{node.lineno}", what)
 
 
 def _refused(

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star, is_name, with_keyword
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
+
+from ._helpers import file_name, written_plain
 
 
 class TorchLoadWithoutWeightsOnly(Rule):
@@ -32,7 +37,11 @@ class TorchLoadWithoutWeightsOnly(Rule):
         "the project targets a torch older than 2.6 (where the default is full unpickling). The target comes "
         "from `torch-version` in `[tool.torchlint]`, else the project's declared dependencies, else the "
         "installed torch (`torchlint check --show-settings FILE` prints it). Loads inside "
-        "`torch.serialization.safe_globals(...)` are written for the safe default and stay silent."
+        "`torch.serialization.safe_globals(...)` are written for the safe default and stay silent, and so are "
+        "loads of a file the project writes itself with plain data: a project file's `torch.save` targets a "
+        'path ending in the same file name (`torch.save(train_set, out / "train.pt")` in a prepare script, '
+        '`torch.load(os.path.join(data_dir, "train.pt"))` in the training script) and none of those saves '
+        "holds a module, optimizer, `Namespace` or numpy object."
     )
     why = (
         "`torch.load` uses `pickle`. A pickle can name any importable callable to run while it loads — "
@@ -81,6 +90,9 @@ class TorchLoadWithoutWeightsOnly(Rule):
         Invalid("import pickle, torch\nobj = torch.load(f, pickle_module=pickle)\n", line=2, torch_version="2.5"),
     ]
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._written: dict[str, bool] = {}
+
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) != "torch.load" or has_star(node):  # **kwargs may carry weights_only
             return
@@ -90,7 +102,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
                 self.report(node, self.unsafe_message)
             return
         version = self.ctx.torch_version
-        if version.pair >= (2, 6) or self.ctx.under_call(*_SAFE_GLOBALS):
+        if version.pair >= (2, 6) or self.ctx.under_call(*_SAFE_GLOBALS) or self._own_output(node):
             return
         message = self.message.format(version=version)
         if get_arg(node, "pickle_module", 2) is not None:
@@ -104,6 +116,30 @@ class TorchLoadWithoutWeightsOnly(Rule):
             risk="files of pickled objects no longer load",
         )
         self.report(node, message, fix=edit)
+
+    def _own_output(self, load: cst.Call) -> bool:
+        """The file is one the project writes itself with plain data (`torch.save(train_set, out / "train.pt")`
+        in a prepare script, `torch.load(os.path.join(d, "train.pt"))` here): no file from elsewhere."""
+        path = get_arg(load, "f", 0)
+        if path is None or self.ctx.project is None:
+            return False
+        expr = path.value
+        if isinstance(expr, cst.Name):
+            found = self.ctx.values.value_of(expr, current_where(self.ctx))
+            if found is None:
+                return False
+            expr = found[0]
+        try:
+            parsed = ast.parse(self.ctx.module.code_for_node(expr).strip(), mode="eval").body
+        except SyntaxError:
+            return False
+        name = file_name(parsed)
+        if name is None:
+            return False
+        known = self._written.get(name)  # one scan of the project per file name and linted file
+        if known is None:
+            known = self._written[name] = written_plain(self.ctx.project, name)
+        return known
 
 
 _SAFE_GLOBALS = ("torch.serialization.safe_globals",)

@@ -28,8 +28,8 @@ class HardCodedCuda(Rule):
         'Flags `.cuda()`, `.to("cuda")` and `device="cuda"` on tensors and modules that are not under an '
         "`if` (or conditional expression, or function/file-level guard) that checks CUDA availability or "
         "a device choice: a call such as `torch.cuda.is_available()`, a comparison with a device string "
-        '(`device.type == "cuda"`), a command-line flag (`args.cuda` from `parser.parse_args()`), or a '
-        "variable assigned one of these; nor after a statement that only passes on a GPU machine "
+        '(`device.type == "cuda"`), a command-line flag (`args.cuda` from `parser.parse_args()`), where a '
+        "tensor already is (`x.is_cuda`, `isinstance(x, torch.cuda.FloatTensor)`), or a variable assigned one of these; nor after a statement that only passes on a GPU machine "
         '(`assert torch.cuda.is_available()`, `torch.cuda.set_device(...)`, `init_process_group("nccl")`, or a '
         "call of a helper that does one of these), nor in a function every caller of which is so guarded. A "
         "test on a value the caller hands in is the caller's device choice: a parameter (`if train_on_gpu:`) "
@@ -56,6 +56,9 @@ class HardCodedCuda(Rule):
         "import torch\nargs = parser.parse_args()\nx = x.cuda() if args.cuda else x\n",
         "import torch\nuse_gpu = torch.cuda.device_count() > 0\nif use_gpu:\n    model.cuda()\n",
         'import torch\nif device.type == "cuda":\n    model.cuda()\n',
+        # a type test on the data: true only for a tensor already on a GPU
+        "import torch\nif isinstance(out.data, torch.cuda.FloatTensor):\n    pad = pad.cuda()\n",
+        'import torch\nif out.type() == "torch.cuda.HalfTensor":\n    pad = pad.cuda()\n',
         'import torch\nassert torch.cuda.is_available()\nx = torch.zeros(3, device="cuda")\n',
         "import torch\ndef run():\n    if not torch.cuda.is_available():\n        return\n    model.cuda()\n",
         "import torch\nx = x.to(torch.float16)\n",

@@ -29,7 +29,9 @@ class BackwardThroughFreedGraph(Rule):
         "through part of the same graph: two losses built from one forward pass, or a backward "
         "inside a loop through a tensor computed once before the loop. A graph starts at a model call "
         "or at an operation on a tensor that requires grad (`requires_grad=True`, `.requires_grad_()`); "
-        "the leaf itself holds no graph, so reusing it is fine."
+        "the leaf itself holds no graph, so reusing it is fine. A shared graph built only from sums, additions and "
+        "views (`x.sum()`, `x + y`, `x.view(...)`) keeps no tensor for its backward, so a second pass through it "
+        "works and is not flagged."
     )
     why = (
         "By default `backward()` frees the intermediate buffers of the graph it traverses. A second "
@@ -120,6 +122,14 @@ w = torch.zeros(3, requires_grad=True)
 params = [w]
 (w * 2).sum().backward()
 (params[0] ** 2).sum().backward()
+""",
+        # a graph of sums, additions and views keeps no tensor for its backward: nothing to free
+        """\
+import torch
+x = torch.randn(4, requires_grad=True)
+y = (x + 1).sum()
+y.backward()
+y.backward()
 """,
         # the product was computed without recording a graph
         """\
@@ -233,13 +243,13 @@ def train_step(model: torch.nn.Module, x, y):
             start = body.index(loop)
             assert start is not None, "the body's walk numbers every statement of it, its loops included"
             outside = [d for d in mine if d.index < start and loop not in d.loops and not body.defined_in(d.name, loop)]
-            if outside:
+            if outside and body.saves_tensors(outside):
                 return self._report(node, min(outside, key=lambda d: d.index).name, "the next iteration")
         for other in body.backwards:
             if other.index <= me.index or exclusive(me, other) or other.target is None:
                 continue
             shared = mine & body.graph_defs(other.target, other.index, leaves=True)
-            if shared:
+            if shared and body.saves_tensors(shared):  # a graph of sums and views has nothing to free
                 name = min(shared, key=lambda d: d.index).name
                 return self._report(node, name, f"`{self.ctx.module.code_for_node(other.call)}`")
 

@@ -37,22 +37,8 @@ class InferenceWithoutNoGrad(Rule):
             Analysis.SCOPES,
         }
     )
-    requires = (
-        "val",
-        "Val",
-        "VAL",
-        "test",
-        "Test",
-        "TEST",
-        "predict",
-        "Predict",
-        "PREDICT",
-        "infer",
-        "Infer",
-        "INFER",
-        "train(False)",
-        "backward",
-    )
+    # what the two checks look for: an eval-mode switch before a loop, a backward() the helpers' callers run
+    requires = (".eval(", "train(False)", "backward")
     name = "inference-without-no-grad"
     message = "this evaluation loop runs the model with autograd on: wrap it in `with torch.no_grad():` (or `torch.inference_mode()`)"
     severity = Severity.WARNING
@@ -66,14 +52,15 @@ class InferenceWithoutNoGrad(Rule):
     )
     summary = "Evaluation / inference loop outside torch.no_grad()"
     what = (
-        "Flags an evaluation or inference loop — after `model.eval()`, or a loop over data in a "
-        "function named like validate/evaluate/predict/test that never calls `backward()` — that "
+        "Flags an evaluation or inference loop — one that runs after `model.eval()` (or `train(False)`) in "
+        "the same body, or switches the model to eval mode itself, and calls no `backward()` — that "
         "calls the model outside "
         "`torch.no_grad()`, `torch.inference_mode()` or a function decorated with either. Also flags "
         "a model call in a function called inside a loop (sampling, logging, saving images from the "
         "training loop) whose output never reaches `backward()` there and is not returned or stored, when some "
-        "call site of that function runs with autograd on. Test files (`test_*.py`, `tests/`) are not "
-        "checked."
+        "call site of that function runs with autograd on. What a function is called decides nothing: the "
+        "model's mode, the backward calls and the grad mode at every call site (calling contexts) do. Test "
+        "files (`test_*.py`, `tests/`) are not checked."
     )
     why = (
         "`model.eval()` changes dropout and batch-norm; it does not turn autograd off. Every forward "

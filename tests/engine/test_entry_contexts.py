@@ -271,3 +271,28 @@ def test_calls_through_files_that_call_each_other_terminate(tmp_path):
     )
     a = _file_ctx(root / "a.py")
     assert _body(a, "ping").grad_off is True  # its only caller is under no_grad; the cycle adds nothing
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "isinstance(out.data, torch.cuda.FloatTensor)",
+        "isinstance(out, (torch.cuda.HalfTensor, torch.cuda.FloatTensor))",
+        'out.type() == "torch.cuda.FloatTensor"',
+        'out.device.type == "cuda"',
+        "out.is_cuda",
+    ],
+)
+def test_a_test_of_where_the_data_is_guards_cuda(test):
+    # true only for a tensor already on a GPU: the branch runs with CUDA there (3D-ResNets' zero padding)
+    src = f"import torch\ndef pad(out, z):\n    if {test}:\n        z = z.cuda()\n    return z\n"
+    ctx = _ctx(src)
+    (call,) = [s.call for s in ctx.call_sites.calls if ctx.module.code_for_node(s.call) == "z.cuda()"]
+    assert ctx.calling_contexts.at(call, _fn(ctx, "pad")).cuda
+
+
+def test_a_cpu_tensor_type_test_is_no_cuda_guard():
+    src = "import torch\ndef pad(out, z):\n    if isinstance(out, torch.FloatTensor):\n        z = z.cuda()\n    return z\n"
+    ctx = _ctx(src)
+    (call,) = [s.call for s in ctx.call_sites.calls if ctx.module.code_for_node(s.call) == "z.cuda()"]
+    assert not ctx.calling_contexts.at(call, _fn(ctx, "pad")).cuda

@@ -82,8 +82,8 @@ def test_function_summaries_say_what_they_return(tmp_path):
 def test_editing_a_base_class_in_another_file_invalidates_the_cache(tmp_path, run_cli):
     root = _project(tmp_path, {"base.py": BASE, "net.py": NET})
 
-    def codes():  # the cache lives in the working directory: .torchlint_cache/
-        out = run_cli("check", "--output-format", "json", root / "net.py", cwd=root)
+    def codes():  # the cache lives in the working directory: .torchlint_cache/ (TL201 is opt-in: selected)
+        out = run_cli("check", "--select", "TL201", "--output-format", "json", root / "net.py", cwd=root)
         return [f["code"] for f in json.loads(out.stdout)]
 
     assert codes() == ["TL201"]
@@ -153,3 +153,28 @@ def test_notebooks_are_read_as_the_programs_that_call_a_library(tmp_path):
     assert [s.path for s in project.calling("init_process_group")] == [notebook]
     assert [s.path for s in project.importers(root / "kit/trainer.py")] == [notebook]
     assert project.summary(root / "broken.ipynb") is None  # not a notebook: nothing to read, no crash
+
+
+def test_the_index_does_not_read_a_fifo(tmp_path):
+    """A FIFO named like a module would block the index's read forever (the hostile-tree reliability test hung
+    once TL601 asked which files save): the index reads regular files only."""
+    import os
+    import signal
+
+    root = _project(tmp_path, {"train.py": "import torch\ntorch.save({}, 'a.pt')\n"})
+    os.mkfifo(root / "fifo.py")
+
+    class Blocked(BaseException):  # not an OSError: the index's read would swallow that
+        pass
+
+    def blocked(*_: object) -> None:
+        raise Blocked("the index read a FIFO")
+
+    previous = signal.signal(signal.SIGALRM, blocked)
+    signal.alarm(30)
+    try:
+        callers = Project(root).calling("save")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert callers is not None and [s.path.name for s in callers] == ["train.py"]

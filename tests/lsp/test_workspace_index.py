@@ -21,6 +21,8 @@ NET = (
 
 
 async def test_editing_a_base_class_relints_the_open_subclass(project):
+    with (project / "pyproject.toml").open("a") as f:
+        f.write('[tool.torchlint]\nextend-select = ["TL201"]\n')  # opt-in (measured value)
     (project / "base.py").write_text(BASE)
     (project / "net.py").write_text(NET)
     async with session(project) as s:

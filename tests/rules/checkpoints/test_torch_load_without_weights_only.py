@@ -42,3 +42,37 @@ def test_tl601_weights_only_false_is_flagged_on_every_version_without_a_fix():
 def test_tl601_load_inside_safe_globals_is_written_for_the_safe_default():
     src = 'import torch\nwith torch.serialization.safe_globals([MyConfig]):\n    state = torch.load("ckpt.pt")\n'
     assert _codes(src, "2.4") == []
+
+
+def test_tl601_a_file_the_project_writes_itself_with_plain_data_is_not_from_elsewhere(tmp_path):
+    """The lit-llama shape: a prepare script saves token lists as `train.pt`, the training script loads them
+    (torch 2.0, where the default unpickles). A file another save of the project fills with a whole module, or
+    one a helper is handed too, is still reported."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\ndependencies = ['torch>=2.0,<2.6']\n")
+    (tmp_path / "prepare.py").write_text(
+        "import torch\nfrom pathlib import Path\n"
+        "def prepare(out: Path, rows):\n"
+        "    train_set = [{'ids': torch.tensor(r)} for r in rows]\n"
+        "    torch.save(train_set, out.parent / 'train.pt')\n"
+        "    torch.save(torch.nn.Linear(2, 2), f'{out}/net.pt')\n"
+        "    torch.save(rows, 'val.pt')\n"
+        "    dump(torch.nn.Linear(2, 2), 'val.pt')  # a helper handed the name may save anything\n"
+    )
+    # a test's own file in a fresh temporary directory is another file, whatever writes it
+    (tmp_path / "test_io.py").write_text(
+        "import tempfile\nfrom pathlib import Path\nimport torch\n"
+        "def test_roundtrip(tmp_path):\n    dump(torch.nn.Linear(2, 2), str(tmp_path / 'train.pt'))\n"
+        "def test_lazy():\n    with tempfile.TemporaryDirectory() as d:\n        fn = str(Path(d) / 'train.pt')\n"
+        "        dump(torch.nn.Linear(2, 2), fn)\n        assert torch.load(fn) is not None\n"
+    )
+    src = (
+        "import os\nimport torch\n"
+        "def load(data_dir):\n"
+        "    train = torch.load(os.path.join(data_dir, 'train.pt'))\n"
+        "    net = torch.load(f'{data_dir}/net.pt')\n"
+        "    val = torch.load(os.path.join(data_dir, 'val.pt'))\n"
+        "    return train, net, val\n"
+    )
+    path = tmp_path / "finetune.py"
+    path.write_text(src)
+    assert [f.line for f in lint_text(str(path), src, TL601).findings] == [5, 6]

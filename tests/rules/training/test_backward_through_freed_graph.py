@@ -148,3 +148,19 @@ def test_tl107_fix_passes_retain_graph_once(args, fixed_args, fixed):
 def test_tl107_no_fix_when_retain_graph_may_be_passed_unseen(args, findings):
     (f,) = findings(_TWO_LOSSES.format(args=args), "TL107")
     assert f.fix is None
+
+
+@pytest.mark.parametrize(
+    "graph,reported",
+    [
+        ("x.sum()", False),  # SumBackward keeps no tensor: a second backward works (torch 2.13)
+        ("x.view(-1).mean()", False),
+        ("(x - x.t()).sum()", False),
+        ("(x * 2).sum()", True),  # MulBackward keeps the factor: the second backward raises
+        ("x.pow(2).sum()", True),
+        ("torch.tanh(x).sum()", True),
+    ],
+)
+def test_tl107_a_graph_that_keeps_no_tensor_can_be_traversed_twice(graph, reported, findings):
+    src = f"import torch\nx = torch.randn(3, 3, requires_grad=True)\nloss = {graph}\nloss.backward()\nloss.backward()\n"
+    assert [f.line for f in findings(src, "TL107")] == ([4] if reported else [])

@@ -152,3 +152,29 @@ CASES = [
 def test_case(case, path, src, lines, findings):
     got = findings(textwrap.dedent(src).lstrip("\n"), "TL110", path)
     assert [f.line for f in got] == lines, [f"{f.line}: {f.message}" for f in got]
+
+
+EVALUATES = """\
+import torch
+def {name}(net: torch.nn.Module, loader):
+    net.eval()
+    hits = 0
+    for x, y in loader:
+        hits += (net(x).argmax(1) == y).sum().item()
+    return hits
+"""
+NO_EVAL_CONTEXT = """\
+import torch
+def {name}(net: torch.nn.Module, loader):
+    hits = 0
+    for x, y in loader:
+        hits += (net(x).argmax(1) == y).sum().item()
+    return hits
+"""
+
+
+@pytest.mark.parametrize("name", ["validate", "evaluate", "predict", "test_epoch", "infer", "step_b"])
+def test_a_functions_name_decides_nothing(name, findings):
+    """The eval-mode switch is the evidence (issue 26): every name gets the same verdict, with or without it."""
+    assert [f.line for f in findings(EVALUATES.format(name=name), "TL110")] == [5]
+    assert findings(NO_EVAL_CONTEXT.format(name=name), "TL110") == []

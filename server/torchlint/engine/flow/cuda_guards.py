@@ -6,7 +6,8 @@ module answers, from code alone (never from a variable's name):
 
 - `DeviceGuardTest`: does an `if`/`assert` test look at the accelerator — an availability API
   (`torch.cuda.is_available()`), a comparison with a device string (`device.type == "cuda"`), a command-line
-  flag (an attribute of `parser.parse_args()`: the user chose), `x.is_cuda`, or a name assigned one of these;
+  flag (an attribute of `parser.parse_args()`: the user chose), where a tensor already is (`x.is_cuda`,
+  `isinstance(x, torch.cuda.FloatTensor)`, `x.type() == "torch.cuda.FloatTensor"`), or a name assigned one of these;
   or is it the caller's choice (`chosen_by_caller`): a parameter of the function (`if train_on_gpu:`), or an
   attribute every assignment of which stores a method's parameter (`self.use_gpu = use_gpu` in `__init__`);
 - `establishes_cuda(stmt)`: after `stmt` the program runs only with CUDA — `assert torch.cuda.is_available()`,
@@ -26,7 +27,7 @@ import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, is_name, string_value
 from torchlint.engine.core.walk import block_statements, iter_nodes, small_statements
-from torchlint.engine.semantic.kinds import ACCELERATOR_CHECKS, CUDA_REQUIRED, DEVICE_TYPES
+from torchlint.engine.semantic.kinds import ACCELERATOR_CHECKS, CUDA_REQUIRED, CUDA_TENSOR_TYPES, DEVICE_TYPES
 from torchlint.engine.semantic.names import dotted
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ class DeviceGuardTest:
                 return True
             if isinstance(n, cst.Attribute) and n.attr.value in ("is_cuda", "is_mps"):
                 return True  # where a tensor or module already is
+            if isinstance(n, cst.Call) and self._cuda_type_test(n):
+                return True  # `isinstance(x, torch.cuda.FloatTensor)`: x already is on a GPU
             if (
                 self.flags
                 and isinstance(n, cst.Attribute)
@@ -66,6 +69,13 @@ class DeviceGuardTest:
                 if any(self(value, depth + 1) for value in self.assigned().get(n.value, ())):
                     return True
         return False
+
+    def _cuda_type_test(self, call: cst.Call) -> bool:
+        if not is_name(call.func, "isinstance") or len(call.args) != 2:
+            return False
+        types = call.args[1].value
+        options = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+        return any(self.ctx.qualname(t) in CUDA_TENSOR_TYPES for t in options)
 
     def chosen_by_caller(self, test: cst.BaseExpression, fn: cst.FunctionDef, cls: cst.ClassDef | None) -> bool:
         """`if use_gpu:` on a value the caller hands in: a parameter (of `fn` or an enclosing function), or
@@ -129,8 +139,9 @@ def _stores(cls: cst.ClassDef, attr: str) -> Iterator[bool]:
 
 
 def device_string(expr: cst.BaseExpression) -> bool:
+    """A device (`"cuda:0"`) or a CUDA tensor type's name (`"torch.cuda.FloatTensor"`, what `x.type()` says)."""
     text = string_value(expr) if isinstance(expr, cst.SimpleString) else None
-    return text is not None and text.partition(":")[0] in DEVICE_TYPES
+    return text is not None and (text.partition(":")[0] in DEVICE_TYPES or text in CUDA_TENSOR_TYPES)
 
 
 def exits(stmts: Sequence[cst.BaseStatement]) -> bool:

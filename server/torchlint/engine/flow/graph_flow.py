@@ -23,7 +23,7 @@ from torchlint.engine.core.callargs import get_arg, is_name, truthy
 from torchlint.engine.core.walk import SCOPES, block_statements, children, iter_nodes
 from torchlint.engine.flow.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.flow.loop_events import autograd_backward, backward_call
-from torchlint.engine.semantic.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, TENSOR_FACTORIES, Kind
+from torchlint.engine.semantic.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, NO_SAVED_TENSORS, TENSOR_FACTORIES, Kind
 from torchlint.engine.semantic.names import dotted
 
 if TYPE_CHECKING:
@@ -345,6 +345,26 @@ class Body:
                     out.add(d)
                     todo.append((d.value, d.index))
         return out
+
+    def saves_tensors(self, defs: Iterable[Def]) -> bool:
+        """Does the graph these assignments build keep tensors for its backward (which the first backward
+        frees)? No only when every operation of their values is a sum, an addition or a view
+        (NO_SAVED_TENSORS, `+`, `-`, indexing); a model call or any other operation: yes."""
+        for d in defs:
+            for n in _uncut(d.value) if d.value is not None else ():
+                if isinstance(n, cst.Call):
+                    func = n.func
+                    method = func.attr.value if isinstance(func, cst.Attribute) else None
+                    q = self.ctx.qualname(func) or ""
+                    if self.is_forward(n) or not (
+                        method in NO_SAVED_TENSORS or q.partition("torch.")[2] in NO_SAVED_TENSORS
+                    ):
+                        return True
+                elif isinstance(n, cst.BinaryOperation) and not isinstance(n.operator, (cst.Add, cst.Subtract)):
+                    return True
+                elif isinstance(n, cst.UnaryOperation) and not isinstance(n.operator, cst.Minus):
+                    return True
+        return False
 
     def _expr_graph(self, expr: cst.BaseExpression, index: int, leaves: bool = False) -> bool:
         for n in _uncut(expr):

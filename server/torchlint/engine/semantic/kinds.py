@@ -252,6 +252,23 @@ ACCELERATOR_CHECKS = frozenset(
 # Calls that raise without a CUDA device: code after them runs only on a GPU machine.
 CUDA_REQUIRED = frozenset({"torch.cuda.set_device", "torch.cuda.init"})
 DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "hpu", "npu", "xla", "meta"})
+# The legacy CUDA tensor types: `isinstance(x, torch.cuda.FloatTensor)` (or `x.type() == "torch.cuda.FloatTensor"`)
+# is true only for a tensor already on a GPU, so it tests where the data is, like `x.is_cuda`.
+CUDA_TENSOR_TYPES = frozenset(
+    f"torch.cuda.{t}Tensor" for t in "Float Double Half BFloat16 Byte Char Short Int Long Bool".split()
+)
+
+# A fresh temporary directory or file: a path built on one names no file anything else reads or writes. The
+# pytest fixtures are the parameters of that name of a test function (pytest binds them by name).
+TEMPORARY_PATHS = frozenset({"tempfile.TemporaryDirectory", "tempfile.mkdtemp", "tempfile.NamedTemporaryFile"})
+PYTEST_TEMPORARY_FIXTURES = frozenset({"tmp_path", "tmpdir"})
+
+# Tensor operations whose backward keeps no tensor of the forward pass (sums, additions, views), checked on
+# torch 2.13: a graph built only from them can be back-propagated twice without `retain_graph=True`
+# (`x.sum().backward()` twice works; `(x * 2).sum()` or `x.pow(2)` raise).
+NO_SAVED_TENSORS = frozenset(
+    "sum mean add sub neg view reshape flatten clone t transpose permute squeeze unsqueeze expand contiguous".split()
+)
 
 # Gradient clipping: each iterates the parameters it is given.
 CLIP_GRAD = frozenset(

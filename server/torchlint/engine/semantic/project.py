@@ -558,8 +558,11 @@ class Project:
 
 
 def _read(path: Path) -> str | None:
-    """A module's text; a notebook's code cells as one program (notebook.py), as it is checked."""
+    """A module's text; a notebook's code cells as one program (notebook.py), as it is checked. Only a regular
+    file: reading a FIFO named `x.py` would block forever (the CLI reports it as not a regular file)."""
     try:
+        if not path.is_file():
+            return None
         if path.suffix != ".ipynb":
             return path.read_text(encoding="utf-8", errors="replace")
         return notebook.build(notebook.read_ipynb(path.read_bytes())[1]).text
