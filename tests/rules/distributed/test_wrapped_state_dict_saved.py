@@ -26,3 +26,20 @@ def test_tl407_fix_is_display_only(findings):
     )
     (f,) = findings(src, "TL407")
     assert f.fix is not None and f.fix.applicability.value == "display"
+
+
+def test_tl407_a_copy_between_live_models_is_no_loader_of_the_checkpoint(findings):
+    # dino: the function that saves {'student': student.state_dict(), ...} also copies the student into the
+    # bare teacher; that copy names no file and reads no checkpoint, so it says nothing about the consumer
+    src = (
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n"
+        "def train(student, teacher):\n"
+        "    student = DistributedDataParallel(student)\n"
+        "    teacher = torch.nn.Linear(4, 2)\n"
+        "    teacher.load_state_dict(student.module.state_dict())\n"
+        "    torch.save({'student': student.state_dict()}, 'checkpoint.pth')\n"
+    )
+    assert findings(src, "TL407") == []
+    # the same function loading the checkpoint's 'student' entry into the bare model is still a consumer
+    loading = src + "    teacher.load_state_dict(torch.load('checkpoint.pth')['student'])\n"
+    assert [f.line for f in findings(loading, "TL407")] == [7]

@@ -148,6 +148,8 @@ class CheckpointConsumers:
             func = site.call.func
             if not isinstance(func, cst.Attribute) or func.attr.value != "load_state_dict":
                 continue
+            if _copies_a_live_module(site.call):
+                continue  # `teacher.load_state_dict(student.module.state_dict())` reads no checkpoint
             root = _root(site, self.ctx.module)
             texts = {string_value(n) for n in iter_nodes(root) if isinstance(n, cst.SimpleString)}
             if keys & texts:
@@ -167,6 +169,14 @@ class CheckpointConsumers:
         if kind & Kind.MODEL:
             return Verdict.INCOMPATIBLE
         return Verdict.UNKNOWN
+
+
+def _copies_a_live_module(load: cst.Call) -> bool:
+    """A load whose state dict is another object's `state_dict()` right there: weights copied in memory."""
+    arg = load.args[0].value if load.args else None
+    return (
+        isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) and arg.func.attr.value == "state_dict"
+    )
 
 
 def _root(site: CallSite, module: cst.Module) -> cst.CSTNode:
