@@ -106,6 +106,14 @@ def _reads(expr: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(expr))
 
 
+def file_name_of(source: str) -> str | None:
+    """`file_name` of a path expression written in the linted file (its source text)."""
+    try:
+        return file_name(ast.parse(source.strip(), mode="eval").body)
+    except SyntaxError:
+        return None
+
+
 def file_name(path: ast.expr) -> str | None:
     """The file name a path expression ends in: `"ckpt/last.pt"`, `os.path.join(d, "train.pt")`,
     `Path(d, "train.pt")`, `out / "train.pt"`, `f"{d}/train.pt"`; None when it ends in something else

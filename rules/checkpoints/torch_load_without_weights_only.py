@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis
@@ -12,12 +10,14 @@ from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
 
-from ._helpers import file_name, written_plain
+from ._helpers import file_name_of, written_plain
 
 
 class TorchLoadWithoutWeightsOnly(Rule):
     code = "TL601"
-    analyses = frozenset({Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS})
+    analyses = frozenset(
+        {Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS, Analysis.PROJECT, Analysis.VALUES, Analysis.CALL_SITES}
+    )
     requires = ("load",)
     version_sensitive = True
     name = "torch-load-without-weights-only"
@@ -129,11 +129,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
             if found is None:
                 return False
             expr = found[0]
-        try:
-            parsed = ast.parse(self.ctx.module.code_for_node(expr).strip(), mode="eval").body
-        except SyntaxError:
-            return False
-        name = file_name(parsed)
+        name = file_name_of(self.ctx.module.code_for_node(expr))
         if name is None:
             return False
         known = self._written.get(name)  # one scan of the project per file name and linted file
