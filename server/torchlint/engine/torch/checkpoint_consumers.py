@@ -174,9 +174,7 @@ class CheckpointConsumers:
 def _copies_a_live_module(load: cst.Call) -> bool:
     """A load whose state dict is another object's `state_dict()` right there: weights copied in memory."""
     arg = load.args[0].value if load.args else None
-    return (
-        isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) and arg.func.attr.value == "state_dict"
-    )
+    return isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) and arg.func.attr.value == "state_dict"
 
 
 def _root(site: CallSite, module: cst.Module) -> cst.CSTNode:
