@@ -187,6 +187,8 @@ for step in range(100):
         # autograd on: the helper's backward runs in eval mode, before the restore
         ("if True:", True),
         ("with torch.enable_grad():", True),
+        # turned back on inside the no_grad block, as calling contexts read `set_grad_enabled(True)`
+        ("with torch.no_grad(), torch.set_grad_enabled(True):", True),
     ],
 )
 def test_tl111_a_backward_under_no_grad_trains_nothing(guard, reported, findings):

@@ -28,13 +28,12 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine.core.callargs import get_arg, is_name
 from torchlint.engine.core.walk import parent_map
 from torchlint.engine.flow.cuda_guards import CudaEstablished, DeviceGuardTest
-from torchlint.engine.flow.no_grad_callers import turns_grad_off
+from torchlint.engine.flow.no_grad_callers import KEPT, grad_mode
 from torchlint.engine.flow.ranks import rank_zero_test
 from torchlint.engine.semantic.call_sites import CallSite
-from torchlint.engine.semantic.kinds import SET_GRAD_ENABLED, Kind
+from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import is_main_guard
 
 if TYPE_CHECKING:
@@ -348,31 +347,18 @@ class CallingContexts:
         for parent, child in ancestors:
             if type(parent) is cst.With and child is parent.body:
                 for item in reversed(parent.items):
-                    mode = self._grad_mode(item.item)
-                    if mode is not INHERIT:
+                    mode = grad_mode(item.item, self.ctx.qualname)
+                    if mode is not KEPT:
                         return mode
         for d in fn.decorators if fn is not None else ():
-            mode = self._grad_mode(d.decorator)
-            if mode is not INHERIT:
+            mode = grad_mode(d.decorator, self.ctx.qualname)
+            if mode is not KEPT:
                 return mode
         return INHERIT
 
     def _no_grad(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
         mode = self._grad_off(ancestors, fn)
         return mode if mode is INHERIT else mode is True
-
-    def _grad_mode(self, expr: cst.BaseExpression) -> object:
-        """True: turns autograd off; False: turns it on; None: sets it to a value not seen; INHERIT."""
-        qualname = self.ctx.qualname
-        if turns_grad_off(expr, qualname):
-            return True
-        name = qualname(expr.func if isinstance(expr, cst.Call) else expr)
-        if name == "torch.enable_grad":
-            return False
-        if name in SET_GRAD_ENABLED:
-            mode = get_arg(expr, "mode", 0) if isinstance(expr, cst.Call) else None
-            return False if mode is not None and is_name(mode.value, "True") else None
-        return INHERIT
 
     def _frequency(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
         for parent, child in ancestors:

@@ -21,7 +21,7 @@ import libcst as cst
 from torchlint.engine.core.callargs import get_arg, is_name, truthy
 from torchlint.engine.core.walk import LEAVES, SCOPES, block_statements, list_children, listed_children
 from torchlint.engine.flow.blocks import BranchPath, Loop, Place, headers, statements
-from torchlint.engine.flow.no_grad_callers import turns_grad_off
+from torchlint.engine.flow.no_grad_callers import KEPT, grad_mode
 from torchlint.engine.semantic.kinds import CLIP_GRAD, Kind
 from torchlint.engine.semantic.names import dotted
 
@@ -253,11 +253,9 @@ class LoopAnalysis:
         """Whether autograd is off inside `withs` (outermost first), entered with it `off`."""
         for stmt in withs:
             for item in stmt.items:
-                expr = item.item
-                if turns_grad_off(expr, self.ctx.qualname):
-                    off = True
-                elif self.ctx.qualname(expr.func if isinstance(expr, cst.Call) else expr) == "torch.enable_grad":
-                    off = False
+                mode = grad_mode(item.item, self.ctx.qualname)
+                if mode is not KEPT:
+                    off = mode is True  # turned on, or set to a value not seen: a backward may run
         return off
 
     def _calls_in(self, node: cst.CSTNode) -> list[cst.CSTNode]:

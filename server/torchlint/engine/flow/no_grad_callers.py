@@ -32,6 +32,23 @@ def turns_grad_off(expr: cst.BaseExpression, qualname: Callable[[cst.BaseExpress
     return qualname(expr.func if isinstance(expr, cst.Call) else expr) in NO_GRAD
 
 
+KEPT = object()  # `grad_mode`: the expression leaves the grad mode as it was
+
+
+def grad_mode(expr: cst.BaseExpression, qualname: Callable[[cst.BaseExpression], str | None]) -> object:
+    """What a context manager or decorator does to autograd: True turns it off, False turns it on, None sets
+    it to a value not seen (`set_grad_enabled(flag)`), KEPT leaves it as it was."""
+    if turns_grad_off(expr, qualname):
+        return True
+    name = qualname(expr.func if isinstance(expr, cst.Call) else expr)
+    if name == "torch.enable_grad":
+        return False
+    if name in SET_GRAD_ENABLED:
+        mode = get_arg(expr, "mode", 0) if isinstance(expr, cst.Call) else None
+        return False if mode is not None and is_name(mode.value, "True") else None
+    return KEPT
+
+
 def runs_without_grad(ctx: FileContext, fn: cst.FunctionDef) -> bool:
     """`fn`'s body runs with autograd off: it is decorated so, or every call of it (calling_context.py: in this
     file and the project files that import it) sits where autograd is off."""
