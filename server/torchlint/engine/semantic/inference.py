@@ -42,7 +42,17 @@ from torchlint.engine.semantic.kinds import (
     method_call_kind,
 )
 from torchlint.engine.semantic.project import ModuleSummary, current_dependencies, qualify
-from torchlint.engine.semantic.scopes import Chain, FileScopes, Scoped, ScopeFacts, declarers, owner
+from torchlint.engine.semantic.scopes import (
+    DEF_CLASSES,
+    DEF_TYPES,
+    FUNCTIONS,
+    Chain,
+    FileScopes,
+    Scoped,
+    ScopeFacts,
+    declarers,
+    owner,
+)
 
 if TYPE_CHECKING:
     from torchlint.engine.semantic.project import Project
@@ -51,8 +61,6 @@ if TYPE_CHECKING:
 _INHERITED = Kind.MODEL | Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Kind.SAMPLER
 _MAX_DEPTH = 100  # nested expressions followed (deeper: unknown, before Python's recursion limit)
 _MAX_CHAIN = 24  # functions whose returns are being read at once, across files (longer chains: unknown)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
 Found = tuple[ModuleSummary, str]  # a file's summary and a top-level name it defines
 
@@ -250,14 +258,13 @@ def _scopes_at(file: FileScopes, line: int) -> list[ScopeFacts]:
 def _statements_of(scope: ScopeFacts) -> Scoped:
     """The module, def or class of a scope of statements (inference reads no other)."""
     node = scope.node
-    assert isinstance(node, (ast.Module, *_DEFS)), "a scope of statements"
+    assert isinstance(node, (ast.Module, *DEF_CLASSES)), "a scope of statements"
     return node
 
 
 # Fields of a node class that may hold nodes worth visiting (not `ctx`, operators or comparison operators).
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.alias})
-_DEF_TYPES = frozenset(_DEFS)
 _CALLED = re.compile(r"(\w+)\s*\(")
 _NEWLINE = re.compile(r"\n")
 
@@ -294,7 +301,7 @@ def calls_in(scope: ScopeFacts) -> OwnCalls:
             continue
         if t is ast.Call:
             _index_call(out, scope, node, in_lambda)  # type: ignore[arg-type]
-        elif t in _DEF_TYPES:  # only its header runs here
+        elif t in DEF_TYPES:  # only its header runs here
             body = node.body  # type: ignore[attr-defined]
             todo.extend((c, in_lambda) for c in reversed(_children(node)) if not any(c is b for b in body))
             continue
@@ -383,7 +390,7 @@ class Inference:
         bindings = self.bindings(node)
         param = self._pending.get(id(node), {}).pop(name, None)
         if param is not None:
-            assert isinstance(node, _FUNCTIONS), "only functions have parameters"
+            assert isinstance(node, FUNCTIONS), "only functions have parameters"
             self._bind(node, name, self._param_kind(node, param))
         kind = bindings.get(name)
         if kind is not None:
@@ -552,7 +559,7 @@ class Inference:
         if isinstance(node, ast.ClassDef):
             self._build_class_attributes(node)
             return
-        if isinstance(node, _FUNCTIONS):
+        if isinstance(node, FUNCTIONS):
             self._bind_params(node, scope)
         for stmt in own_statements(node.body):
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -676,7 +683,7 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         node = stack.pop()
         if isinstance(node, ast.stmt):
             yield node
-            if isinstance(node, _DEFS):
+            if isinstance(node, DEF_CLASSES):
                 continue
         for name in ("body", "handlers", "orelse", "finalbody", "cases"):
             block = getattr(node, name, None)

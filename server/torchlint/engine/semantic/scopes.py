@@ -28,9 +28,9 @@ Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 Scoped = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef  # scopes of statements
 Comprehension = ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp
 Chain = tuple[Def, ...]  # enclosing defs, outermost first
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_DEF_CLASSES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_DEF_TYPES = frozenset(_DEF_CLASSES)
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+DEF_CLASSES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+DEF_TYPES = frozenset(DEF_CLASSES)  # compared by `type(node) in`: cheaper than isinstance per statement
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 # the libcst node types of the same scopes, and the ast type each maps to
@@ -88,7 +88,7 @@ def read(module: ast.Module, text: str) -> FileScopes:
     todo: list[tuple[ast.AST, ScopeFacts]] = [(s, root) for s in reversed(module.body)]
     while todo:
         stmt, scope = todo.pop()
-        if type(stmt) in _DEF_TYPES:
+        if type(stmt) in DEF_TYPES:
             assert isinstance(stmt, Def)
             todo.extend(_open(out, scope, stmt, walrus))
             continue
@@ -175,7 +175,7 @@ def _open(out: FileScopes, scope: ScopeFacts, node: Def, walrus: bool) -> list[t
             scope.local.update(_walrus_names(part))
     out.definitions.append(node)
     inner = out.scopes[id(node)] = ScopeFacts(node, scope, (*scope.chain, node))
-    if isinstance(node, _FUNCTIONS):
+    if isinstance(node, FUNCTIONS):
         out.functions.setdefault(node.name, []).append((node, scope.chain))
         inner.params = _params(node.args)
         inner.local.update(inner.params)
@@ -247,7 +247,7 @@ def _read_expressions(file: FileScopes) -> list[ScopeFacts]:
     todo: list[tuple[ast.AST, ScopeFacts]] = [(file.module, file.scopes[id(file.module)])]
     while todo:
         node, scope = todo.pop()
-        if type(node) in _DEF_TYPES:
+        if type(node) in DEF_TYPES:
             assert isinstance(node, Def)
             inner = file.scopes[id(node)]
             todo.extend((part, scope) for part in _header(node))
@@ -325,7 +325,7 @@ class Scopes:
     def definition(self, node: cst.CSTNode) -> Def | None:
         """The summary's def or class for this tree's `node`."""
         found = self._facts.get(id(node))
-        return found.node if found is not None and isinstance(found.node, _DEF_CLASSES) else None
+        return found.node if found is not None and isinstance(found.node, DEF_CLASSES) else None
 
     def info(self, node: cst.CSTNode) -> ScopeInfo | None:
         known = self._info.get(id(node))
