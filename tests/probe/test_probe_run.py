@@ -89,6 +89,15 @@ def test_infinite_loop_is_stopped_by_the_time_limit(reports):
     assert report["steps"] == 0
 
 
+def test_the_time_limit_stays_the_cause_when_the_stop_comes_back_as_another_exception():
+    """The limit's Stop is raised wherever the script is; code that wraps what it catches (as libraries
+    wrapping a callback's exception do) turns it into another exception. Before, that run was reported
+    as the script's crash (a CI run of forever.py once ended so)."""
+    report, proc = probe(SCRIPTS / "forever_wrapping.py", "--max-seconds", "2", "--kill-after", "60")
+    assert report["stopped_by"] == "max-seconds", proc.stderr
+    assert report["exception"] is None
+
+
 def test_a_slow_start_does_not_count_against_the_hard_limit(tmp_path):
     """The hard limit counts from the script's start, as --max-seconds does. Before, it counted from
     the launch: an interpreter slower to start and import torch than --kill-after (a loaded machine,

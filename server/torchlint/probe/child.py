@@ -118,9 +118,12 @@ def main(argv: list[str]) -> int:
             last[0] = now
             _write(out_path, {**snapshot("max-seconds"), "partial": True})
 
+    alarm_fired = [False]
+
     def on_alarm(signum: int, frame: types.FrameType | None) -> NoReturn:
         from torchlint.probe.training import Stop
 
+        alarm_fired[0] = True
         if os.getpid() == pid:  # if the script outlives the Stop and is killed, this report remains
             _write(out_path, {**snapshot("max-seconds"), "partial": True})
         raise Stop("max-seconds")
@@ -156,10 +159,15 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         stopped_by = "end"
         result["exit_status"] = _exit_status(exc)
-    except BaseException as exc:  # the user's error: report it at the user's line
-        stopped_by = "exception"
-        result["exception"] = _crash(probe, exc)
-        _print_traceback(exc)
+    except BaseException as exc:
+        if alarm_fired[0]:
+            # the Stop raised at an arbitrary point of the script came back as another exception (a
+            # library that wraps what a callback raises, a handler that re-raises): the limit stopped it
+            stopped_by = "max-seconds"
+        else:  # the user's error: report it at the user's line
+            stopped_by = "exception"
+            result["exception"] = _crash(probe, exc)
+            _print_traceback(exc)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         os._exit = real_exit
