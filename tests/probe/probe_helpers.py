@@ -129,7 +129,14 @@ PREFETCH = [
         (path.name, ())
         for path in sorted(SCRIPTS.glob("*.py"))
         if path.name
-        not in {"workers_and_fork.py", "args_and_cwd.py", "forever.py", "forever_wrapping.py", "ends_early.py", "gpu_idioms_clean.py"}
+        not in {
+            "workers_and_fork.py",
+            "args_and_cwd.py",
+            "forever.py",
+            "forever_wrapping.py",
+            "ends_early.py",
+            "gpu_idioms_clean.py",
+        }
         and not path.name.startswith("sampled_")
     ),
     ("forever.py", ("--max-seconds", "3")),
