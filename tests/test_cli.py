@@ -243,3 +243,25 @@ def test_explicit_directory_inside_excluded_area_is_walked(tmp_path, run_cli):
     out = json.loads(run_cli("check", "--output-format", "json", pkg, cwd=tmp_path).stdout)
     assert {i["path"] for i in out} == {str(pkg / "t.py")}
     assert json.loads(run_cli("check", "--output-format", "json", ".", cwd=tmp_path).stdout) == []
+
+
+def test_an_internal_error_on_one_file_is_a_finding_and_the_run_continues(tmp_path, monkeypatch, capsys):
+    import torchlint.engine
+    from torchlint.cli import main
+
+    real = torchlint.engine.lint_bytes
+
+    def broken_on_one_file(path, *args, **kwargs):
+        if path.endswith("broken.py"):
+            raise AssertionError("a bug of torchlint's")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(torchlint.engine, "lint_bytes", broken_on_one_file)
+    (tmp_path / "broken.py").write_text("x = 1\n")
+    (tmp_path / "train.py").write_text(BUGGY)
+    code = main(["check", "--no-cache", "-j", "1", "--output-format", "json", str(tmp_path)])
+    items = json.loads(capsys.readouterr().out)
+    assert code == 1
+    bad = [i for i in items if i["path"].endswith("broken.py")]
+    assert len(bad) == 1 and "internal error" in bad[0]["message"] and "AssertionError" in bad[0]["message"]
+    assert any(i["code"] == "TL101" for i in items), "the other file was still checked"

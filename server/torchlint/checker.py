@@ -102,10 +102,22 @@ def _read_and_run(job: Job) -> FileResult:
         from torchlint.engine.semantic.project import keep_index_in
 
         keep_index_in(Path(job.cache_dir), job.path)
-        result = _run_job(job, data)
+        result = _run_job_guarded(job, data)
         store.put(k, job.path, result.findings, result.dependencies)
         return result
-    return _run_job(job, data)
+    return _run_job_guarded(job, data)
+
+
+def _run_job_guarded(job: Job, data: bytes) -> FileResult:
+    """A bug of torchlint's on one file is a finding on that file, never the end of the run: the other
+    files are still checked, and --fix writes nothing to this one."""
+    from torchlint.engine.runner import error_finding
+
+    try:
+        return _run_job(job, data)
+    except Exception as exc:
+        message = f"internal error, the file was not checked: {type(exc).__name__}: {exc} (please report it)"
+        return FileResult(job.path, [error_finding(job.path, message)])
 
 
 def read_source(path: str) -> bytes:

@@ -158,3 +158,19 @@ def test_a_tree_its_facts_do_not_describe_binds_nothing():
     scopes = Scopes(module, python_scopes.read(ast.parse(""), ""))
     assert scopes.binding_scope("net", module.body[0]) is None
     assert scopes.info(module.body[0]) is None
+
+
+@pytest.mark.parametrize(
+    "compound",
+    [
+        "if c:\n    def a():\n        pass\nelse:\n    def b():\n        pass\n",
+        "try:\n    def a():\n        pass\nexcept E:\n    def b():\n        pass\nelse:\n    def c():\n        pass\nfinally:\n    def d():\n        pass\n",
+        "for x in y:\n    def a():\n        pass\nelse:\n    def b():\n        pass\n",
+    ],
+)
+def test_defs_in_every_branch_keep_their_scopes(compound):
+    """The summary lists defs in source order, branch by branch; it once read an `else` before its `if`, so
+    the file's defs matched nothing and every scope of such a file was unknown (an engine crash on NVlabs/edm)."""
+    scopes, named = _scopes(compound + "def last():\n    net = 1\n    return net\n")
+    assert _where(compound + "def last():\n    net = 1\n    return net\n", "net", "last") == "last"
+    assert all(scopes.info(node) is not None for name, node in named.items() if name != "<module>")

@@ -25,6 +25,7 @@ from torchlint.engine.core.walk import children, dispatch, forget_children
 from torchlint.engine.rule import InsertBefore, NodeFix, RemoveStatement, Replace, Rule
 from torchlint.engine.semantic import call_sites
 from torchlint.engine.semantic.project import recording
+from torchlint.engine.semantic.semantics import Scope
 from torchlint.findings import Edit, Finding, Fix, Severity
 
 PARSE_ERROR_CODE = "TL000"
@@ -223,6 +224,8 @@ def lint_text(
                 failed.add(instance)
                 errors.append(f"{instance.code}: {type(exc).__name__}: {exc}")
 
+    outer_scopes: list[Scope | None] = []  # the scope each open def, class or module was entered from
+
     def push(node: cst.CSTNode) -> None:
         node_type = type(node)
         if node_type is cst.SimpleStatementLine:
@@ -232,6 +235,7 @@ def lint_text(
         elif node_type is cst.If:
             ctx.ifs.append(cast(cst.If, node))
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            outer_scopes.append(ctx.scope)
             ctx.scope = semantics.scope_for(node, ctx.scope)
             if isinstance(node, cst.FunctionDef):
                 ctx.functions.append(node)
@@ -251,8 +255,7 @@ def lint_text(
         elif node_type is cst.If:
             ctx.ifs.pop()
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
-            assert ctx.scope is not None, "set when the node was entered"
-            ctx.scope = ctx.scope.parent
+            ctx.scope = outer_scopes.pop()  # not the cached Scope's parent: an analysis may have made it first
             if isinstance(node, cst.FunctionDef):
                 ctx.functions.pop()
             elif isinstance(node, cst.ClassDef):

@@ -685,7 +685,7 @@ def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield node
             if isinstance(node, DEF_CLASSES):
                 continue
-        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+        for name in ("cases", "finalbody", "orelse", "handlers", "body"):  # onto a stack: the first comes off first
             block = getattr(node, name, None)
             if type(block) is list:
                 stack.extend(reversed(block))

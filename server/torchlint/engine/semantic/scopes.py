@@ -32,7 +32,7 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 DEF_CLASSES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 DEF_TYPES = frozenset(DEF_CLASSES)  # compared by `type(node) in`: cheaper than isinstance per statement
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_BLOCKS_LAST_FIRST = ("cases", "finalbody", "orelse", "handlers", "body")  # source order, reversed
 # the libcst node types of the same scopes, and the ast type each maps to
 _CST_DEFS = frozenset({cst.FunctionDef, cst.ClassDef})
 _CST_EXPRESSION_SCOPES = {
@@ -97,7 +97,7 @@ def read(module: ast.Module, text: str) -> FileScopes:
             for part in ast.iter_child_nodes(stmt):
                 if not isinstance(part, (ast.stmt, ast.excepthandler, ast.match_case)):
                     scope.local.update(_walrus_names(part))
-        for name in _BLOCKS:
+        for name in _BLOCKS_LAST_FIRST:  # onto a stack: the first block comes off first, in source order
             block = getattr(stmt, name, None)
             if type(block) is list:
                 todo.extend((s, scope) for s in reversed(block))
