@@ -241,6 +241,8 @@ def run_torchlint(clone: Path, repo: str, select_all: bool) -> list[Finding]:
     cmd = [sys.executable, "-m", "torchlint", "check", "--no-cache", "-j", "1", "-q", "--exit-zero"]
     cmd += ["--output-format", "json", *(["--select", "ALL"] if select_all else []), clone.name]
     r = subprocess.run(cmd, cwd=clone.parent, capture_output=True, text=True)
+    if r.returncode != 0:  # --exit-zero: only a crash of torchlint's gets here, and its findings are lost
+        print(f"warning: {repo}: torchlint exited {r.returncode}: {r.stderr.strip()[-300:]}", file=sys.stderr)
     try:
         raw = json.loads(r.stdout or "[]")
     except ValueError:
