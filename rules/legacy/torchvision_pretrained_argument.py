@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.call_binding import bind, signature
 from torchlint.engine.core.callargs import is_name, string_value
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
@@ -52,13 +53,20 @@ def _binds(call: cst.Call | None, builder: str | None) -> bool:
 
 class TorchvisionPretrained(Rule):
     code = "TL704"
+    analyses = frozenset({Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS})
     requires = ("pretrained",)
+    version_sensitive = True  # `if torchvision.__version__ < "0.13":` runs where `pretrained=` is the API
     name = "torchvision-pretrained-argument"
     message = "`{arg}=` of torchvision model builders is deprecated (since torchvision 0.13; it warns and may be removed); use `{new}=`{hint}"
     severity = Severity.WARNING
     category = "modernisation"
     summary = "torchvision model built with pretrained="
-    what = "Flags torchvision model builders (and `torch.hub.load('pytorch/vision', ...)`) called with `pretrained=` / `pretrained_backbone=`."
+    what = (
+        "Flags torchvision model builders (and `torch.hub.load('pytorch/vision', ...)`) called with `pretrained=` / "
+        "`pretrained_backbone=`, except in a branch only torchvision releases before 0.13 run "
+        '(`if version.parse(torchvision.__version__) < version.parse("0.13"):`, read at the torchvision released '
+        "with the target torch)."
+    )
     why = (
         "torchvision 0.13 replaced the boolean with a `weights=` enum that names exactly which checkpoint "
         "(and preprocessing) is used. The boolean still works but warns that it may be removed, and it "
@@ -82,6 +90,13 @@ class TorchvisionPretrained(Rule):
         'import torchvision\nm = torchvision.models.resnet50(weights="DEFAULT")\n',
         "import timm\nm = timm.create_model('resnet50', pretrained=True)\n",
         "from torchvision.models import ResNet50_Weights\nw = ResNet50_Weights.DEFAULT\n",
+        # the branch for releases before 0.13, where `pretrained=` is the API (pytorch-ddpm's inception.py)
+        "import torchvision\nfrom packaging import version\n"
+        "TV = version.parse(torchvision.__version__)\n"
+        'if TV < version.parse("0.13.0"):\n'
+        "    m = torchvision.models.inception_v3(pretrained=True)\n"
+        "else:\n"
+        "    m = torchvision.models.inception_v3(weights=torchvision.models.Inception_V3_Weights.IMAGENET1K_V1)\n",
         "import torch\nm = torch.hub.load('pytorch/vision:v0.9.0', 'mobilenet_v2', pretrained=False)\n",
     ]
     INVALID = [

@@ -63,3 +63,22 @@ def test_version_sensitive_findings_are_dropped_only_where_the_target_never_runs
     # targeting 1.10 the branch runs and the others, behind it, never do
     found = lint_text("t.py", CODE, [rules()["TL705"]], torch_version="1.10").findings
     assert [f.line for f in found] == [7]
+
+
+@pytest.mark.parametrize(
+    "torch,torchvision", [((1, 0), (0, 2)), ((1, 8), (0, 9)), ((1, 13), (0, 14)), ((2, 0), (0, 15)), ((2, 13), (0, 28))]
+)
+def test_torchvision_releases_pair_with_torch_releases(torch, torchvision):
+    from torchlint.engine.semantic.version_guards import paired_torchvision
+
+    assert paired_torchvision(torch) == torchvision
+
+
+def test_a_torchvision_version_guard_is_read_at_the_paired_release():
+    code = (
+        "import torchvision\nfrom packaging import version\nTV = version.parse(torchvision.__version__)\n"
+        'if TV < version.parse("0.13.0"):\n    m = torchvision.models.resnet18(pretrained=True)\n'
+    )
+    tl704 = [rules()["TL704"]]
+    assert not lint_text("t.py", code, tl704, torch_version="2.4").findings  # torchvision 0.19 never runs it
+    assert lint_text("t.py", code, tl704, torch_version="1.11").findings  # 0.12 runs it: linted as any code

@@ -6,6 +6,9 @@ releases: on the torch the project targets (2.x) that branch never runs, so an A
 releases the branch exists for. Rules whose verdict depends on the torch version declare it
 (`Rule.version_sensitive`) and the engine drops their findings in such branches.
 
+`torchvision.__version__` is read the same way, at the torchvision released with the target torch (each
+torch release ships with one: `paired_torchvision`).
+
 Read forms: `torch.__version__` itself or wrapped in `packaging.version.parse` / `Version` /
 `LooseVersion` / `StrictVersion`, compared with a version string (or the same wrappers around
 one) or an int tuple; `not`, `and`, `or`; a module-level name assigned such a test
@@ -21,7 +24,6 @@ import libcst as cst
 from torchlint.engine.core.callargs import string_value
 from torchlint.engine.semantic.target_version import parse_version
 
-_VERSION = "torch.__version__"
 _WRAPPERS = frozenset(
     {
         "packaging.version.parse",
@@ -44,11 +46,21 @@ _COMPARE: dict[type[cst.BaseCompOp], Callable[[tuple[int, ...], tuple[int, ...]]
 Qualname = Callable[[cst.BaseExpression], str | None]
 
 
+def paired_torchvision(torch: tuple[int, int]) -> tuple[int, int]:
+    """The torchvision release series made for a torch series: 1.x with 0.(x+1) (1.0 with 0.2), 2.x with
+    0.(x+15) (2.0 with 0.15, 2.13 with 0.28)."""
+    major, minor = torch
+    if major < 2:
+        return (0, max(minor + 1, 2))
+    return (0, minor + 15 + 100 * (major - 2))
+
+
 class VersionGuards:
     """Evaluates guards at the target torch (major, minor): True, False, or None when unknown."""
 
     def __init__(self, target: tuple[int, int], qualname: Qualname, assigned: dict[str, cst.BaseExpression]) -> None:
         self.target = target
+        self.targets = {"torch.__version__": target, "torchvision.__version__": paired_torchvision(target)}
         self.qualname = qualname
         self.assigned = assigned  # module-level names assigned once: `TORCH_GE_2 = ...`
 
@@ -73,29 +85,30 @@ class VersionGuards:
         compare = _COMPARE.get(type(op))
         if compare is None:
             return None
-        if self._is_version(left):
+        target = self._target_of(left)
+        if target is not None:
             bound = self._literal(right)
             flipped = False
-        elif self._is_version(right):
-            bound, flipped = self._literal(left), True
         else:
-            return None
-        if bound is None:
+            target, bound, flipped = self._target_of(right), self._literal(left), True
+        if target is None or bound is None:
             return None
         # The target is a release series (2.4 = 2.4.x): a bound inside it (2.4.1) is not decided by it.
-        if len(bound) > 2 and bound[:2] == self.target and any(bound[2:]):
+        if len(bound) > 2 and bound[:2] == target and any(bound[2:]):
             return None
-        here = self.target + (0,) * (len(bound) - 2) if len(bound) > 2 else self.target[: len(bound)]
+        here = target + (0,) * (len(bound) - 2) if len(bound) > 2 else target[: len(bound)]
         return compare(bound, here) if flipped else compare(here, bound)
 
-    def _is_version(self, expr: cst.BaseExpression) -> bool:
-        if self.qualname(expr) == _VERSION:
-            return True
+    def _target_of(self, expr: cst.BaseExpression) -> tuple[int, int] | None:
+        """The target release series of the library whose `__version__` `expr` reads (None: not a version)."""
+        target = self.targets.get(self.qualname(expr) or "")
+        if target is not None:
+            return target
         if isinstance(expr, cst.Call) and self.qualname(expr.func) in _WRAPPERS and len(expr.args) == 1:
-            return self._is_version(expr.args[0].value)
-        return (
-            isinstance(expr, cst.Name) and expr.value in self.assigned and self._is_version(self.assigned[expr.value])
-        )
+            return self._target_of(expr.args[0].value)
+        if isinstance(expr, cst.Name) and expr.value in self.assigned:
+            return self._target_of(self.assigned[expr.value])
+        return None
 
     def _literal(self, expr: cst.BaseExpression) -> tuple[int, ...] | None:
         if isinstance(expr, cst.Call) and self.qualname(expr.func) in _WRAPPERS and len(expr.args) == 1:
