@@ -32,8 +32,8 @@ class HardCodedCuda(Rule):
         "tensor already is (`x.is_cuda`, `isinstance(x, torch.cuda.FloatTensor)`), or a variable assigned one of these; nor after a statement that only passes on a GPU machine "
         '(`assert torch.cuda.is_available()`, `torch.cuda.set_device(...)`, `init_process_group("nccl")`, or a '
         "call of a helper that does one of these), nor in a function every caller of which is so guarded. A "
-        "test on a value the caller hands in is the caller's device choice: a parameter (`if train_on_gpu:`) "
-        "or an attribute that only ever stores one (`self.use_gpu = use_gpu`). A variable's name is not "
+        "test on a value the caller hands in is the caller's device choice: a parameter (`if train_on_gpu:`), "
+        "an attribute of one (`if args.gpu:` in `get_network(args)`), or an attribute that only ever stores one (`self.use_gpu = use_gpu`). A variable's name is not "
         "evidence (`use_gpu = True` guards "
         'nothing). A device variable (`.to(device)`, even `device = torch.device("cuda")`) is not '
         "flagged: the choice is made once, in one place. Methods that implement `.cuda()`/`.to()` for a "

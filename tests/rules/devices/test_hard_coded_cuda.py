@@ -36,6 +36,8 @@ def test_tl303_a_name_is_not_a_guard(findings):
         # the caller hands the choice in: a parameter ...
         "import torch\ndef check(net, x, train_on_gpu):\n    if(train_on_gpu):\n        net.cuda()\n        x = x.cuda()\n",
         "import torch\ndef outer(use_gpu):\n    def inner(x):\n        return x.cuda() if use_gpu else x\n    return inner\n",
+        # ... an attribute of a parameter (the caller's command-line arguments, pytorch-cifar100's get_network)
+        "import torch\ndef get_network(args):\n    net = Net()\n    if args.gpu:\n        net = net.cuda()\n    return net\n",
         # ... or an attribute that only ever stores one, here or in a base class of this file
         "import torch\nclass Base:\n    def __init__(self, use_gpu=True):\n        self.use_gpu = use_gpu\n"
         "class L2(Base):\n    def forward(self, v):\n        if(self.use_gpu):\n            v = v.cuda()\n        return v\n",
@@ -56,6 +58,8 @@ def test_tl303_a_device_choice_handed_in_by_the_caller_is_not_hard_coded(src, fi
         ),
         # a local, not a parameter
         ("import torch\ndef f(v):\n    use_gpu = True\n    if use_gpu:\n        v.cuda()\n", 5),
+        # an attribute of the method's own object, set by hand
+        ("import torch\nclass A:\n    def f(self, v):\n        if self.on:\n            v.cuda()\n", 5),
     ],
 )
 def test_tl303_a_choice_the_code_makes_itself_is_still_hard_coded(src, line, findings):

@@ -8,8 +8,8 @@ module answers, from code alone (never from a variable's name):
   (`torch.cuda.is_available()`), a comparison with a device string (`device.type == "cuda"`), a command-line
   flag (an attribute of `parser.parse_args()`: the user chose), where a tensor already is (`x.is_cuda`,
   `isinstance(x, torch.cuda.FloatTensor)`, `x.type() == "torch.cuda.FloatTensor"`), or a name assigned one of these;
-  or is it the caller's choice (`chosen_by_caller`): a parameter of the function (`if train_on_gpu:`), or an
-  attribute every assignment of which stores a method's parameter (`self.use_gpu = use_gpu` in `__init__`);
+  or is it the caller's choice (`chosen_by_caller`): a parameter of the function (`if train_on_gpu:`), an
+  attribute of one (`if args.gpu:` with the caller's `args`), or an attribute every assignment of which stores a method's parameter (`self.use_gpu = use_gpu` in `__init__`);
 - `establishes_cuda(stmt)`: after `stmt` the program runs only with CUDA — `assert torch.cuda.is_available()`,
   `if not torch.cuda.is_available(): sys.exit(...)`, `torch.cuda.set_device(...)` (raises without a GPU),
   `dist.init_process_group(backend="nccl")` (NCCL needs GPUs), or a call of a project function whose body does
@@ -86,9 +86,12 @@ class DeviceGuardTest:
         if not self.flags:
             return False
         if isinstance(test, cst.Name):
-            scope = self.ctx.scopes.binding_scope(test.value, fn)
-            return scope is not None and self.ctx.scopes.is_parameter(test.value, scope)
+            return self._parameter(test.value, fn)
         params = fn.params.params
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name):
+            owner = test.value.value
+            if (cls is None or not params or owner != params[0].name.value) and self._parameter(owner, fn):
+                return True  # `if args.gpu:` with the caller's `args` (a command-line flag handed in)
         if (
             cls is None
             or not params
@@ -97,6 +100,11 @@ class DeviceGuardTest:
             return False
         stored = [stores for c in self._lineage(cls) for stores in _stores(c, test.attr.value)]
         return bool(stored) and all(stored)
+
+    def _parameter(self, name: str, fn: cst.FunctionDef) -> bool:
+        """`name` read in `fn` is a parameter (of `fn` or an enclosing function)."""
+        scope = self.ctx.scopes.binding_scope(name, fn)
+        return scope is not None and self.ctx.scopes.is_parameter(name, scope)
 
     def _lineage(self, cls: cst.ClassDef, depth: int = 0) -> Iterator[cst.ClassDef]:
         """The class and its bases defined at the top of this file."""
