@@ -1,6 +1,6 @@
 """What more than one place of the checkpoint rules needs: what the weights-only unpickler refuses, and the
 `torch.save` calls of the project's files (TL604 pairs a load with a save of the same literal path in another
-file; TL601 leaves a load of a file the project itself writes with plain data alone)."""
+file; TL601 leaves a load of a file the project itself writes alone)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchlint.engine.semantic import inference
-from torchlint.engine.semantic.kinds import PYTEST_TEMPORARY_FIXTURES, TEMPORARY_PATHS, Kind
+from torchlint.engine.semantic.kinds import PATH_QUERIES, PYTEST_TEMPORARY_FIXTURES, TEMPORARY_PATHS, Kind
 from torchlint.engine.semantic.project import ModuleSummary, Project, qualify
 from torchlint.engine.semantic.scopes import Scoped
 from torchlint.engine.torch.activations import relative_path
@@ -41,17 +41,17 @@ def saved_elsewhere(project: Project, here: Path, path: str) -> SavedElsewhere |
     return next((found for found in saves if found is not None and found.what), None) if saves else None
 
 
-def written_plain(project: Project, name: str) -> bool:
-    """The project writes the file `name` itself, with plain data: some project file's `torch.save` targets a
-    path ending in that file name (`torch.save(train_set, out / "train.pt")`), none of those saves holds what
-    the weights-only unpickler refuses, and every other mention of the name in the files that save or load is
-    the path of a `torch.save` or `torch.load` (a helper handed the name may save anything: not proven)."""
+def written_by_project(project: Project, name: str) -> bool:
+    """The project writes the file `name` itself: some project file's `torch.save` targets a path ending in that
+    file name (`torch.save(train_set, out / "train.pt")`), and every other mention of the name in the files that
+    save or load is the path of a `torch.save` or `torch.load` (a helper handed the name may write anything, a
+    download may fetch it: not proven)."""
 
     def same(target: ast.expr) -> bool:
         return file_name(target) == name
 
     saves, loaders = _project_saves(project, same), project.calling("load")
-    if not saves or loaders is None or any(found.what for found in saves):
+    if not saves or loaders is None:
         return False
     files = {s.path: s for s in (*(project.calling("save") or ()), *loaders)}
     return all(_only_as_path(summary, name) for summary in files.values())
@@ -61,6 +61,7 @@ def _only_as_path(summary: ModuleSummary, name: str) -> bool:
     """Every string naming the file `name` in `summary` is (part of) a `torch.save` or `torch.load` path, or of
     a path in a fresh temporary directory (a test's own file)."""
     paths = _temporary(summary)
+    path_names: set[str] = set()
     for node in ast.walk(summary.tree):
         if isinstance(node, ast.Call) and qualify(summary, node.func) in ("torch.save", "torch.load"):
             index = 1 if qualify(summary, node.func) == "torch.save" else 0
@@ -68,6 +69,23 @@ def _only_as_path(summary: ModuleSummary, name: str) -> bool:
             target = node.args[index] if len(node.args) > index else keyword
             if target is not None:
                 paths.update(id(n) for n in ast.walk(target))
+                path_names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    for node in ast.walk(summary.tree):
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id in path_names for t in node.targets):
+            paths.update(id(n) for n in ast.walk(node.value))  # `path = "x.pt"`, only ever a save or load path
+        elif isinstance(node, ast.Call) and qualify(summary, node.func) in PATH_QUERIES:
+            paths.update(id(n) for n in ast.walk(node))  # `if not exists("vocab.pt"):` reads nothing of it
+        elif isinstance(node, ast.With):
+            for item in node.items:  # `with open("x.pt", "wb") as f: torch.save(x, f)`
+                opened = item.context_expr
+                if (
+                    isinstance(opened, ast.Call)
+                    and isinstance(opened.func, ast.Name)
+                    and opened.func.id == "open"
+                    and isinstance(item.optional_vars, ast.Name)
+                    and item.optional_vars.id in path_names
+                ):
+                    paths.update(id(n) for n in ast.walk(opened))
     return all(
         id(n) in paths
         for n in ast.walk(summary.tree)
@@ -109,20 +127,22 @@ def _reads(expr: ast.AST, names: set[str]) -> bool:
 def file_name_of(source: str) -> str | None:
     """`file_name` of a path expression written in the linted file (its source text)."""
     try:
-        return file_name(ast.parse(source.strip(), mode="eval").body)
+        return file_name(ast.parse(f"({source.strip()})", mode="eval").body)  # parenthesised: it may span lines
     except SyntaxError:
         return None
 
 
 def file_name(path: ast.expr) -> str | None:
-    """The file name a path expression ends in: `"ckpt/last.pt"`, `os.path.join(d, "train.pt")`,
+    """The file name a path expression ends in: `"ckpt/last.pt"`, `os.path.join(d, "train.pt")`, `d + "train.pt"`,
     `Path(d, "train.pt")`, `out / "train.pt"`, `f"{d}/train.pt"`; None when it ends in something else
-    (`args.out`, `f"{name}.pt"`) or names no file (no suffix)."""
+    (`args.out`, `f"{name}.pt"`) or, built from parts, ends in a part with no suffix (a folder)."""
     last: ast.expr | None = path
-    if isinstance(path, ast.Call):
+    if isinstance(path, ast.Call) and isinstance(path.func, ast.Name) and path.func.id == "open":
+        last = path.args[0] if path.args else None  # the file object of `open("x.pt", "rb")`
+    elif isinstance(path, ast.Call):
         last = path.args[-1] if path.args and not path.keywords else None
-    elif isinstance(path, ast.BinOp) and isinstance(path.op, ast.Div):
-        last = path.right
+    elif isinstance(path, ast.BinOp) and isinstance(path.op, (ast.Div, ast.Add)):
+        last = path.right  # `out / "train.pt"`, `data_path + "train.pt"`
     elif isinstance(path, ast.JoinedStr):
         last = path.values[-1] if path.values else None
     if last is not path and last is not None and not isinstance(last, ast.Constant):
@@ -132,6 +152,8 @@ def file_name(path: ast.expr) -> str | None:
     name = last.value.rpartition("/")[2]
     if isinstance(path, ast.JoinedStr) and name == last.value:
         return None  # `f"{name}.pt"`: the name is built
+    if last is path and name:
+        return name  # the whole path is one literal (`"x-file"`): a file, with or without a suffix
     return name if "." in name.strip(".") else None
 
 
@@ -161,9 +183,14 @@ def _in_scope(
     for node in _own_nodes(scope):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             local[node.targets[0].id] = node.value
+        elif isinstance(node, ast.With):  # `with open("x.pt", "wb") as f:`: `f` is that file
+            local.update(
+                (i.optional_vars.id, i.context_expr) for i in node.items if isinstance(i.optional_vars, ast.Name)
+            )
         if not (isinstance(node, ast.Call) and qualify(summary, node.func) == "torch.save" and len(node.args) >= 2):
             continue
-        if not matches(node.args[1]):
+        target = node.args[1]
+        if not matches(local.get(target.id, target) if isinstance(target, ast.Name) else target):
             continue
         saved = node.args[0]
         if isinstance(saved, ast.Name) and isinstance(local.get(saved.id), ast.Dict):

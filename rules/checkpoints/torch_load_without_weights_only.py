@@ -10,7 +10,7 @@ from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
 
-from ._helpers import file_name_of, written_plain
+from ._helpers import file_name_of, written_by_project
 
 
 class TorchLoadWithoutWeightsOnly(Rule):
@@ -38,10 +38,12 @@ class TorchLoadWithoutWeightsOnly(Rule):
         "from `torch-version` in `[tool.torchlint]`, else the project's declared dependencies, else the "
         "installed torch (`torchlint check --show-settings FILE` prints it). Loads inside "
         "`torch.serialization.safe_globals(...)` are written for the safe default and stay silent, and so are "
-        "loads of a file the project writes itself with plain data: a project file's `torch.save` targets a "
-        'path ending in the same file name (`torch.save(train_set, out / "train.pt")` in a prepare script, '
-        '`torch.load(os.path.join(data_dir, "train.pt"))` in the training script) and none of those saves '
-        "holds a module, optimizer, `Namespace` or numpy object."
+        "loads of a file the project writes itself: a project file's `torch.save` targets a path ending in the "
+        'same file name (`torch.save(train_set, out / "train.pt")` in a prepare script, '
+        '`torch.load(os.path.join(data_dir, "train.pt"))` in the training script; a literal name, a name '
+        'concatenated to a folder, a file object of `open(name, "wb")`), and nothing else in those files '
+        "touches the name but saves, loads, existence checks and temporary folders (a download to it is "
+        "reported). Whether the weights-only default of torch 2.6 would refuse such a file is TL604's question."
     )
     why = (
         "`torch.load` uses `pickle`. A pickle can name any importable callable to run while it loads — "
@@ -134,7 +136,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
             return False
         known = self._written.get(name)  # one scan of the project per file name and linted file
         if known is None:
-            known = self._written[name] = written_plain(self.ctx.project, name)
+            known = self._written[name] = written_by_project(self.ctx.project, name)
         return known
 
 

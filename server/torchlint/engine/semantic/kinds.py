@@ -261,6 +261,8 @@ CUDA_TENSOR_TYPES = frozenset(
 # A fresh temporary directory or file: a path built on one names no file anything else reads or writes. The
 # pytest fixtures are the parameters of that name of a test function (pytest binds them by name).
 TEMPORARY_PATHS = frozenset({"tempfile.TemporaryDirectory", "tempfile.mkdtemp", "tempfile.NamedTemporaryFile"})
+# Calls that ask whether a path exists: they read nothing of the file and write nothing to it.
+PATH_QUERIES = frozenset({"os.path.exists", "os.path.isfile", "os.path.lexists", "os.path.getsize", "os.path.getmtime"})
 PYTEST_TEMPORARY_FIXTURES = frozenset({"tmp_path", "tmpdir"})
 
 # Tensor operations whose backward keeps no tensor of the forward pass (sums, additions, views), checked on
