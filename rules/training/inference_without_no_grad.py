@@ -321,6 +321,8 @@ for epoch in range(10):
     @cached_property
     def _switches_to_eval(self) -> bool:
         """The file calls `x.eval()` or `train(False)` somewhere (asked once per file, of its call index)."""
+        if not self.ctx.file_calls("eval", "train"):
+            return False  # no call of either name: the call index is not needed
         for site in self.ctx.call_sites.calls:
             func, args = site.call.func, site.call.args
             if isinstance(func, cst.Attribute) and func.attr.value == "eval":

@@ -29,10 +29,12 @@ from torchlint.engine.semantic.target_version import TorchVersion
 from torchlint.engine.semantic.target_version import resolve as resolve_version
 from torchlint.engine.semantic.values import Values
 from torchlint.engine.semantic.version_guards import VersionGuards, branch_taken, module_assignments
-from torchlint.engine.torch import grad_switches, model_mode
+from torchlint.engine.torch import model_mode
 from torchlint.engine.torch.activations import Feed, LossFeeds
 from torchlint.engine.torch.checkpoint_consumers import CheckpointConsumers
 from torchlint.engine.torch.device_moves import DeviceMoves, forward_arguments_left_unmoved
+from torchlint.engine.torch.grad_switches import GradSwitches
+from torchlint.engine.torch.grad_switches import read as read_grad_switches
 
 # What a script builds at top level (a library module builds none of these on import).
 _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
@@ -317,9 +319,9 @@ class FileContext:
         return call_sites.statement_calls(self.module)
 
     @analysis
-    def grad_switches(self) -> grad_switches.GradSwitches:
+    def grad_switches(self) -> GradSwitches:
         """Where the file switches `requires_grad`, and of what (grad_switches.py)."""
-        return grad_switches.read(self.module, self.text)
+        return read_grad_switches(self.module, self.text)
 
     @analysis
     def layout(self) -> Layout:
