@@ -6,9 +6,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from torchlint.engine.context import FileContext
 from torchlint.engine.core.analyses import Analysis
-from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
+from torchlint.engine.core.walk import iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import SAFE, InsertBefore, Invalid, NodeFix, RemoveStatement, Rule, fix
 from torchlint.engine.semantic.names import dotted
 from torchlint.engine.torch.device_moves import Move, move_call
@@ -24,13 +23,6 @@ def _statement_of(body: Sequence[cst.BaseStatement], node: cst.CSTNode) -> tuple
             if small is node or any(n is node for n in iter_nodes(small, into_functions=False)):
                 return i, stmt
     return None
-
-
-def _body(ctx: FileContext) -> Sequence[cst.BaseStatement]:
-    fn = ctx.current_function
-    if fn is None:
-        return ctx.module.body
-    return block_statements(fn.body)
 
 
 class DdpBeforeDeviceMove(Rule):
@@ -121,7 +113,7 @@ model = nn.parallel.DistributedDataParallel(model).cuda()
         if self.ctx.qualname(node.func) != DDP or not node.args:
             return
         wrapped = dotted(node.args[0].value)
-        body = _body(self.ctx)
+        body = self.ctx.body_statements
         found = _statement_of(body, node)
         if found is None:
             return

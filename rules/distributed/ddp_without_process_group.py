@@ -9,7 +9,6 @@ import libcst as cst
 from torchlint.engine.context import FileContext
 from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg
-from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.semantic.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_SETUP
 from torchlint.findings import Severity
@@ -26,19 +25,20 @@ def _set_up_elsewhere(ctx: FileContext) -> bool:
 
 def _unknown_setup_call(ctx: FileContext) -> bool:
     """`setup()` run for its effect, imported from code we cannot read: it may set the group up."""
-    for node in iter_nodes(ctx.module):
-        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
-            q = ctx.qualname(node.value.func)
-            if q is None or q.split(".")[0] in ("torch", *sys.stdlib_module_names):
-                continue
-            if ctx.project is None or ctx.project.resolve(q, ctx.location.parent) is None:
-                return True
+    for call in ctx.statement_calls:
+        q = ctx.qualname(call.func)
+        if q is None or q.split(".")[0] in ("torch", *sys.stdlib_module_names):
+            continue
+        if ctx.project is None or ctx.project.resolve(q, ctx.location.parent) is None:
+            return True
     return False
 
 
 class DdpWithoutProcessGroup(Rule):
     code = "TL402"
-    analyses = frozenset({Analysis.CALL_SITES, Analysis.IS_PROGRAM, Analysis.OWN_SUMMARY, Analysis.SCOPES})
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.IS_PROGRAM, Analysis.OWN_SUMMARY, Analysis.SCOPES, Analysis.STATEMENT_CALLS}
+    )
     requires = ("Distributed",)
     name = "ddp-without-process-group"
     message = (
@@ -92,7 +92,7 @@ model = DDP(net)
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.done = "Distributed" not in self.ctx.text
+        self.done = False  # the file names a DistributedDataParallel or a DistributedSampler (`requires`)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.done:

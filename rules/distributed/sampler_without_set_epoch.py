@@ -176,8 +176,7 @@ for epoch in range(3):
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.active = "DistributedSampler" in self.ctx.text
-        self.told = "set_epoch" in self.ctx.text  # the program calls set_epoch somewhere
+        self.told = self.ctx.file_calls("set_epoch")  # the file calls set_epoch somewhere
         self.samplers: dict[str, cst.FunctionDef | None] = {}  # sampler name -> function it is made in
         self.loaders: dict[str, str | None] = {}  # loader name -> sampler name (None: inline)
         self.always_built: set[str] = set()  # samplers and loaders built outside any condition
@@ -188,7 +187,7 @@ for epoch in range(3):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not self.active or not isinstance(func, cst.Attribute) or func.attr.value != "set_epoch":
+        if not isinstance(func, cst.Attribute) or func.attr.value != "set_epoch":
             return
         owner = dotted(func.value)
         if owner is not None and owner.endswith(".sampler"):
@@ -208,7 +207,7 @@ for epoch in range(3):
         return shuffle is None or not is_name(shuffle.value, "False")
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if not self.active or len(node.targets) != 1:
+        if len(node.targets) != 1:
             return
         name = dotted(node.targets[0].target)
         if not name:
@@ -234,7 +233,7 @@ for epoch in range(3):
             self.always_built.add(name)
 
     def visit_For(self, node: cst.For) -> None:
-        if not self.active or self.told or self.reported:
+        if self.told or self.reported:
             return
         if not self.ctx.loops[:-1]:  # an outermost loop: it may be the epoch loop around a helper
             self.epoch_loops.append(node)
@@ -244,10 +243,9 @@ for epoch in range(3):
         self._report(self.ctx.loops[-2], loader)
 
     def leave_Module(self, node: cst.Module) -> None:
-        if self.active:
-            self._conditional_set_epoch()
+        self._conditional_set_epoch()
         # the loader loop lives in a helper called from the epoch loop
-        if not self.active or self.told or self.reported or not self.loaders:
+        if self.told or self.reported or not self.loaders:
             return
         helpers = {
             name

@@ -165,12 +165,9 @@ def load():
         ),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self.active = "save" in self.ctx.text
-
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not self.active or not isinstance(func, cst.Attribute) or func.attr.value != "state_dict":
+        if not isinstance(func, cst.Attribute) or func.attr.value != "state_dict":
             return
         recv = func.value
         name = dotted(recv)

@@ -9,7 +9,7 @@ import libcst as cst
 
 from torchlint.engine.context import FileContext
 from torchlint.engine.core.callargs import get_arg, is_name
-from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements
+from torchlint.engine.core.walk import block_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import assignments, body_of
 from torchlint.engine.flow.loop_events import Event, EventKind
@@ -86,61 +86,4 @@ def wrapped_in_no_grad(ctx: FileContext, stmt: cst.BaseStatement) -> str | None:
     """The text of `stmt` wrapped in `with torch.no_grad():`, to replace it (None: no safe spelling)."""
     if ctx.imports.table.get("torch") != "torch":
         return None
-    module = ctx.module
-    if any(
-        isinstance(n, (cst.SimpleString, cst.FormattedString)) and "\n" in module.code_for_node(n)
-        for n in iter_nodes(stmt)
-    ):
-        return None  # re-indenting would change a multi-line string
-    indent = _indent_of(module, stmt)
-    if indent is None:
-        return None
-    code = module.code_for_node(stmt.with_changes(leading_lines=()))
-    nl = module.default_newline
-    if code.endswith(nl):
-        code = code[: -len(nl)]
-    comment = _last_comment(stmt)
-    if comment is not None and code.endswith(comment):
-        code = code[: -len(comment)].rstrip(" \t")
-    unit = module.default_indent
-    lines = [indent + unit + line if line.strip() else line for line in code.split(nl)]
-    return "with torch.no_grad():" + nl + nl.join(lines)
-
-
-def _indent_of(module: cst.Module, target: cst.BaseStatement) -> str | None:
-    """The indentation of `target`'s first line, from the nesting of indented blocks."""
-    stack: list[tuple[cst.BaseStatement, str]] = [(s, "") for s in reversed(module.body)]
-    while stack:
-        stmt, indent = stack.pop()
-        if stmt is target:
-            return indent
-        if not isinstance(stmt, cst.BaseCompoundStatement):
-            continue
-        suites = [
-            stmt.body,
-            *(h.body for h in getattr(stmt, "handlers", ())),
-            *(c.body for c in getattr(stmt, "cases", ())),
-        ]
-        orelse, final = getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)
-        if isinstance(orelse, cst.If):
-            stack.append((orelse, indent))  # `elif` sits at the `if`'s indentation
-        elif orelse is not None:
-            suites.append(orelse.body)
-        if final is not None:
-            suites.append(final.body)
-        for suite in reversed(suites):
-            if isinstance(suite, cst.IndentedBlock):
-                inner = indent + (suite.indent if suite.indent is not None else module.default_indent)
-                stack.extend((s, inner) for s in reversed(suite.body))
-    return None
-
-
-def _last_comment(stmt: cst.BaseStatement) -> str | None:
-    """The trailing comment of the compound statement's last line, as rendered."""
-    last = None
-    for s in iter_statements([stmt], into_functions=True):
-        if isinstance(s, cst.SimpleStatementLine):
-            last = s.trailing_whitespace
-        elif isinstance(s, cst.BaseCompoundStatement) and isinstance(s.body, cst.SimpleStatementSuite):
-            last = s.body.trailing_whitespace
-    return last.comment.value if last is not None and last.comment is not None else None
+    return ctx.layout.wrapped_in("with torch.no_grad():", stmt)

@@ -33,6 +33,7 @@ class DiscriminatorStepThroughGenerator(Rule):
     analyses = frozenset(
         {
             Analysis.CALL_SITES,
+            Analysis.GRAD_SWITCHES,
             Analysis.GRAPH_BODIES,
             Analysis.KINDS,
             Analysis.LOCAL_FUNCTIONS,
@@ -286,12 +287,10 @@ for real, z in loader:
             if cleared
             else "nothing clears the generator's gradients before its step, so its update includes the discriminator's loss"
         )
-        module = ctx.module
+        code = ctx.module.code_for_node
         first = uses[0]
-        message = self.message.format(
-            loss=module.code_for_node(backward.target), fake=module.code_for_node(first), gen=gen, effect=effect
-        )
-        edits = [Replace(u, module.code_for_node(u) + ".detach()") for u in uses]
+        message = self.message.format(loss=code(backward.target), fake=code(first), gen=gen, effect=effect)
+        edits = [Replace(u, code(u) + ".detach()") for u in uses]
         shared = _feeds_other_backward(body, backward, uses) or self._differentiated(body, uses)
         detach = fix(
             "Detach the generator's output in the discriminator loss", *edits, applicability=DISPLAY if shared else SAFE
@@ -337,25 +336,15 @@ for real, z in loader:
         """The generator's `requires_grad` is switched anywhere in the file (`G.requires_grad_(False)`,
         `for p in G.parameters(): p.requires_grad = False`, or a helper of this file handed `G` that
         sets it): which parts are frozen during which step is then not for us to judge."""
-        module = self.ctx.module
-        helpers = {
-            name: fn
-            for name, fn in self.ctx.local_functions().items()
-            if any(isinstance(n, cst.Name) and n.value == "requires_grad" for n in _attrs(fn))
-        }
-        for n in iter_nodes(module):
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
-                if n.func.attr.value == "requires_grad_" and _owner(n.func.value) == gen:
-                    return True
-            if isinstance(n, cst.Call) and _local_name(n.func) in helpers and _mentions(n, gen):
-                return True
-            if (
-                isinstance(n, cst.For)
-                and _mentions(n.iter, gen)
-                and any(isinstance(a, cst.Name) and a.value == "requires_grad" for a in _attrs(n.body))
-            ):
-                return True
-        return False
+        switches = self.ctx.grad_switches
+        if any(_owner(c.func.value) == gen for c in switches.calls if isinstance(c.func, cst.Attribute)):
+            return True
+        if any(_mentions(loop.iter, gen) for loop in switches.loops):
+            return True
+        helpers = {name for name, fn in self.ctx.local_functions().items() if id(fn) in switches.functions}
+        return bool(helpers) and any(
+            _local_name(site.call.func) in helpers and _mentions(site.call, gen) for site in self.ctx.call_sites.calls
+        )
 
 
 def _model(call: cst.Call) -> str | None:
@@ -383,10 +372,6 @@ def _local_name(func: cst.BaseExpression) -> str | None:
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:
     return any(dotted(n) == name for n in (node, *iter_nodes(node)) if isinstance(n, (cst.Name, cst.Attribute)))
-
-
-def _attrs(node: cst.CSTNode) -> list[cst.Name]:
-    return [n.attr for n in iter_nodes(node) if isinstance(n, cst.Attribute)]
 
 
 def _uses(

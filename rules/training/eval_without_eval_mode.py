@@ -322,21 +322,17 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
     def _in_training_step(self, node: cst.With) -> bool:
         """The block runs inside a step that back-propagates (its innermost loop's own iteration, or a
         loop-free function): a target network, a teacher or a sample for the other model of a GAN."""
-        owner = self.ctx.current_function or self.ctx.module
-        mine = {id(n) for n in iter_nodes(owner, into_functions=False)}
-        loops = [loop for loop in self.ctx.loops if id(loop) in mine]
+        loops = self.ctx.own_loops
         if loops:
             events = self.ctx.loop_analysis.events(loops[-1])
             return any(e.kind is EventKind.BACKWARD and e.depth == 0 for e in events)
-        inside_loops = {
-            id(n)
-            for loop in iter_nodes(owner, into_functions=False)
-            if isinstance(loop, (cst.For, cst.While))
-            for n in iter_nodes(loop)
-        }
+        fn = self.ctx.current_function
         return any(
-            isinstance(n, cst.Call) and id(n) not in inside_loops and backward_call(n, self.ctx.kind) is not None
-            for n in iter_nodes(owner, into_functions=False)
+            (site.chain[-1] if site.chain else None) is fn
+            and not site.in_loop
+            and not site.in_lambda
+            and backward_call(site.call, self.ctx.kind) is not None
+            for site in self.ctx.call_sites.calls
         )
 
     def _in_training_mode(self, model: cst.BaseExpression, point: cst.CSTNode) -> bool:
@@ -348,11 +344,10 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
 
     def _statement(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
         """The statement line holding `node`, in the current function or at module level."""
-        owner = self.ctx.current_function or self.ctx.module
-        body = (
-            owner.body.body if isinstance(owner, cst.FunctionDef) and isinstance(owner.body, cst.IndentedBlock) else ()
-        )
-        stmts = iter_statements(self.ctx.module.body if owner is self.ctx.module else body)
+        fn = self.ctx.current_function
+        if fn is not None and type(fn.body) is not cst.IndentedBlock:
+            return None  # a one-line function
+        stmts = iter_statements(self.ctx.body_statements)
         return next(
             (s for s in stmts if isinstance(s, cst.SimpleStatementLine) and any(n is node for n in iter_nodes(s))),
             None,
@@ -362,9 +357,7 @@ fit(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)), opt, load
         """`model.eval()` before the pass; `model.train()` after it when a loop around it trains and never
         switches back itself."""
         edits: list[NodeEdit] = [InsertBefore(stmt, f"{model}.eval()")]
-        owner = self.ctx.current_function or self.ctx.module
-        mine = {id(n) for n in iter_nodes(owner, into_functions=False)}
-        for loop in (loop for loop in self.ctx.loops if id(loop) in mine):
+        for loop in self.ctx.own_loops:
             events = self.ctx.loop_analysis.events(loop)
             if any(e.kind is EventKind.BACKWARD for e in events) and not any(
                 e.kind is EventKind.TRAIN and dotted(e.target) == model for e in events if e.target is not None

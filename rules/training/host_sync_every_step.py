@@ -445,8 +445,7 @@ for step, (x, y) in enumerate(loader):
         for node in between:
             if any(isinstance(n, cst.Name) and n.value in reads for n in (node, *iter_nodes(node))):
                 return None
-        module = self.ctx.module
-        code = module.code_for_node(stmt.with_changes(leading_lines=())).rstrip("\r\n")
+        code = self.ctx.module.code_for_node(stmt.with_changes(leading_lines=())).rstrip("\r\n")
         return fix(
             "Move the host copy inside the `if`",
             RemoveStatement(stmt),

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import libcst as cst
 
 from torchlint.engine.context import FileContext
 from torchlint.engine.core.analyses import Analysis
+from torchlint.engine.core.callargs import is_name
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import Body, body_for, body_of, graph_nodes, names_read
@@ -31,6 +34,7 @@ class InferenceWithoutNoGrad(Rule):
             Analysis.CALLING_CONTEXTS,
             Analysis.CALL_SITES,
             Analysis.GRAPH_BODIES,
+            Analysis.LAYOUT,
             Analysis.LOCAL_FUNCTIONS,
             Analysis.LOOP_ANALYSIS,
             Analysis.OWN_SUMMARY,
@@ -273,7 +277,7 @@ for epoch in range(10):
         """A helper the training loop calls (sampling, logging): its forward passes outside loops, when
         none of their outputs can reach a backward — not there, not through what it hands back."""
         ctx = self.ctx
-        if "backward" not in ctx.text or ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):
+        if not ctx.file_calls("backward") or ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):
             return
         cls = ctx.current_class
         method = cls is not None and any(s is node for s in block_statements(cls.body))
@@ -301,7 +305,7 @@ for epoch in range(10):
         ctx = self.ctx
         if ctx.under_call(*GRAD_MODE) or is_test_file(ctx.path):  # tests: memory is not the point
             return
-        if ".eval(" not in ctx.text and "train(False)" not in ctx.text:
+        if not self._switches_to_eval:
             return  # cheap exit: no evaluation context anywhere in the file
         if any(runs_without_grad(ctx, fn) for fn in ctx.functions):
             return  # a helper every caller runs with autograd off
@@ -313,6 +317,22 @@ for epoch in range(10):
                 return
         fix_ = self._wrap(loop)
         self.report(loop, fix=fix_)
+
+    @cached_property
+    def _switches_to_eval(self) -> bool:
+        """The file calls `x.eval()` or `train(False)` somewhere (asked once per file, of its call index)."""
+        if not self.ctx.file_calls("eval", "train"):
+            return False  # no call of either name: the call index is not needed
+        for site in self.ctx.call_sites.calls:
+            func, args = site.call.func, site.call.args
+            if isinstance(func, cst.Attribute) and func.attr.value == "eval":
+                return True
+            name = (
+                func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            )
+            if name == "train" and len(args) == 1 and args[0].keyword is None and is_name(args[0].value, "False"):
+                return True
+        return False
 
     def _evaluates(self, loop: Loop, body: Body) -> bool:
         """An inference loop: model calls outside no_grad, no backward, in an evaluation context."""

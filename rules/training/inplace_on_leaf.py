@@ -26,7 +26,16 @@ _SWITCHES = {"weight": ("affine", "elementwise_affine"), "bias": ("bias", "affin
 
 class InplaceOnLeaf(Rule):
     code = "TL120"
-    analyses = frozenset({Analysis.CALL_SITES, Analysis.GRAPH_BODIES, Analysis.OWN_SUMMARY, Analysis.SCOPES})
+    analyses = frozenset(
+        {
+            Analysis.CALL_SITES,
+            Analysis.GRAD_SWITCHES,
+            Analysis.GRAPH_BODIES,
+            Analysis.LAYOUT,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+        }
+    )
     requires = ("Parameter", "requires_grad", "torch.nn", "nn.")
     name = "inplace-on-leaf"
     message = (
@@ -247,9 +256,8 @@ with torch.no_grad():
 
     def _frozen(self, name: str) -> bool:
         """`requires_grad` is turned off for the tensor or its module somewhere in the file."""
-        text = self.ctx.text
         owners = [name, name.rpartition(".")[0]] if "." in name else [name]
-        return any(f"{o}.requires_grad_(False)" in text or f"{o}.requires_grad = False" in text for o in owners if o)
+        return any(o in self.ctx.grad_switches.turned_off for o in owners if o)
 
     def _wrap(self, node: cst.CSTNode) -> NodeFix | None:
         stmt = self.ctx.statement

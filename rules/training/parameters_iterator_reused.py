@@ -214,9 +214,7 @@ grad_clipping(model.parameters(), 1)
         if not self._generator(node.value) or self.ctx.statement is None:
             return
         name = node.targets[0].target.value
-        owner = self.ctx.current_function
-        body = block_statements(owner.body) if owner is not None else self.ctx.module.body
-        passes = _after(self, body, self.ctx.statement, name)
+        passes = _after(self, self.ctx.body_statements, self.ctx.statement, name)
         for i, second in enumerate(passes):
             earlier = [p for p in passes[:i] if not exclusive(p, second)]
             if second.passes < 2 and not earlier:

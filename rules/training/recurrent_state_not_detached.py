@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.walk import block_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import Body, body_of
-from torchlint.engine.flow.iteration_values import CarriedState, backward_through, carried_state, state_argument
+from torchlint.engine.flow.iteration_values import (
+    CarriedState,
+    backward_through,
+    carried_state,
+    cut_by_forward,
+    state_argument,
+)
 from torchlint.engine.rule import UNSAFE, InsertBefore, Invalid, Rule, fix
-from torchlint.engine.semantic.kinds import GRAPH_CUTTING_METHODS, NO_GRAD, TENSOR_FACTORIES
-from torchlint.engine.semantic.values import current_where, instantiated_class
+from torchlint.engine.semantic.kinds import NO_GRAD, TENSOR_FACTORIES
+from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
 
 # Recurrent layers whose state is one tensor, and those whose state is an (h, c) pair.
@@ -21,7 +25,6 @@ _TENSOR_STATE = frozenset(f"torch.nn.{c}" for c in ("RNN", "GRU", "RNNCell", "GR
 _PAIR_STATE = frozenset(f"torch.nn.{c}" for c in ("LSTM", "LSTMCell"))
 _FACTORIES = frozenset(("torch", f) for f in TENSOR_FACTORIES)
 _MOVES = frozenset({"to", "cuda"})
-_CUTS = GRAPH_CUTTING_METHODS | {"detach_", "data", "no_grad", "inference_mode"}
 
 
 class RecurrentStateNotDetached(Rule):
@@ -241,7 +244,7 @@ def train(model: nn.Module, chunks, optimizer):
             return
         body = body_of(self.ctx)
         state = carried_state(body, node)
-        if state is None or self._cut_by_forward(state.call):
+        if state is None or cut_by_forward(body, state.call):
             return
         for loop in state.loops:
             backward = backward_through(body, state.stmt, loop)
@@ -275,20 +278,6 @@ def train(model: nn.Module, chunks, optimizer):
                 risk="stops gradients at each step (truncated BPTT)",
             )
         self.report(state.call, message, fix=edit)
-
-    def _cut_by_forward(self, call: cst.Call) -> bool:
-        """The module is a class of this project whose `forward` detaches something (`.detach()`, `.data`,
-        `no_grad`): it may hand back a state without history."""
-        built = self.ctx.values.builder(call.func, current_where(self.ctx))
-        found = instantiated_class(self.ctx, built[0]) if built is not None else None
-        if found is None:
-            return False
-        cls = found[0].class_defs[found[1]]
-        forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), cls)
-        return any(
-            isinstance(n, ast.Attribute) and n.attr in _CUTS or isinstance(n, ast.Name) and n.id == "no_grad"
-            for n in ast.walk(forward)
-        )
 
     def _detach(self, body: Body, state: CarriedState, loop: Loop) -> str | None:
         """The detaching statement for the state's known shape: from the recurrent layer, or from the value it

@@ -40,19 +40,6 @@ STILL_READING = {
     ("devices/hard_coded_cuda.py", TEXT),
     ("devices/packed_lengths_on_device.py", OTHER_FILES),
     ("devices/packed_lengths_on_device.py", TEXT),
-    ("distributed/ddp_before_device_move.py", WALKS),
-    ("distributed/ddp_without_process_group.py", TEXT),
-    ("distributed/ddp_without_process_group.py", WALKS),
-    ("distributed/sampler_without_set_epoch.py", TEXT),
-    ("distributed/wrapped_state_dict_saved.py", TEXT),
-    ("training/_helpers.py", WALKS),
-    ("training/discriminator_step_through_generator.py", WALKS),
-    ("training/eval_without_eval_mode.py", WALKS),
-    ("training/host_sync_every_step.py", WALKS),
-    ("training/inference_without_no_grad.py", TEXT),
-    ("training/inplace_on_leaf.py", TEXT),
-    ("training/parameters_iterator_reused.py", WALKS),
-    ("training/recurrent_state_not_detached.py", OTHER_FILES),
 }
 
 

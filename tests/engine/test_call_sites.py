@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.engine.semantic.call_sites import index
+from torchlint.engine.semantic.call_sites import index, statement_calls
 
 SOURCE = """\
 import torch
@@ -57,3 +57,18 @@ def test_references_are_names_read_without_a_call():
     assert ("self", "run") not in sites.referenced  # only ever called
     assert ("name", "b") not in sites.referenced  # inside a lambda
     assert ("name", "default") not in sites.referenced and ("name", "y") not in sites.referenced  # a def's header
+
+
+def test_calls_made_as_statements_are_those_whose_value_nobody_uses():
+    module = cst.parse_module(SOURCE + "setup()\nif ready: launch(); x = build()\n")
+    code = cst.Module([]).code_for_node
+    found = [code(c) for c in statement_calls(module)]
+    # in methods, loop bodies, `else` blocks and one-line suites; not a returned, assigned or decorating call
+    assert found == [
+        "helper(batch)",
+        "self.evaluate()",
+        "(lambda b: helper(b))(batch)",
+        "done()",
+        "setup()",
+        "launch()",
+    ]

@@ -49,3 +49,33 @@ def test_the_context_knows_the_statement_block_and_guards_of_each_node():
     assert seen["note"] == ("note(); more()", 1, 3, True, True)  # an elif is an `if` inside the `else`
     assert seen["ctx"] == (None, 1, 0, False, False)  # a `with` header is no statement line
     assert seen["step"] == ("step(x)", 1, 0, False, False)
+
+
+LOOPS = """\
+for epoch in range(3):
+    def step(batch):
+        for part in batch:
+            run(part)
+        once()
+    top(epoch)
+"""
+
+
+class _LoopRecorder(Rule):
+    """Not a rule: records the loops of the innermost function and that function's statements at every call."""
+
+    seen: dict[str, tuple] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            loops = [loop.target.value for loop in self.ctx.own_loops if isinstance(loop.target, cst.Name)]
+            self.seen[node.func.value] = (loops, len(self.ctx.body_statements))
+
+
+def test_the_context_knows_the_loops_and_statements_of_the_innermost_function():
+    _LoopRecorder.seen = {}
+    lint_text("t.py", LOOPS, [_LoopRecorder], prefilter=False)
+    seen = _LoopRecorder.seen
+    assert seen["top"] == (["epoch"], 1)  # module level: every loop around it, the module's one statement
+    assert seen["run"] == (["part"], 2)  # in `step`: its own loop only, not the epoch loop around the def
+    assert seen["once"] == ([], 2)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis, AnalysisNotDeclared
-from torchlint.engine.core.walk import iter_nodes, iter_statements
+from torchlint.engine.core.layout import Layout
+from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.calling_context import CallingContexts, Context
 from torchlint.engine.flow.graph_flow import Body
@@ -32,6 +33,8 @@ from torchlint.engine.torch import model_mode
 from torchlint.engine.torch.activations import Feed, LossFeeds
 from torchlint.engine.torch.checkpoint_consumers import CheckpointConsumers
 from torchlint.engine.torch.device_moves import DeviceMoves, forward_arguments_left_unmoved
+from torchlint.engine.torch.grad_switches import GradSwitches
+from torchlint.engine.torch.grad_switches import read as read_grad_switches
 
 # What a script builds at top level (a library module builds none of these on import).
 _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
@@ -74,6 +77,7 @@ class FileContext:
         self.classes: list[cst.ClassDef] = []
         self.functions: list[cst.FunctionDef] = []
         self.loops: list[Loop] = []
+        self.loops_at_function: list[int] = []  # len(loops) when each of `functions` was entered
         self.withs: list[cst.With] = []
         self.top_statement: cst.CSTNode | None = None  # the module-level statement being traversed
         self.statement: cst.SimpleStatementLine | None = None  # the statement line being traversed, if any
@@ -170,12 +174,7 @@ class FileContext:
         A program: this file and the project modules it imports. A library module: also every
         project file, since its callers are where setup (a process group, `set_epoch`) lives.
         """
-        if not any(n in self.text for n in names):
-            own: set[str] = set()
-        else:
-            summary = self.own_summary
-            own = summary.called if summary is not None else set(names)
-        if own.intersection(names):
+        if self.file_calls(*names):
             return True
         project = self.project
         if project is None:
@@ -195,6 +194,14 @@ class FileContext:
         importers = [s for s in callers if here in {m.path for m in project.imported_by(s.path, s.imports)}]
         # Judged with its callers: those that import it, else (no importer found) any that could.
         return bool(importers) or (bool(callers) and project.importers(here) == [])
+
+    def file_calls(self, *names: str) -> bool:
+        """Whether this file calls a function or method named one of `names` (its summary's calls; a text
+        CPython cannot parse is taken to call them)."""
+        if not any(n in self.text for n in names):
+            return False  # cheapest first: most files name none of them
+        summary = self.own_summary
+        return summary is None or not summary.called.isdisjoint(names)
 
     @analysis
     def own_summary(self) -> ModuleSummary | None:
@@ -305,6 +312,22 @@ class FileContext:
             return False
         return not any(_ACCELERATOR.search(m.text) for m in project.imported_by(here, self.imports.table))
 
+    # what rules used to read off the tree or the text themselves (issue 25 item 3)
+    @analysis
+    def statement_calls(self) -> list[cst.Call]:
+        """Calls made as statements of their own, anywhere in the file (call_sites.statement_calls)."""
+        return call_sites.statement_calls(self.module)
+
+    @analysis
+    def grad_switches(self) -> GradSwitches:
+        """Where the file switches `requires_grad`, and of what (grad_switches.py)."""
+        return read_grad_switches(self.module, self.text)
+
+    @analysis
+    def layout(self) -> Layout:
+        """Each statement's indentation, and a statement re-rendered inside a new block (layout.py)."""
+        return Layout(self.module)
+
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)
 
@@ -360,6 +383,19 @@ class FileContext:
     def scope_node(self) -> cst.CSTNode:
         """The function, class or module whose body is being traversed: where a name read here resolves."""
         return self.scope.node if self.scope is not None else self.module
+
+    @property
+    def own_loops(self) -> list[Loop]:
+        """The loops around the point being traversed inside its innermost function (all of them at module
+        level): the loops of the step that function runs."""
+        return self.loops[self.loops_at_function[-1] :] if self.loops_at_function else self.loops
+
+    @property
+    def body_statements(self) -> Sequence[cst.BaseStatement]:
+        """The statements of the innermost function being traversed (the module's at top level): the body
+        whose statements the flow analyses read in order (graph_flow's Body, blocks.statements)."""
+        fn = self.current_function
+        return self.module.body if fn is None else block_statements(fn.body)
 
     @property
     def block(self) -> Sequence[cst.BaseStatement]:

@@ -239,6 +239,7 @@ def lint_text(
             ctx.scope = semantics.scope_for(node, ctx.scope)
             if isinstance(node, cst.FunctionDef):
                 ctx.functions.append(node)
+                ctx.loops_at_function.append(len(ctx.loops))
             elif isinstance(node, cst.ClassDef):
                 ctx.classes.append(node)
         elif isinstance(node, (cst.For, cst.While)):
@@ -258,6 +259,7 @@ def lint_text(
             ctx.scope = outer_scopes.pop()  # not the cached Scope's parent: an analysis may have made it first
             if isinstance(node, cst.FunctionDef):
                 ctx.functions.pop()
+                ctx.loops_at_function.pop()
             elif isinstance(node, cst.ClassDef):
                 ctx.classes.pop()
         elif isinstance(node, (cst.For, cst.While)):

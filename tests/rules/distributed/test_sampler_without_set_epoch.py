@@ -51,3 +51,12 @@ def test_tl403_same_name_in_another_function_is_another_sampler(findings):
         "        if distributed:\n            sampler.set_epoch(epoch)\n        for b in loader:\n            step(b)\n"
     )
     assert findings(src, "TL403") == []
+
+
+def test_tl403_set_epoch_named_only_in_a_comment_is_no_call(findings):
+    src = (
+        "from torch.utils.data import DataLoader, DistributedSampler\n"
+        "loader = DataLoader(ds, sampler=DistributedSampler(ds))\n"
+        "for epoch in range(3):  # TODO: loader.sampler.set_epoch(epoch)\n    for b in loader:\n        step(b)\n"
+    )
+    assert [f.line for f in findings(src, "TL403")] == [3]

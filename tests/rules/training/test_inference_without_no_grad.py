@@ -178,3 +178,13 @@ def test_a_functions_name_decides_nothing(name, findings):
     """The eval-mode switch is the evidence (issue 26): every name gets the same verdict, with or without it."""
     assert [f.line for f in findings(EVALUATES.format(name=name), "TL110")] == [5]
     assert findings(NO_EVAL_CONTEXT.format(name=name), "TL110") == []
+
+
+def test_tl110_helpers_are_judged_in_a_file_that_calls_backward_not_one_that_names_it(findings):
+    src = (
+        "import torch\nmodel = torch.nn.Linear(4, 1)\n"
+        "def sample(z):\n    out = model(z)\n    print(out.mean().item())\n"
+        "for epoch in range(10):\n    for x, y in loader:\n        {}\n    sample(torch.randn(2, 4))\n"
+    )
+    assert [f.line for f in findings(src.format("loss(model(x), y).backward()"), "TL110")] == [4]
+    assert findings(src.format("log(model(x), y)  # no backward() here: a scoring pass"), "TL110") == []

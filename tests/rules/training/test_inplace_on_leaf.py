@@ -60,3 +60,10 @@ def test_tl120_fix_keeps_the_indentation_of_a_nested_statement(fixed):
         "import torch\nw = torch.zeros(3, requires_grad=True)\n"
         "for _ in range(2):\n    if flag:\n        with torch.no_grad():\n            w[0] = 1.0  # reset\n"
     )
+
+
+def test_tl120_a_module_frozen_in_code_is_silent_one_frozen_in_a_comment_is_not(findings):
+    src = "from torch import nn\nfc = nn.Linear(2, 2)\n{}\nfc.weight.zero_()\n"
+    assert findings(src.format("fc.requires_grad_(False)"), "TL120") == []
+    assert findings(src.format("fc.weight.requires_grad = False"), "TL120") == []
+    assert [f.line for f in findings(src.format("# fc.requires_grad_(False) was tried here"), "TL120")] == [4]

@@ -11,6 +11,7 @@ every step", which keeps the rules asking them silent.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -19,12 +20,15 @@ import libcst as cst
 from torchlint.engine.core.walk import block_statements, children, iter_nodes
 from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.graph_flow import Backward, Body, Def, names_read
-from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.kinds import GRAPH_CUTTING_METHODS, Kind
 from torchlint.engine.semantic.names import dotted, target_names
+from torchlint.engine.semantic.values import current_where, instantiated_class
 
 # Calls whose result is a host value: the device copy ends there.
 _HOST_METHODS = frozenset({"cpu", "item", "tolist", "numpy"})
 _HOST_BUILTINS = frozenset({"float", "int", "bool", "len", "str", "round"})
+# What a module's `forward` may cut a state's history with.
+_CUTS = GRAPH_CUTTING_METHODS | {"detach_", "data", "no_grad", "inference_mode"}
 # Blocks nested in a compound statement (not its header expressions).
 _BLOCKS = (cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase, cst.If)
 
@@ -80,6 +84,22 @@ def backward_through(body: Body, stmt: cst.BaseStatement, loop: Loop) -> Backwar
         if loop in b.loops and b.target is not None and any(d.stmt is stmt for d in sources(body, b.target, b.index)):
             return b
     return None
+
+
+def cut_by_forward(body: Body, call: cst.Call) -> bool:
+    """The module `call` runs is a class of this project (this file's or another's) whose `forward` cuts
+    history somewhere (`.detach()`, `.data`, `no_grad`): the state it hands back may carry no graph."""
+    ctx = body.ctx
+    built = ctx.values.builder(call.func, current_where(ctx))
+    found = instantiated_class(ctx, built[0]) if built is not None else None
+    if found is None:
+        return False
+    cls = found[0].class_defs[found[1]]
+    forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), cls)
+    return any(
+        isinstance(n, ast.Attribute) and n.attr in _CUTS or isinstance(n, ast.Name) and n.id == "no_grad"
+        for n in ast.walk(forward)
+    )
 
 
 def sources(body: Body, expr: cst.BaseExpression, index: int) -> set[Def]:

@@ -19,7 +19,14 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from torchlint.engine.core.walk import LEAVES, children, list_children, listed_children
+from torchlint.engine.core.walk import (
+    LEAVES,
+    children,
+    iter_statements,
+    list_children,
+    listed_children,
+    small_statements,
+)
 
 Key = tuple[str, str]  # ("name", f) for `f(...)`, ("self", m) for `self.m(...)`
 Chain = tuple[cst.CSTNode, ...]  # the enclosing FunctionDef / ClassDef nodes, outermost first
@@ -168,3 +175,14 @@ def _index(root: cst.CSTNode) -> CallSites:
         push_nodes(reversed(kids))
         push_states([state] * len(kids))
     return out
+
+
+def statement_calls(module: cst.Module) -> list[cst.Call]:
+    """The calls made as statements of their own (`setup()`), anywhere in the file: run for their effect,
+    their value unused. A walk of the statements only, on the first question."""
+    found = []
+    for stmt in iter_statements(module.body, into_functions=True):
+        for small in small_statements(stmt):
+            if type(small) is cst.Expr and type(small.value) is cst.Call:
+                found.append(small.value)
+    return found
