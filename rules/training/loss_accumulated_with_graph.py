@@ -25,7 +25,7 @@ class LossAccumulatedWithGraph(Rule):
     )
     requires = ("loss", "Loss", "criterion", "backward")
     name = "loss-accumulated-with-graph"
-    message = "`{acc}` accumulates `{value}` with its autograd graph: every step's graph stays alive and memory grows; accumulate `{value}.detach()` (or `.item()` for a Python number)"
+    message = "`{acc}` accumulates `{value}` with its autograd graph: every step's graph stays alive and memory grows; accumulate `{wrapped}.detach()` (or `.item()` for a Python number)"
     severity = Severity.WARNING
     category = "resource"
     summary = "Loss tensor accumulated across steps (total += loss) keeps every graph alive"
@@ -382,7 +382,7 @@ class Trainer:
         )
         # the caller of a returned accumulator may stack it: keep tensors there too
         first, second = (detach, item) if returned or self._meets_tensor_op(acc, body) else (item, detach)
-        self.report(value, self.message.format(acc=acc, value=code), fix=first, alternatives=(second,))
+        self.report(value, self.message.format(acc=acc, value=code, wrapped=wrapped), fix=first, alternatives=(second,))
 
     def _meets_tensor_op(self, acc: str, body: Body) -> bool:
         """`torch.stack(acc)`, `acc.mean()`, `acc.cpu()` ... somewhere in the function."""

@@ -197,3 +197,16 @@ CASES = [
 def test_case(case, path, src, lines, findings):
     got = findings(textwrap.dedent(src).lstrip("\n"), "TL105", path)
     assert [f.line for f in got] == lines, [f"{f.line}: {f.message}" for f in got]
+
+
+def test_tl105_message_parenthesises_an_operation_before_detach():
+    """`cost / total_batch.detach()` would detach the int (and raise): the message names the whole value's."""
+    from torchlint.engine import lint_text
+    from torchlint.registry import rules
+
+    src = (
+        "import torch\navg = 0\nfor x, y in loader:\n    opt.zero_grad()\n    cost = criterion(model(x), y)\n"
+        "    cost.backward()\n    opt.step()\n    avg += cost / total_batch\n"
+    )
+    found = lint_text("t.py", src, [rules()["TL105"]]).findings
+    assert found and "`(cost / total_batch).detach()`" in found[0].message
