@@ -10,6 +10,7 @@ from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.call_binding import bind, signature
 from torchlint.engine.core.callargs import is_name, string_value
 from torchlint.engine.rule import SAFE, UNSAFE, Invalid, Replace, Rule, fix
+from torchlint.engine.semantic.version_guards import paired_torchvision
 from torchlint.findings import Severity
 
 from ._signatures import CLASSIFIER, TORCH, TORCHVISION, TORCHVISION_WEIGHTS
@@ -63,7 +64,8 @@ class TorchvisionPretrained(Rule):
     summary = "torchvision model built with pretrained="
     what = (
         "Flags torchvision model builders (and `torch.hub.load('pytorch/vision', ...)`) called with `pretrained=` / "
-        "`pretrained_backbone=`, except in a branch only torchvision releases before 0.13 run "
+        "`pretrained_backbone=`, except where the project targets a torch whose torchvision predates 0.13 "
+        "(torch < 1.12, e.g. `torch==1.7.1` in requirements.txt) and in a branch only torchvision releases before 0.13 run "
         '(`if version.parse(torchvision.__version__) < version.parse("0.13"):`, read at the torchvision released '
         "with the target torch)."
     )
@@ -123,6 +125,8 @@ class TorchvisionPretrained(Rule):
         elif not (q == "torch.hub.load" and node.args and "pytorch/vision" in (string_value(node.args[0].value) or "")):
             return
         release = _hub_release(string_value(node.args[0].value) or "") if q == "torch.hub.load" else None
+        if release is None and paired_torchvision(self.ctx.torch_version.pair) < TORCHVISION_WEIGHTS:
+            return  # the torchvision of the project's torch (torch==1.7.1: 0.8) has no `weights=` yet
         if release not in (None, _UNKNOWN) and release < TORCHVISION_WEIGHTS:
             return  # a pinned release before `weights=`: `pretrained=` is its API
         found = [

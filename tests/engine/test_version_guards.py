@@ -81,4 +81,13 @@ def test_a_torchvision_version_guard_is_read_at_the_paired_release():
     )
     tl704 = [rules()["TL704"]]
     assert not lint_text("t.py", code, tl704, torch_version="2.4").findings  # torchvision 0.19 never runs it
-    assert lint_text("t.py", code, tl704, torch_version="1.11").findings  # 0.12 runs it: linted as any code
+    assert lint_text("t.py", code.replace("< version", "> version"), tl704, torch_version="2.4").findings
+    assert lint_text("t.py", code.replace("< version", ">= version"), tl704, torch_version="1.13").findings
+
+
+def test_tl704_is_silent_where_the_target_torch_s_torchvision_predates_weights():
+    """torch==1.7.1 pins torchvision 0.8, where `pretrained=` is the API: nothing is deprecated there."""
+    code = "import torchvision\nm = torchvision.models.resnet18(pretrained=True)\n"
+    tl704 = [rules()["TL704"]]
+    assert not lint_text("t.py", code, tl704, torch_version="1.7").findings
+    assert lint_text("t.py", code, tl704, torch_version="1.12").findings  # torchvision 0.13 deprecated it
