@@ -64,8 +64,8 @@ class TorchvisionPretrained(Rule):
     summary = "torchvision model built with pretrained="
     what = (
         "Flags torchvision model builders (and `torch.hub.load('pytorch/vision', ...)`) called with `pretrained=` / "
-        "`pretrained_backbone=`, except where the project targets a torch whose torchvision predates 0.13 "
-        "(torch < 1.12, e.g. `torch==1.7.1` in requirements.txt) and in a branch only torchvision releases before 0.13 run "
+        "`pretrained_backbone=`, except where every torch the project admits pairs with a torchvision before 0.13 "
+        "(`torch==1.7.1` or `torch<1.12` in requirements.txt, or `torch-version` set below 1.12) and in a branch only torchvision releases before 0.13 run "
         '(`if version.parse(torchvision.__version__) < version.parse("0.13"):`, read at the torchvision released '
         "with the target torch)."
     )
@@ -125,8 +125,9 @@ class TorchvisionPretrained(Rule):
         elif not (q == "torch.hub.load" and node.args and "pytorch/vision" in (string_value(node.args[0].value) or "")):
             return
         release = _hub_release(string_value(node.args[0].value) or "") if q == "torch.hub.load" else None
-        if release is None and paired_torchvision(self.ctx.torch_version.pair) < TORCHVISION_WEIGHTS:
-            return  # the torchvision of the project's torch (torch==1.7.1: 0.8) has no `weights=` yet
+        newest = self.ctx.torch_version.ceiling
+        if release is None and newest is not None and paired_torchvision(newest) < TORCHVISION_WEIGHTS:
+            return  # every torchvision the project admits (torch==1.7.1: 0.8) predates `weights=`
         if release not in (None, _UNKNOWN) and release < TORCHVISION_WEIGHTS:
             return  # a pinned release before `weights=`: `pretrained=` is its API
         found = [

@@ -255,7 +255,7 @@ def plan(
         severity = tuple(sorted((k, v.value) for k, v in resolved.selection.severity.items()))
         unsafe = resolved.settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
         store = str(cache_dir) if cache_dir and mode == "check" else None
-        jobs.append(Job(str(c.path), resolved.selection.codes, severity, mode, str(resolved.torch), store, unsafe))
+        jobs.append(Job(str(c.path), resolved.selection.codes, severity, mode, resolved.torch.spec, store, unsafe))
     return jobs
 
 

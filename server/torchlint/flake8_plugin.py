@@ -30,7 +30,7 @@ class Flake8Plugin:
         try:
             resolved = ConfigResolver(known_codes()).resolve(Path(self.filename))
             codes: Iterable[str] = resolved.selection.codes
-            torch_version = str(resolved.torch)
+            torch_version = resolved.torch.spec
         except ConfigError:  # flake8 has no way to show it: lint with the default selection
             codes = Settings().selection(self.filename, catalogue).codes
         text = "".join(self.lines)

@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from fixture_expectations import FIXTURES
 from torchlint.engine.semantic import inference
 from torchlint.engine.semantic.project import Project, find_root
@@ -178,3 +180,50 @@ def test_the_index_does_not_read_a_fifo(tmp_path):
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert callers is not None and [s.path.name for s in callers] == ["train.py"]
+
+
+@pytest.mark.parametrize(
+    "requirement,ceiling",
+    [
+        ("torch==1.7.1\n", (1, 7)),
+        ("torch>=1.4,<1.8\n", (1, 7)),
+        ("torch~=1.7.0\n", (1, 7)),
+        ("torch>=1.0,<=1.11\n", (1, 11)),
+        ("torch>=0.4.0\n", None),  # newer releases admitted: no ceiling
+    ],
+)
+def test_the_newest_torch_a_project_admits(tmp_path, requirement, ceiling):
+    (tmp_path / "requirements.txt").write_text(requirement)
+    assert resolve(tmp_path).ceiling == ceiling
+
+
+def test_tl704_reads_the_newest_torch_the_project_admits(tmp_path):
+    """`torch==1.7.1` pins torchvision 0.8, whose API is `pretrained=`; `torch>=0.4.0` admits 2.x too."""
+    from torchlint.engine import lint_text
+    from torchlint.registry import rules
+
+    src = "import torchvision\nm = torchvision.models.resnet18(pretrained=True)\n"
+    found = {}
+    for name, requirements in (
+        ("pinned", "torch==1.7.1\ntorchvision==0.8.2\n"),
+        ("open", "torch>=0.4.0\ntorchvision\n"),
+    ):
+        root = tmp_path / name
+        (root / ".git").mkdir(parents=True)
+        (root / "requirements.txt").write_text(requirements)
+        (root / "train.py").write_text(src)
+        found[name] = lint_text(str(root / "train.py"), src, [rules()["TL704"]]).findings
+    assert not found["pinned"] and found["open"]
+
+
+def test_the_admitted_range_reaches_the_check_jobs(tmp_path, run_cli):
+    """`check` hands each job the resolved target: a range must arrive as a range (`0.4..`), not as the exact
+    floor (which once silenced TL704 for `torch>=0.4.0`)."""
+    src = "import torchvision\nm = torchvision.models.resnet18(pretrained=True)\n"
+    for name, requirements in (("pinned", "torch==1.7.1\n"), ("open", "torch>=0.4.0\n")):
+        root = tmp_path / name
+        (root / ".git").mkdir(parents=True)
+        (root / "requirements.txt").write_text(requirements)
+        (root / "train.py").write_text(src)
+    out = run_cli("check", "--no-cache", "--select", "TL704", "--output-format", "json", tmp_path).stdout
+    assert [f["path"].split("/")[-2] for f in json.loads(out)] == ["open"]

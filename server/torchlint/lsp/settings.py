@@ -156,5 +156,5 @@ def setup(resolver: ConfigResolver, client: ClientSettings, path: str) -> LintSe
         selection.severity,
         None,
         resolved.settings.source,
-        str(resolved.torch),
+        resolved.torch.spec,
     )

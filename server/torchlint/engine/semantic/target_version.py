@@ -36,6 +36,9 @@ class TorchVersion:
     major: int
     minor: int
     source: str  # where it came from, for `--show-settings`
+    # the newest release series the project admits (`torch==1.7.1`, `<1.8`: 1.7); None: no ceiling declared.
+    # A setting or an installed torch is exact.
+    ceiling: tuple[int, int] | None = None
 
     @property
     def pair(self) -> tuple[int, int]:
@@ -43,6 +46,14 @@ class TorchVersion:
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}"
+
+    @property
+    def spec(self) -> str:
+        """The target as `resolve` reads it back (a job or an editor setup passes it on): `2.4` exact,
+        `1.4..1.7` a range, `0.4..` no ceiling."""
+        if self.ceiling == self.pair:
+            return str(self)
+        return f"{self}..{'.'.join(map(str, self.ceiling)) if self.ceiling else ''}"
 
 
 def parse_version(text: str) -> tuple[int, int] | None:
@@ -55,6 +66,13 @@ def parse_version(text: str) -> tuple[int, int] | None:
 
 def lowest_allowed(requirement: str) -> tuple[int, int] | None:
     """The lowest torch `requirement` admits (`torch>=2.1,<3` -> 2.1); None when it sets no floor."""
+    bounds = _bounds(requirement)
+    return bounds[0] if bounds is not None else None
+
+
+def _bounds(requirement: str) -> tuple[tuple[int, int], tuple[int, int] | None] | None:
+    """(floor, ceiling) of the torch release series `requirement` admits (`torch==1.7.1` -> 1.7, 1.7;
+    `torch>=1.4,<1.8` -> 1.4, 1.7; `torch>=0.4` -> 0.4, None); None when it sets no floor."""
     from packaging.requirements import InvalidRequirement, Requirement  # not at import: start-up time
 
     text = requirement.strip().replace("pytorch", "torch", 1)
@@ -66,22 +84,34 @@ def lowest_allowed(requirement: str) -> tuple[int, int] | None:
         return None
     if req.name.lower() != "torch":
         return None
-    floors = []
+    floors, ceilings = [], []
     for spec in req.specifier:
+        found = parse_version(spec.version.replace(".*", ""))
+        if found is None:
+            continue
         if spec.operator in (">=", "==", "~=", "===", ">"):
-            found = parse_version(spec.version.replace(".*", ""))
-            if found is not None:
-                floors.append(found)
-    return max(floors) if floors else None
+            floors.append(found)
+        if spec.operator in ("==", "===", "<="):
+            ceilings.append(found)
+        elif spec.operator == "~=" and spec.version.count(".") >= 2:
+            ceilings.append(found)  # ~=1.7.0: any 1.7.x
+        elif spec.operator == "<":  # <1.8: the 1.7 series at most; <2.0: some 1.x; <1.8.1: 1.8
+            exclusive = Version(spec.version).micro == 0
+            ceilings.append(
+                (found[0], found[1] - 1) if exclusive and found[1] else (found[0] - 1, 99) if exclusive else found
+            )
+    if not floors:
+        return None
+    return max(floors), min(ceilings) if ceilings else None
 
 
 def _from_text(text: str, source: str) -> TorchVersion | None:
     best = None
     for m in _REQUIREMENT.finditer(text):
-        found = lowest_allowed(m.group(0).strip().rstrip(","))
-        if found is not None and (best is None or found > best):
+        found = _bounds(m.group(0).strip().rstrip(","))
+        if found is not None and (best is None or found[0] > best[0]):
             best = found
-    return TorchVersion(*best, source) if best is not None else None
+    return TorchVersion(*best[0], source, best[1]) if best is not None else None
 
 
 def _from_pyproject(path: Path) -> TorchVersion | None:
@@ -96,10 +126,11 @@ def _from_pyproject(path: Path) -> TorchVersion | None:
     poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
     if isinstance(poetry.get("torch"), str):
         deps.append("torch" + poetry["torch"].replace("^", ">="))
-    floors = [f for f in (lowest_allowed(d) for d in deps if isinstance(d, str)) if f is not None]
-    if not floors:
+    bounds = [b for b in (_bounds(d) for d in deps if isinstance(d, str)) if b is not None]
+    if not bounds:
         return None
-    return TorchVersion(*max(floors), f"{path.name} dependencies")
+    floor, ceiling = max(bounds, key=lambda b: b[0])
+    return TorchVersion(*floor, f"{path.name} dependencies", ceiling)
 
 
 def declared(root: Path) -> TorchVersion | None:
@@ -125,7 +156,7 @@ def declared(root: Path) -> TorchVersion | None:
 def _from_environment(root: Path) -> TorchVersion | None:
     """`TORCHLINT_TORCH_VERSION`: the target for projects that declare none (CI images, test suites)."""
     found = parse_version(os.environ.get("TORCHLINT_TORCH_VERSION", ""))
-    return TorchVersion(*found, "TORCHLINT_TORCH_VERSION") if found is not None else None
+    return TorchVersion(*found, "TORCHLINT_TORCH_VERSION", found) if found is not None else None
 
 
 def installed(root: Path) -> TorchVersion | None:
@@ -141,7 +172,7 @@ def installed(root: Path) -> TorchVersion | None:
         for dist in sorted(venv.glob("lib/python3*/site-packages/torch-*.dist-info")):
             found = parse_version(dist.name[len("torch-") : -len(".dist-info")])
             if found is not None:
-                return TorchVersion(*found, f"installed in {venv.name}/")
+                return TorchVersion(*found, f"installed in {venv.name}/", found)
     listed = _listed_torch()
     if listed is not None:
         found = parse_version(listed)
@@ -152,7 +183,7 @@ def installed(root: Path) -> TorchVersion | None:
             found = parse_version(metadata.version("torch"))
         except metadata.PackageNotFoundError:
             return None
-    return TorchVersion(*found, "installed with torchlint") if found is not None else None
+    return TorchVersion(*found, "installed with torchlint", found) if found is not None else None
 
 
 def _listed_torch() -> str | None:
@@ -203,9 +234,10 @@ def resolve(root: Path | None, configured: str | None = None) -> TorchVersion:
     if configured is None and root is not None:
         configured = configured_in(root)
     if configured:
-        found = parse_version(configured)
+        floor, dots, ceiling = configured.partition("..")  # a `spec` passed on
+        found, top = parse_version(floor), parse_version(ceiling) if ceiling else None
         if found is not None:
-            return TorchVersion(*found, "torch-version setting")
+            return TorchVersion(*found, "torch-version setting", top if dots else found)
     if root is not None:
         for source in (declared, _from_environment, installed):
             found_version = source(root)
