@@ -30,6 +30,7 @@ from torchlint.engine.semantic.values import Values
 from torchlint.engine.semantic.version_guards import VersionGuards, branch_taken, module_assignments
 from torchlint.engine.torch import model_mode
 from torchlint.engine.torch.activations import Feed, LossFeeds
+from torchlint.engine.torch.built_classes import BuiltClasses
 from torchlint.engine.torch.checkpoint_consumers import CheckpointConsumers
 from torchlint.engine.torch.device_moves import DeviceMoves, forward_arguments_left_unmoved
 
@@ -304,6 +305,12 @@ class FileContext:
         if project.importers(here) != []:  # imported, or unknown (None): its callers might name one
             return False
         return not any(_ACCELERATOR.search(m.text) for m in project.imported_by(here, self.imports.table))
+
+    # -- what rules read of the module tree, the source text or other files' trees (issue 25 item 3) -------
+    @analysis
+    def built_classes(self) -> BuiltClasses:
+        """The class a call instantiates, this file's or a project file's, and what is known of it (built_classes.py)."""
+        return BuiltClasses(self.semantics, Path(self.path))
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)

@@ -41,6 +41,8 @@ class Analysis(str, enum.Enum):
     LOOP_ANALYSIS = "loop_analysis"  # the ordered events of a training loop's iteration
     FORWARD_ARGUMENTS_LEFT_UNMOVED = "forward_arguments_left_unmoved"  # arguments `forward` moves or keeps on CPU
     STAYS_ON_CPU = "stays_on_cpu"  # a program that never names an accelerator
+    # what rules read of the module tree, the source text or other files' trees (issue 25 item 3)
+    BUILT_CLASSES = "built_classes"  # the class a call instantiates (any project file) and what is known of it
 
 
 # What the engine builds for every file whatever the rules (the traversal keeps a scope, which needs the
