@@ -28,9 +28,6 @@ WALKS, TEXT, OTHER_FILES = "walks the module tree", "reads the source text", "re
 
 # What rules still read themselves (issue 25 lists most of them): take an entry off when its rule stops.
 STILL_READING = {
-    ("checkpoints/_helpers.py", OTHER_FILES),
-    ("checkpoints/checkpoint_not_weights_only_loadable.py", OTHER_FILES),
-    ("checkpoints/checkpoint_not_weights_only_loadable.py", TEXT),
     ("checkpoints/state_dict_snapshot_aliased.py", WALKS),
     ("checkpoints/unchecked_non_strict_load.py", WALKS),
     ("data/workers_without_main_guard.py", TEXT),

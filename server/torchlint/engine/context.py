@@ -33,6 +33,7 @@ from torchlint.engine.torch.activations import Feed, LossFeeds
 from torchlint.engine.torch.built_classes import BuiltClasses
 from torchlint.engine.torch.checkpoint_consumers import CheckpointConsumers
 from torchlint.engine.torch.device_moves import DeviceMoves, forward_arguments_left_unmoved
+from torchlint.engine.torch.saved_checkpoints import SavedCheckpoints
 
 # What a script builds at top level (a library module builds none of these on import).
 _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
@@ -311,6 +312,13 @@ class FileContext:
     def built_classes(self) -> BuiltClasses:
         """The class a call instantiates, this file's or a project file's, and what is known of it (built_classes.py)."""
         return BuiltClasses(self.semantics, Path(self.path))
+
+    @analysis
+    def saved_checkpoints(self) -> SavedCheckpoints:
+        """The project's `torch.save` calls by path, and save helpers (saved_checkpoints.py)."""
+        return SavedCheckpoints(
+            self.project, self.location, lambda: self.own_summary, self.qualname, self.semantics.folder
+        )
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)

@@ -43,6 +43,7 @@ class Analysis(str, enum.Enum):
     STAYS_ON_CPU = "stays_on_cpu"  # a program that never names an accelerator
     # what rules read of the module tree, the source text or other files' trees (issue 25 item 3)
     BUILT_CLASSES = "built_classes"  # the class a call instantiates (any project file) and what is known of it
+    SAVED_CHECKPOINTS = "saved_checkpoints"  # the project's torch.save calls and save helpers, by path
 
 
 # What the engine builds for every file whatever the rules (the traversal keeps a scope, which needs the
