@@ -28,11 +28,6 @@ WALKS, TEXT, OTHER_FILES = "walks the module tree", "reads the source text", "re
 
 # What rules still read themselves (issue 25 lists most of them): take an entry off when its rule stops.
 STILL_READING = {
-    ("checkpoints/state_dict_snapshot_aliased.py", WALKS),
-    ("checkpoints/unchecked_non_strict_load.py", WALKS),
-    ("data/workers_without_main_guard.py", TEXT),
-    ("data/workers_without_main_guard.py", WALKS),
-    ("devices/hard_coded_cuda.py", TEXT),
     ("distributed/ddp_before_device_move.py", WALKS),
     ("distributed/ddp_without_process_group.py", TEXT),
     ("distributed/ddp_without_process_group.py", WALKS),

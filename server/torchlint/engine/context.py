@@ -16,10 +16,12 @@ from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.calling_context import CallingContexts, Context
 from torchlint.engine.flow.graph_flow import Body
 from torchlint.engine.flow.loop_events import LoopAnalysis
+from torchlint.engine.flow.run_on_import import run_on_import
 from torchlint.engine.semantic import call_sites
 from torchlint.engine.semantic.call_sites import CallSites
 from torchlint.engine.semantic.host_values import HostValues
 from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.name_nodes import NameNodes
 from torchlint.engine.semantic.names import Imports, is_main_guard
 from torchlint.engine.semantic.project import Dependencies, ModuleSummary, Project, project_for, summarize
 from torchlint.engine.semantic.scopes import Scopes
@@ -319,6 +321,22 @@ class FileContext:
         return SavedCheckpoints(
             self.project, self.location, lambda: self.own_summary, self.qualname, self.semantics.folder
         )
+
+    @analysis
+    def name_nodes(self) -> NameNodes:
+        """Every name of a function (or the module) by identifier, one walk per function asked (name_nodes.py)."""
+        return NameNodes(self.module)
+
+    @analysis
+    def run_on_import(self) -> dict[str, str]:
+        """This file's functions that run when it is imported, each with the module-level call that starts
+        them (run_on_import.py)."""
+        return run_on_import(self.module, self.local_functions())
+
+    @analysis
+    def is_notebook(self) -> bool:
+        """A notebook, or a script of `# %%` cells (jupytext's percent format): run interactively, cell by cell."""
+        return ".ipynb" in self.path or self.text.startswith("# %%") or "\n# %%" in self.text
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)

@@ -44,6 +44,9 @@ class Analysis(str, enum.Enum):
     # what rules read of the module tree, the source text or other files' trees (issue 25 item 3)
     BUILT_CLASSES = "built_classes"  # the class a call instantiates (any project file) and what is known of it
     SAVED_CHECKPOINTS = "saved_checkpoints"  # the project's torch.save calls and save helpers, by path
+    NAME_NODES = "name_nodes"  # every name read or bound in a function (or the module), by identifier
+    RUN_ON_IMPORT = "run_on_import"  # this file's functions that run when it is imported
+    IS_NOTEBOOK = "is_notebook"  # a notebook, or a script of `# %%` cells
 
 
 # What the engine builds for every file whatever the rules (the traversal keeps a scope, which needs the
