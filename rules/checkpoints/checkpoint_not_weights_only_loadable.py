@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 
 import libcst as cst
@@ -11,15 +10,13 @@ from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star, string_value, with_keyword
 from torchlint.engine.rule import DISPLAY, UNSAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.call_sites import CallSite
-from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import dotted
-from torchlint.engine.semantic.project import ModuleSummary, qualify
 from torchlint.engine.semantic.semantics import Scope
 from torchlint.engine.semantic.values import Where, current_where, where_of
+from torchlint.engine.torch.saved_checkpoints import NAMESPACE, NUMPY, PICKLED_KINDS, PLAIN, SavedElsewhere
 from torchlint.findings import Severity
 
 from ..numerics._helpers import line_of
-from ._helpers import NAMESPACE, NUMPY, PICKLED_KINDS, SavedElsewhere, saved_elsewhere
 
 _SAFE_GLOBALS = ("torch.serialization.safe_globals",)
 _DEPTH = 6
@@ -40,6 +37,7 @@ class CheckpointNotWeightsOnlyLoadable(Rule):
             Analysis.CALL_SITES,
             Analysis.IS_PROGRAM,
             Analysis.OWN_SUMMARY,
+            Analysis.SAVED_CHECKPOINTS,
             Analysis.SCOPES,
             Analysis.TORCH_VERSION,
             Analysis.VALUES,
@@ -171,11 +169,12 @@ state = torch.load("ckpt.pt", weights_only=False)
             literal = string_value(found[0]) if found is not None else None
         if literal is None or self.ctx.project is None:
             return None
-        return saved_elsewhere(self.ctx.project, self.ctx.location, literal)
+        return self.ctx.saved_checkpoints.saved_elsewhere(literal)
 
     def _allow_lists(self) -> bool:
         """The file, or the program it belongs to, allow-lists classes for the weights-only unpickler."""
-        if "add_safe_globals" in self.ctx.text:
+        own = self.ctx.own_summary
+        if own is not None and "add_safe_globals" in own.called:
             return True
         return self.ctx.project is not None and self.ctx.program_calls("add_safe_globals")
 
@@ -206,49 +205,12 @@ state = torch.load("ckpt.pt", weights_only=False)
         return None
 
     def _through_helper(self, call: cst.Call) -> tuple[cst.Arg | None, cst.Arg | None]:
-        """The object and path arguments of a call to a function (of this file or another project file)
-        that hands two of its parameters, or all of them, to `torch.save`: `save_on_master(state, path)`."""
-        helper = self._helper(call.func)
-        if helper is None:
+        """The object and path arguments of a call to a save helper (saved_checkpoints.save_helper)."""
+        slots = self.ctx.saved_checkpoints.save_helper(call.func)
+        if slots is None:
             return None, None
-        summary, fn = helper
-        saves = [
-            n
-            for n in ast.walk(fn)
-            if isinstance(n, ast.Call)
-            and qualify(summary, n.func) == "torch.save"
-            and (len(n.args) >= 2 or (n.args and isinstance(n.args[0], ast.Starred)))
-        ]
-        if len(saves) != 1:
-            return None, None
-        (save,) = saves
-        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
-        if isinstance(save.args[0], ast.Starred) and fn.args.vararg is not None:  # torch.save(*args, **kwargs)
-            forwarded = isinstance(save.args[0].value, ast.Name) and save.args[0].value.id == fn.args.vararg.arg
-            return (get_arg(call, "obj", 0), get_arg(call, "f", 1)) if forwarded and not params else (None, None)
-        found = []
-        for arg in save.args[:2]:
-            if not isinstance(arg, ast.Name) or arg.id not in params:
-                return None, None
-            found.append(get_arg(call, arg.id, params.index(arg.id)))
-        return found[0], found[1]
-
-    def _helper(self, func: cst.BaseExpression) -> tuple[ModuleSummary, ast.FunctionDef] | None:
-        """The `ast` definition of the plain function `func` calls, in this file or another project file."""
-        q = self.ctx.qualname(func)
-        if q is None:
-            own = self.ctx.own_summary
-            if own is None or not isinstance(func, cst.Name) or func.value not in own.functions:
-                return None
-            summary, name = own, func.value
-        else:
-            project, folder = self.ctx.project, self.ctx.semantics.folder
-            found = project.resolve(q, folder) if project is not None and folder is not None else None
-            if found is None:
-                return None
-            summary, name = found
-        fn = summary.functions.get(name)
-        return (summary, fn) if isinstance(fn, ast.FunctionDef) else None
+        (obj, obj_at), (path, path_at) = slots
+        return get_arg(call, obj, obj_at), get_arg(call, path, path_at)
 
     def _values(self, expr: cst.BaseExpression, where: Where, depth: int) -> list[tuple[cst.BaseExpression, Where]]:
         """What a saved object is made of: the values of a dict literal, through names and one helper call."""
@@ -268,7 +230,7 @@ state = torch.load("ckpt.pt", weights_only=False)
         if scope is not None:
             kind = self.ctx.semantics.infer(expr, scope)
             for flag, what in PICKLED_KINDS.items():
-                if kind & flag and not kind & (Kind.TENSOR | Kind.CONTAINER | Kind.NUMBER):
+                if kind & flag and not kind & PLAIN:
                     return what
         built = self.ctx.values.builder(expr, where) if isinstance(expr, (cst.Name, cst.Attribute, cst.Call)) else None
         if built is None:

@@ -198,13 +198,12 @@ torch.save({"optimizer": best_opt}, "best.pt")
         if found is None:
             return
         step, use, what = found
-        module = self.ctx.module
         message = self.message.format(
             name=name,
-            owner=module.code_for_node(receiver),
-            step=line_of(module, step),
+            owner=self.ctx.module.code_for_node(receiver),
+            step=line_of(self.ctx.module, step),
             use=what,
-            line=line_of(module, use),
+            line=line_of(self.ctx.module, use),
         )
         self.report(node, message, fix=self._fix(value, bool(self.ctx.kind(receiver) & Kind.MODEL)))
 
@@ -212,8 +211,13 @@ torch.save({"optimizer": best_opt}, "best.pt")
         self, stmt: cst.SimpleStatementLine, name: str
     ) -> tuple[cst.CSTNode, cst.CSTNode, str] | None:
         """(an optimizer step after the snapshot, the read of `name` after that step's loop, how it is read)."""
-        fn = self.ctx.current_function
-        body = block_statements(fn.body) if fn is not None else list(self.ctx.module.body)
+        scope = self.ctx.scope_node  # the function (or module) whose body is being traversed
+        if isinstance(scope, cst.FunctionDef):
+            body = block_statements(scope.body)
+        elif isinstance(scope, cst.Module):
+            body = list(scope.body)
+        else:
+            return None  # a class body: it runs no training loop
         ordered = list(statements(body))
         at = next((i for i, (s, _) in enumerate(ordered) if s is stmt), None)
         if at is None:

@@ -8,15 +8,21 @@ from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star, is_name, with_keyword
 from torchlint.engine.rule import UNSAFE, Invalid, Replace, Rule, fix
 from torchlint.engine.semantic.values import current_where
+from torchlint.engine.torch.saved_checkpoints import file_name_of
 from torchlint.findings import Severity
-
-from ._helpers import file_name_of, written_by_project
 
 
 class TorchLoadWithoutWeightsOnly(Rule):
     code = "TL601"
     analyses = frozenset(
-        {Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS, Analysis.PROJECT, Analysis.VALUES, Analysis.CALL_SITES}
+        {
+            Analysis.TORCH_VERSION,
+            Analysis.VERSION_GUARDS,
+            Analysis.PROJECT,
+            Analysis.VALUES,
+            Analysis.CALL_SITES,
+            Analysis.SAVED_CHECKPOINTS,
+        }
     )
     requires = ("load",)
     version_sensitive = True
@@ -92,9 +98,6 @@ class TorchLoadWithoutWeightsOnly(Rule):
         Invalid("import pickle, torch\nobj = torch.load(f, pickle_module=pickle)\n", line=2, torch_version="2.5"),
     ]
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self._written: dict[str, bool] = {}
-
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) != "torch.load" or has_star(node):  # **kwargs may carry weights_only
             return
@@ -120,7 +123,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
         self.report(node, message, fix=edit)
 
     def _own_output(self, load: cst.Call) -> bool:
-        """The file is one the project writes itself with plain data (`torch.save(train_set, out / "train.pt")`
+        """The file is one the project writes itself (`torch.save(train_set, out / "train.pt")`
         in a prepare script, `torch.load(os.path.join(d, "train.pt"))` here): no file from elsewhere."""
         path = get_arg(load, "f", 0)
         if path is None or self.ctx.project is None:
@@ -134,10 +137,7 @@ class TorchLoadWithoutWeightsOnly(Rule):
         name = file_name_of(self.ctx.module.code_for_node(expr))
         if name is None:
             return False
-        known = self._written.get(name)  # one scan of the project per file name and linted file
-        if known is None:
-            known = self._written[name] = written_by_project(self.ctx.project, name)
-        return known
+        return self.ctx.saved_checkpoints.written_by_project(name)
 
 
 _SAFE_GLOBALS = ("torch.serialization.safe_globals",)

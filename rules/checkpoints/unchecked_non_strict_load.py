@@ -14,7 +14,9 @@ from torchlint.findings import Severity
 
 class UncheckedNonStrictLoad(Rule):
     code = "TL602"
-    analyses = frozenset({Analysis.CALL_SITES, Analysis.KINDS, Analysis.OWN_SUMMARY, Analysis.SCOPES})
+    analyses = frozenset(
+        {Analysis.CALL_SITES, Analysis.KINDS, Analysis.NAME_NODES, Analysis.OWN_SUMMARY, Analysis.SCOPES}
+    )
     requires = ("load_state_dict",)
     name = "unchecked-non-strict-load"
     message = (
@@ -116,6 +118,7 @@ logger.info("loaded: %s", result)
                     self.report(small.value)
 
     def _read_later(self, names: set[str], assign: cst.Assign) -> bool:
-        scope = self.ctx.current_function or self.ctx.module
+        """One of `names` appears in the function (the module at top level) other than as `assign`'s target."""
+        found = self.ctx.name_nodes.within(self.ctx.current_function)
         targets = {id(n) for t in assign.targets for n in (t.target, *iter_nodes(t.target))}
-        return any(isinstance(n, cst.Name) and n.value in names and id(n) not in targets for n in iter_nodes(scope))
+        return any(id(n) not in targets for name in names for n in found.get(name, ()))

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import libcst as cst
 
 from torchlint.engine.context import FileContext
 from torchlint.engine.core.callargs import get_arg, int_value
-from torchlint.engine.semantic.project import ModuleSummary
-from torchlint.engine.semantic.values import current_where, instantiated_class
+from torchlint.engine.semantic.values import current_where
+from torchlint.engine.torch.built_classes import BuiltClass
 
 DATALOADER = "torch.utils.data.DataLoader"
 
@@ -18,13 +17,12 @@ DATALOADER = "torch.utils.data.DataLoader"
 @dataclass(frozen=True)
 class WorkerDataset:
     workers: int  # the literal `num_workers`
-    summary: ModuleSummary  # the file that defines the dataset's class
-    name: str  # the class
+    dataset: BuiltClass  # the dataset's class
 
-    def place(self, ctx: FileContext, line: int) -> tuple[str, tuple[int, ...]]:
+    def place(self, line: int) -> tuple[str, tuple[int, ...]]:
         """`line N` in this file (and N, for `Rule.report`'s `cites`), `file.py:N` in another project file."""
-        here = self.summary.path == Path(ctx.path) or not self.summary.name
-        return (f"line {line}", (line,)) if here else (f"{self.summary.path.name}:{line}", ())
+        file = self.dataset.file
+        return (f"line {line}", (line,)) if file is None else (f"{file.name}:{line}", ())
 
 
 def worker_dataset(ctx: FileContext, node: cst.Call) -> WorkerDataset | None:
@@ -40,5 +38,5 @@ def worker_dataset(ctx: FileContext, node: cst.Call) -> WorkerDataset | None:
     built = ctx.values.builder(dataset.value, current_where(ctx))
     if built is None:
         return None
-    found = instantiated_class(ctx, built[0])
-    return WorkerDataset(workers, *found) if found is not None else None
+    found = ctx.built_classes.of(built[0])
+    return WorkerDataset(workers, found) if found is not None else None

@@ -6,7 +6,6 @@ import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.torch.dataset_storage import cuda_in_getitem
 from torchlint.findings import Severity
 
 from ._helpers import worker_dataset
@@ -14,7 +13,7 @@ from ._helpers import worker_dataset
 
 class CudaInDatasetWorker(Rule):
     code = "TL504"
-    analyses = frozenset({Analysis.OWN_SUMMARY, Analysis.VALUES})
+    analyses = frozenset({Analysis.BUILT_CLASSES, Analysis.OWN_SUMMARY, Analysis.VALUES})
     requires = ("DataLoader", "cuda")
     name = "cuda-in-dataset-worker"
     message = (
@@ -114,7 +113,8 @@ loader = DataLoader(data, batch_size=8, num_workers=2)
         found = worker_dataset(self.ctx, node)
         if found is None:
             return
-        line = cuda_in_getitem(self.ctx.semantics.class_kinds(found.summary), found.name)
+        line = found.dataset.cuda_in_getitem()
         if line is not None:
-            place, cites = found.place(self.ctx, line)
-            self.report(node, self.message.format(workers=found.workers, cls=found.name, place=place), cites=cites)
+            place, cites = found.place(line)
+            message = self.message.format(workers=found.workers, cls=found.dataset.name, place=place)
+            self.report(node, message, cites=cites)

@@ -6,7 +6,6 @@ import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.torch.dataset_storage import python_object_store
 from torchlint.findings import Severity
 
 from ._helpers import worker_dataset
@@ -14,7 +13,7 @@ from ._helpers import worker_dataset
 
 class WorkersOverPythonObjects(Rule):
     code = "TL505"
-    analyses = frozenset({Analysis.OWN_SUMMARY, Analysis.VALUES})
+    analyses = frozenset({Analysis.BUILT_CLASSES, Analysis.OWN_SUMMARY, Analysis.VALUES})
     requires = ("DataLoader",)
     name = "workers-over-python-objects"
     message = (
@@ -167,9 +166,9 @@ def main(files):
         found = worker_dataset(self.ctx, node)
         if found is None:
             return
-        store = python_object_store(self.ctx.semantics.class_kinds(found.summary), found.name)
+        store = found.dataset.python_object_store()
         if store is None:
             return
-        place, cites = found.place(self.ctx, store.line)
-        message = self.message.format(workers=found.workers, cls=found.name, attr=store.attribute, place=place)
+        place, cites = found.place(store.line)
+        message = self.message.format(workers=found.workers, cls=found.dataset.name, attr=store.attribute, place=place)
         self.report(node, message, cites=cites)

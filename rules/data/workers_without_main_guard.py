@@ -6,10 +6,8 @@ import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg, has_star, int_value
-from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.rule import Invalid, Rule
 from torchlint.engine.semantic.kinds import LOADER_WRAPPERS
-from torchlint.engine.semantic.names import is_main_guard
 from torchlint.engine.semantic.values import current_where
 from torchlint.findings import Severity
 
@@ -21,9 +19,11 @@ class WorkersWithoutMainGuard(Rule):
     analyses = frozenset(
         {
             Analysis.CALL_SITES,
+            Analysis.IS_NOTEBOOK,
             Analysis.IS_PROGRAM,
             Analysis.LOCAL_FUNCTIONS,
             Analysis.OWN_SUMMARY,
+            Analysis.RUN_ON_IMPORT,
             Analysis.SCOPES,
             Analysis.VALUES,
         }
@@ -145,28 +145,31 @@ main()
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
-        text = self.ctx.text
-        notebook = ".ipynb" in self.ctx.path or text.startswith("# %%") or "\n# %%" in text  # jupytext cells
-        self.active: bool | None = None if not notebook and "set_start_method" not in text else False
-        self.on_import: dict[str, str] = {}
+        self.active: bool | None = None
 
     def visit_For(self, node: cst.For) -> None:
         if self.active is False or self.ctx.under_main_guard or self.ctx.current_class is not None:
             return
-        if self.active is None:  # whether the file is a program is asked at its first unguarded loop
-            self.active = self.ctx.is_program
-            self.on_import = _run_on_import(self.ctx.module, self.ctx.local_functions()) if self.active else {}
+        if self.active is None:  # asked at the file's first unguarded loop
+            self.active = not self._chooses_how_it_runs() and self.ctx.is_program
             if not self.active:
                 return
         functions = self.ctx.functions
-        if functions and functions[0].name.value not in self.on_import:
+        if functions and functions[0].name.value not in self.ctx.run_on_import:
             return
         found = self._loader(node.iter)
         if found is None:
             return
         loader, workers = found
-        via = "" if not functions else f" (`{self.on_import[functions[0].name.value]}` runs it)"
+        via = "" if not functions else f" (`{self.ctx.run_on_import[functions[0].name.value]}` runs it)"
         self.report(node, self.message.format(loader=loader, n=workers, via=via))
+
+    def _chooses_how_it_runs(self) -> bool:
+        """A notebook (run cell by cell) or a script that sets the start method itself."""
+        if self.ctx.is_notebook:
+            return True
+        own = self.ctx.own_summary
+        return own is not None and "set_start_method" in own.called
 
     def _loader(self, expr: cst.BaseExpression) -> tuple[str, int] | None:
         """The loader a loop iterates and its literal worker count, when a DataLoader call with workers built it."""
@@ -192,29 +195,3 @@ def _callee(call: cst.Call) -> str | None:
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
         return f"{func.value.value}.{func.attr.value}"
     return None
-
-
-def _run_on_import(module: cst.Module, functions: dict[str, cst.FunctionDef]) -> dict[str, str]:
-    """This file's functions that run when it is imported, each with the module-level call that starts
-    the chain: called by unguarded module-level code, or by such a function."""
-    out: dict[str, str] = {}
-    todo: list[tuple[str, str]] = []
-    for stmt in module.body:
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or (isinstance(stmt, cst.If) and is_main_guard(stmt.test)):
-            continue
-        todo += [(name, f"{name}()") for name in _called(stmt, functions)]
-    while todo:
-        name, root = todo.pop()
-        if name in out:
-            continue
-        out[name] = root
-        todo += [(callee, root) for callee in _called(functions[name].body, functions)]
-    return out
-
-
-def _called(node: cst.CSTNode, functions: dict[str, cst.FunctionDef]) -> list[str]:
-    return [
-        n.func.value
-        for n in iter_nodes(node, into_functions=False)
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value in functions
-    ]

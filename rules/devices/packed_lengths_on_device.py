@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from torchlint.engine.core.analyses import Analysis
@@ -11,8 +9,8 @@ from torchlint.engine.core.callargs import get_arg, string_value
 from torchlint.engine.flow.graph_flow import Body, body_of
 from torchlint.engine.rule import SAFE, Invalid, NodeFix, Replace, Rule, fix
 from torchlint.engine.semantic.kinds import SAME_DEVICE_METHODS, TENSOR_FACTORIES
-from torchlint.engine.semantic.values import current_where, instantiated_class
-from torchlint.engine.torch.device_moves import cpu_only_parameters, move_call
+from torchlint.engine.semantic.values import current_where
+from torchlint.engine.torch.device_moves import move_call
 from torchlint.findings import Severity
 
 from ._helpers import is_device
@@ -25,6 +23,7 @@ class PackedLengthsOnDevice(Rule):
     code = "TL307"
     analyses = frozenset(
         {
+            Analysis.BUILT_CLASSES,
             Analysis.CALL_SITES,
             Analysis.GRAPH_BODIES,
             Analysis.KINDS,
@@ -162,8 +161,6 @@ out = model(x.cuda(), lens.cpu())
             if arg is not None:
                 self._check(arg.value)
             return
-        if "forward" not in self.ctx.text and "pack_padded_sequence" not in self.ctx.text:
-            return
         body = body_of(self.ctx)
         if not body.is_forward(node):
             return
@@ -178,15 +175,8 @@ out = model(x.cuda(), lens.cpu())
     def _cpu_only_slots(self, call: cst.Call) -> tuple[set[int], set[str]]:
         """The argument slots of the model's `forward` that go to `pack_padded_sequence` unchanged."""
         built = self.ctx.values.builder(call.func, current_where(self.ctx))
-        found = instantiated_class(self.ctx, built[0]) if built is not None else None
-        if found is None:
-            return set(), set()
-        summary, name = found
-        forward = next(
-            (f for f in summary.class_defs[name].body if isinstance(f, ast.FunctionDef) and f.name == "forward"),
-            None,
-        )
-        return cpu_only_parameters(forward, as_is=True) if forward is not None else (set(), set())
+        found = self.ctx.built_classes.of(built[0]) if built is not None else None
+        return found.forward_slots_to_cpu_only() if found is not None else (set(), set())
 
     def _check(self, lengths: cst.BaseExpression) -> None:
         body = body_of(self.ctx)

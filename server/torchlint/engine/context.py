@@ -17,10 +17,12 @@ from torchlint.engine.flow.blocks import Loop
 from torchlint.engine.flow.calling_context import CallingContexts, Context
 from torchlint.engine.flow.graph_flow import Body
 from torchlint.engine.flow.loop_events import LoopAnalysis
+from torchlint.engine.flow.run_on_import import run_on_import
 from torchlint.engine.semantic import call_sites
 from torchlint.engine.semantic.call_sites import CallSites
 from torchlint.engine.semantic.host_values import HostValues
 from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.name_nodes import NameNodes
 from torchlint.engine.semantic.names import Imports, is_main_guard
 from torchlint.engine.semantic.project import Dependencies, ModuleSummary, Project, project_for, summarize
 from torchlint.engine.semantic.scopes import Scopes
@@ -31,10 +33,12 @@ from torchlint.engine.semantic.values import Values
 from torchlint.engine.semantic.version_guards import VersionGuards, branch_taken, module_assignments
 from torchlint.engine.torch import model_mode
 from torchlint.engine.torch.activations import Feed, LossFeeds
+from torchlint.engine.torch.built_classes import BuiltClasses
 from torchlint.engine.torch.checkpoint_consumers import CheckpointConsumers
 from torchlint.engine.torch.device_moves import DeviceMoves, forward_arguments_left_unmoved
 from torchlint.engine.torch.grad_switches import GradSwitches
 from torchlint.engine.torch.grad_switches import read as read_grad_switches
+from torchlint.engine.torch.saved_checkpoints import SavedCheckpoints
 
 # What a script builds at top level (a library module builds none of these on import).
 _PROGRAM_KINDS = Kind.MODEL | Kind.OPTIMIZER | Kind.DATALOADER | Kind.SAMPLER
@@ -327,6 +331,35 @@ class FileContext:
     def layout(self) -> Layout:
         """Each statement's indentation, and a statement re-rendered inside a new block (layout.py)."""
         return Layout(self.module)
+
+    # -- what rules read of the module tree, the source text or other files' trees (issue 25 item 3) -------
+    @analysis
+    def built_classes(self) -> BuiltClasses:
+        """The class a call instantiates, this file's or a project file's, and what is known of it (built_classes.py)."""
+        return BuiltClasses(self.semantics, Path(self.path))
+
+    @analysis
+    def saved_checkpoints(self) -> SavedCheckpoints:
+        """The project's `torch.save` calls by path, and save helpers (saved_checkpoints.py)."""
+        return SavedCheckpoints(
+            self.project, self.location, lambda: self.own_summary, self.qualname, self.semantics.folder
+        )
+
+    @analysis
+    def name_nodes(self) -> NameNodes:
+        """Every name of a function (or the module) by identifier, one walk per function asked (name_nodes.py)."""
+        return NameNodes(self.module)
+
+    @analysis
+    def run_on_import(self) -> dict[str, str]:
+        """This file's functions that run when it is imported, each with the module-level call that starts
+        them (run_on_import.py)."""
+        return run_on_import(self.module, self.local_functions())
+
+    @analysis
+    def is_notebook(self) -> bool:
+        """A notebook, or a script of `# %%` cells (jupytext's percent format): run interactively, cell by cell."""
+        return ".ipynb" in self.path or self.text.startswith("# %%") or "\n# %%" in self.text
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.imports.qualname(node)

@@ -112,3 +112,12 @@ def test_tl604_silent_when_the_project_callers_are_unknown(tmp_path, monkeypatch
     path.write_text(src)
     result = lint_text(str(path), src, [rules()["TL604"]])
     assert result.findings == []
+
+
+def test_tl604_an_allow_list_is_a_call_not_a_mention(findings):
+    """The file's own allow-listing is read from its calls (its summary), not from its text: a comment
+    naming add_safe_globals allow-lists nothing, a call does."""
+    src = 'import torch\nnet = torch.nn.Linear(2, 2)\ntorch.save(net, "net.pt")\nnet = torch.load("net.pt")\n'
+    (f,) = findings(src + "# TODO: add_safe_globals([torch.nn.Linear])\n", "TL604")
+    assert f.line == 4
+    assert findings(src + "torch.serialization.add_safe_globals([torch.nn.Linear])\n", "TL604") == []

@@ -30,3 +30,18 @@ def test_tl503_silent_for_a_loader_whose_workers_are_not_a_literal(findings):
 def test_tl503_silent_in_a_library_module(findings):
     src = LOADER + "def batches(ds):\n    for b in DataLoader(ds, num_workers=2):\n        yield b\n"
     assert findings(src, "TL503") == []
+
+
+def test_tl503_a_start_method_is_chosen_by_a_call_not_a_mention(findings):
+    """The start method is read from the file's calls (its summary), not from its text."""
+    src = LOADER + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    step(b)\n"
+    (f,) = findings(src + "# set_start_method('spawn') breaks this on macOS\n", "TL503")
+    assert f.line == 3
+    called = "import multiprocessing as mp\nmp.set_start_method('fork')\n" + src
+    assert findings(called, "TL503") == []
+
+
+def test_tl503_silent_in_a_file_of_cells(findings):
+    src = "# %%\n" + LOADER + "loader = DataLoader(ds, num_workers=2)\n# %%\nfor b in loader:\n    step(b)\n"
+    assert findings(src, "TL503") == []
+    assert len(findings(src.replace("# %%\n", ""), "TL503")) == 1

@@ -45,6 +45,12 @@ class Analysis(str, enum.Enum):
     STATEMENT_CALLS = "statement_calls"  # calls made as statements of their own, run for their effect
     GRAD_SWITCHES = "grad_switches"  # where the file switches `requires_grad`, and of what
     LAYOUT = "layout"  # each statement's indentation; a statement re-rendered inside a new block
+    # what rules read of the module tree, the source text or other files' trees (issue 25 item 3)
+    BUILT_CLASSES = "built_classes"  # the class a call instantiates (any project file) and what is known of it
+    SAVED_CHECKPOINTS = "saved_checkpoints"  # the project's torch.save calls and save helpers, by path
+    NAME_NODES = "name_nodes"  # every name read or bound in a function (or the module), by identifier
+    RUN_ON_IMPORT = "run_on_import"  # this file's functions that run when it is imported
+    IS_NOTEBOOK = "is_notebook"  # a notebook, or a script of `# %%` cells
 
 
 # What the engine builds for every file whatever the rules (the traversal keeps a scope, which needs the

@@ -1,6 +1,12 @@
-"""What more than one place of the checkpoint rules needs: what the weights-only unpickler refuses, and the
-`torch.save` calls of the project's files (TL604 pairs a load with a save of the same literal path in another
-file; TL601 leaves a load of a file the project itself writes alone)."""
+"""The checkpoints the project writes: its `torch.save` calls, what each saves that the weights-only unpickler
+refuses, and the save helpers that hand their parameters to `torch.save`, read over the project files' `ast`
+summaries (those that call `save` or `load`, from the project index).
+
+A `torch.load` is judged by the file it reads. TL604 pairs a load with a save of the same literal path in another
+file, and follows a save helper of this file or another (`utils.save_on_master(state, path)`); TL601 leaves a
+load of a file the project itself writes alone. Rules ask `SavedCheckpoints` (one per lint:
+each question scans the project once) and never read another file's tree.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import libcst as cst
 
 from torchlint.engine.semantic import inference
 from torchlint.engine.semantic.kinds import PATH_QUERIES, PYTEST_TEMPORARY_FIXTURES, TEMPORARY_PATHS, Kind
@@ -22,7 +30,8 @@ PICKLED_KINDS = {
     Kind.SCHEDULER: "a scheduler object",
 }
 NUMPY, NAMESPACE = "a numpy object", "an `argparse.Namespace`"
-_PLAIN = Kind.TENSOR | Kind.CONTAINER | Kind.NUMBER
+# What a saved value may also be, with one of those kinds, and load all the same (not proven refused).
+PLAIN = Kind.TENSOR | Kind.CONTAINER | Kind.NUMBER
 
 
 @dataclass(frozen=True)
@@ -31,22 +40,98 @@ class SavedElsewhere:
     what: str  # what it saves that the weights-only unpickler refuses ("": nothing proven)
 
 
-def saved_elsewhere(project: Project, here: Path, path: str) -> SavedElsewhere | None:
-    """A `torch.save(obj, "<path>")` in another project file whose `obj` the weights-only unpickler refuses."""
-
-    def same(target: ast.expr) -> bool:
-        return isinstance(target, ast.Constant) and target.value == path
-
-    saves = _project_saves(project, same, skip=here)
-    return next((found for found in saves if found is not None and found.what), None) if saves else None
+# A save helper's parameters that become `torch.save`'s object and path: (keyword, position) of each.
+Slots = tuple[tuple[str, int], tuple[str, int]]
 
 
-def written_by_project(project: Project, name: str) -> bool:
-    """The project writes the file `name` itself: some project file's `torch.save` targets a path ending in that
-    file name (`torch.save(train_set, out / "train.pt")`), and every other mention of the name in the files that
-    save or load is the path of a `torch.save` or `torch.load` (a helper handed the name may write anything, a
-    download may fetch it: not proven)."""
+class SavedCheckpoints:
+    """The project's checkpoints as the linted file's loads ask about them."""
 
+    def __init__(
+        self,
+        project: Project | None,
+        here: Path,
+        own: Callable[[], ModuleSummary | None],
+        qualname: Callable[[cst.BaseExpression], str | None],
+        folder: Path | None,
+    ) -> None:
+        self.project = project
+        self.here = here  # the linted file, resolved
+        self.own = own  # its summary (asked on the first helper question)
+        self.qualname = qualname
+        self.folder = folder  # where its sibling imports resolve
+        self._written: dict[str, bool] = {}
+
+    def saved_elsewhere(self, path: str) -> SavedElsewhere | None:
+        """A `torch.save(obj, "<path>")` in another project file whose `obj` the weights-only unpickler refuses."""
+
+        def same(target: ast.expr) -> bool:
+            return isinstance(target, ast.Constant) and target.value == path
+
+        if self.project is None:
+            return None
+        saves = _project_saves(self.project, same, skip=self.here)
+        return next((found for found in saves if found is not None and found.what), None) if saves else None
+
+    def written_by_project(self, name: str) -> bool:
+        """The project writes the file `name` itself: some project file's `torch.save` targets a path ending in
+        that file name (`torch.save(train_set, out / "train.pt")`), and every other mention of the name in the
+        files that save or load is the path of a `torch.save` or `torch.load`, an existence check or a path in a
+        temporary folder (a helper handed the name may write anything, a download may fetch it: not proven).
+        One scan of the project per file name."""
+        known = self._written.get(name)
+        if known is None:
+            known = self._written[name] = self.project is not None and _written_by_project(self.project, name)
+        return known
+
+    def save_helper(self, func: cst.BaseExpression) -> Slots | None:
+        """The slots of the call's arguments that a plain function of this file or another project file hands
+        to its one `torch.save` as the object and the path (`save_on_master(state, path)`, or all of them:
+        `torch.save(*args, **kwargs)`); None when `func` is no such helper."""
+        helper = self._helper(func)
+        if helper is None:
+            return None
+        summary, fn = helper
+        saves = [
+            n
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Call)
+            and qualify(summary, n.func) == "torch.save"
+            and (len(n.args) >= 2 or (n.args and isinstance(n.args[0], ast.Starred)))
+        ]
+        if len(saves) != 1:
+            return None
+        (save,) = saves
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        if isinstance(save.args[0], ast.Starred) and fn.args.vararg is not None:  # torch.save(*args, **kwargs)
+            forwarded = isinstance(save.args[0].value, ast.Name) and save.args[0].value.id == fn.args.vararg.arg
+            return (("obj", 0), ("f", 1)) if forwarded and not params else None
+        found = []
+        for arg in save.args[:2]:
+            if not isinstance(arg, ast.Name) or arg.id not in params:
+                return None
+            found.append((arg.id, params.index(arg.id)))
+        return found[0], found[1]
+
+    def _helper(self, func: cst.BaseExpression) -> tuple[ModuleSummary, ast.FunctionDef] | None:
+        """The `ast` definition of the plain function `func` calls, in this file or another project file."""
+        q = self.qualname(func)
+        if q is None:
+            own = self.own()
+            if own is None or not isinstance(func, cst.Name) or func.value not in own.functions:
+                return None
+            summary, name = own, func.value
+        else:
+            project, folder = self.project, self.folder
+            found = project.resolve(q, folder) if project is not None and folder is not None else None
+            if found is None:
+                return None
+            summary, name = found
+        fn = summary.functions.get(name)
+        return (summary, fn) if isinstance(fn, ast.FunctionDef) else None
+
+
+def _written_by_project(project: Project, name: str) -> bool:
     def same(target: ast.expr) -> bool:
         return file_name(target) == name
 
@@ -206,7 +291,7 @@ def _refused(
 ) -> str | None:
     kind = inference.for_file(project, summary).infer(expr, scope)
     for flag, what in PICKLED_KINDS.items():
-        if kind & flag and not kind & _PLAIN:
+        if kind & flag and not kind & PLAIN:
             return what
     value = local.get(expr.id) if isinstance(expr, ast.Name) else expr
     if not isinstance(value, ast.Call):
