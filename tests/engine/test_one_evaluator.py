@@ -180,7 +180,9 @@ def test_element_kinds_are_inferences_answer():
     assert len(answers) == 8
 
 
-@pytest.mark.parametrize("module", sorted(p for p in ENGINE.rglob("*.py") if p.name not in ("inference.py", "kinds.py")))
+@pytest.mark.parametrize(
+    "module", sorted(p for p in ENGINE.rglob("*.py") if p.name not in ("inference.py", "kinds.py"))
+)
 def test_no_engine_module_but_inference_evaluates_kinds(module: Path):
     """The tables that say what a call returns are read by inference.py's evaluator alone (kinds.py holds
     them): a second evaluator of kinds, such as semantics.py's over libcst, would have to read them."""
