@@ -245,18 +245,28 @@ def calls_of(file: FileScopes, key: tuple[str, str]) -> list[tuple[ast.Call, Cha
 def _scopes_at(file: FileScopes, line: int) -> list[ScopeFacts]:
     """The scope whose own code holds `line`: the innermost def or class around it, and the one around that
     when the line is the def's header (its decorators' and defaults' calls run there)."""
-    best = file.scopes[id(file.module)]
-    for scope in file.scopes.values():
-        node = scope.node
-        if (
-            not isinstance(node, ast.Module)
-            and len(scope.chain) > len(best.chain)
-            and node.lineno <= line <= (node.end_lineno or 0)
-        ):
-            best = scope
+    lines = _line_scopes(file)
+    best = lines[line] if 0 <= line < len(lines) else file.scopes[id(file.module)]
     node = _statements_of(best)
     header = not isinstance(node, ast.Module) and (line < node.body[0].lineno or line == node.lineno)
     return [best, best.parent] if header and best.parent is not None else [best]
+
+
+def _line_scopes(file: FileScopes) -> list[ScopeFacts]:
+    """The innermost def or class around each line (indexed by line number), read once per file: deeper
+    scopes written over the ones around them, the first of a depth last."""
+    found = file.derived.get("line_scopes")
+    if found is None:
+        module = file.scopes[id(file.module)]
+        found = [module] * (file.text.count("\n") + 2)
+        for scope in sorted(reversed(list(file.scopes.values())), key=lambda s: len(s.chain)):
+            node = scope.node
+            if not isinstance(node, ast.Module):
+                end = (node.end_lineno or 0) + 1
+                found[node.lineno : end] = [scope] * (end - node.lineno)
+        file.derived["line_scopes"] = found
+    assert isinstance(found, list)
+    return found
 
 
 def _statements_of(scope: ScopeFacts) -> Scoped:
