@@ -259,7 +259,8 @@ def _line_scopes(file: FileScopes) -> list[ScopeFacts]:
     if found is None:
         module = file.scopes[id(file.module)]
         found = [module] * (file.text.count("\n") + 2)
-        for scope in sorted(reversed(list(file.scopes.values())), key=lambda s: len(s.chain)):
+        ordered = sorted(enumerate(file.scopes.values()), key=lambda found: (len(found[1].chain), -found[0]))
+        for _, scope in ordered:
             node = scope.node
             if not isinstance(node, ast.Module):
                 end = (node.end_lineno or 0) + 1
