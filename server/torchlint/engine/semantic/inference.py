@@ -4,8 +4,9 @@ A class's kind (its hierarchy: `class Net(BaseModel)` with `BaseModel(nn.Module)
 function or method returns, what a module global holds and what each name of a function or class body is
 bound to are read here, over one representation: each file's `ast` summary (project.ModuleSummary, kept per
 content). The file being linted is summarised by the same `summarize` and asked the same questions, so a
-class, a function and a global get one kind whichever file asks about them; semantics.py keeps only the
-evaluation of the libcst expressions rules ask about, and reads every binding from here.
+class, a function and a global get one kind whichever file asks about them. The kind of an expression is
+evaluated here only: the libcst expressions rules ask about (semantics.py) come in their `ast` shape
+(as_ast.py), with the summary's scope they sit in.
 
 The rule, the same for every file (kinds from evidence only, never a name):
 - a scope's bindings are the union of what each of its binding statements assigns (assignments, annotated
@@ -43,10 +44,12 @@ from torchlint.engine.semantic.kinds import (
 )
 from torchlint.engine.semantic.project import ModuleSummary, current_dependencies, qualify
 from torchlint.engine.semantic.scopes import (
+    COMPREHENSIONS,
     DEF_CLASSES,
     DEF_TYPES,
     FUNCTIONS,
     Chain,
+    Comprehension,
     FileScopes,
     Scoped,
     ScopeFacts,
@@ -62,6 +65,7 @@ _INHERITED = Kind.MODEL | Kind.OPTIMIZER | Kind.SCHEDULER | Kind.DATALOADER | Ki
 _MAX_DEPTH = 100  # nested expressions followed (deeper: unknown, before Python's recursion limit)
 _MAX_CHAIN = 24  # functions whose returns are being read at once, across files (longer chains: unknown)
 _CONTAINERS = (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+Where = Scoped | ast.Lambda | Comprehension  # a scope an expression is evaluated in
 Found = tuple[ModuleSummary, str]  # a file's summary and a top-level name it defines
 
 
@@ -241,18 +245,29 @@ def calls_of(file: FileScopes, key: tuple[str, str]) -> list[tuple[ast.Call, Cha
 def _scopes_at(file: FileScopes, line: int) -> list[ScopeFacts]:
     """The scope whose own code holds `line`: the innermost def or class around it, and the one around that
     when the line is the def's header (its decorators' and defaults' calls run there)."""
-    best = file.scopes[id(file.module)]
-    for scope in file.scopes.values():
-        node = scope.node
-        if (
-            not isinstance(node, ast.Module)
-            and len(scope.chain) > len(best.chain)
-            and node.lineno <= line <= (node.end_lineno or 0)
-        ):
-            best = scope
+    lines = _line_scopes(file)
+    best = lines[line] if 0 <= line < len(lines) else file.scopes[id(file.module)]
     node = _statements_of(best)
     header = not isinstance(node, ast.Module) and (line < node.body[0].lineno or line == node.lineno)
     return [best, best.parent] if header and best.parent is not None else [best]
+
+
+def _line_scopes(file: FileScopes) -> list[ScopeFacts]:
+    """The innermost def or class around each line (indexed by line number), read once per file: deeper
+    scopes written over the ones around them, the first of a depth last."""
+    found = file.derived.get("line_scopes")
+    if found is None:
+        module = file.scopes[id(file.module)]
+        found = [module] * (file.text.count("\n") + 2)
+        ordered = sorted(enumerate(file.scopes.values()), key=lambda found: (len(found[1].chain), -found[0]))
+        for _, scope in ordered:
+            node = scope.node
+            if not isinstance(node, ast.Module):
+                end = (node.end_lineno or 0) + 1
+                found[node.lineno : end] = [scope] * (end - node.lineno)
+        file.derived["line_scopes"] = found
+    assert isinstance(found, list)
+    return found
 
 
 def _statements_of(scope: ScopeFacts) -> Scoped:
@@ -346,6 +361,7 @@ class Inference:
         self._resolving: set[int] = set()  # functions whose returns are being read
         self._passing: set[int] = set()  # functions whose parameters' call sites are being read
         self._building = 0  # scopes whose bindings are being read (until done, a read of them sees a part)
+        self._expressions: dict[int, ScopeFacts] | None = None  # id(lambda or comprehension) -> its scope
 
     # -- answers ---------------------------------------------------------------------------------
     def returns(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind:
@@ -372,19 +388,32 @@ class Inference:
         """What module-level `name` holds (its module-scope binding)."""
         return self.binding(self.facts.module, name) or Kind.NONE
 
-    def bindings(self, node: Scoped) -> dict[str, Kind]:
-        """The kinds of the names scope `node` binds (`self.x` for a class), parameters resolved so far."""
+    def bindings(self, node: Where) -> dict[str, Kind]:
+        """The kinds of the names scope `node` binds (`self.x` for a class), parameters resolved so far (a
+        lambda's parameters: none known)."""
         known = self._bindings.get(id(node))
         if known is None:
             known = self._bindings[id(node)] = {}
             self._building += 1
             try:
-                self._build(self.facts.scopes[id(node)])
+                if isinstance(node, COMPREHENSIONS):
+                    self._bind_comprehension(node, self._scope(node))
+                elif not isinstance(node, ast.Lambda):
+                    self._build(self._scope(node))
             finally:
                 self._building -= 1
         return known
 
-    def binding(self, node: Scoped, name: str) -> Kind | None:
+    def _scope(self, node: Where) -> ScopeFacts:
+        """The facts of a scope of this file's summary (a lambda's or comprehension's read on the first one)."""
+        found = self.facts.scopes.get(id(node))
+        if found is None:
+            if self._expressions is None:
+                self._expressions = {id(s.node): s for s in self.facts.expression_scopes()}
+            found = self._expressions[id(node)]
+        return found
+
+    def binding(self, node: Where, name: str) -> Kind | None:
         """Kind of `name` as scope `node` binds it: NONE when it binds it in a way no kind is known of; None
         when the binding is an import, `def` or `class` (known by name), or the scope does not bind it."""
         bindings = self.bindings(node)
@@ -395,15 +424,15 @@ class Inference:
         kind = bindings.get(name)
         if kind is not None:
             return kind
-        scope = self.facts.scopes[id(node)]
+        scope = self._scope(node)
         return None if name in scope.definitions or name not in scope.local else Kind.NONE
 
-    def lookup(self, name: str, node: Scoped) -> Kind | None:
+    def lookup(self, name: str, node: Where) -> Kind | None:
         """Kind of `name` read in scope `node` (None: a builtin, or known by name)."""
-        found = owner(self.facts.scopes[id(node)], name, self._module)
-        return self.binding(_statements_of(found), name) if found is not None else None
+        found = owner(self._scope(node), name, self._module)
+        return self.binding(found.node, name) if found is not None else None
 
-    def infer(self, expr: ast.expr, node: Scoped, depth: int = 0) -> Kind:
+    def infer(self, expr: ast.expr, node: Where, depth: int = 0) -> Kind:
         """Kind of the value of `expr` evaluated in scope `node`."""
         if depth > _MAX_DEPTH:
             return Kind.NONE
@@ -464,8 +493,70 @@ class Inference:
             return self.returns(defs[0][0])
         return None
 
+    # -- elements -----------------------------------------------------------------------------
+    def element_kind(self, expr: ast.expr, node: Where) -> Kind:
+        """Kind shared by every element of a list, tuple, comprehension (one of this file's summary) or list
+        variable, else NONE."""
+        if isinstance(expr, (ast.GeneratorExp, ast.ListComp)):
+            return self.infer(expr.elt, expr) if expr.generators else Kind.NONE
+        if isinstance(expr, (ast.List, ast.Tuple)):
+            return _common([self.infer(e, node) for e in expr.elts if not isinstance(e, ast.Starred)])
+        if isinstance(expr, ast.Name):
+            return self._list_elements(expr.id, node)
+        return Kind.NONE
+
+    def _list_elements(self, name: str, node: Where) -> Kind:
+        """`xs = []` then `xs.append(v)` / `xs = [v for ...]` in scope `node`: the kind of every v, if all agree."""
+        kinds = []
+        todo: list[ast.AST] = list(reversed(node.body)) if isinstance(node, (ast.Module, *DEF_CLASSES)) else [node]
+        while todo:
+            n = todo.pop()
+            t = type(n)
+            if t is ast.Assign:
+                assign: ast.Assign = n  # type: ignore[assignment]
+                if any(isinstance(target, ast.Name) and target.id == name for target in assign.targets):
+                    value = assign.value
+                    if not isinstance(value, (ast.List, ast.ListComp)) or len(assign.targets) != 1:
+                        return Kind.NONE
+                    if isinstance(value, ast.ListComp) or value.elts:
+                        kinds.append(self.element_kind(value, node))
+            elif t is ast.Call:
+                func = n.func  # type: ignore[attr-defined]
+                if (
+                    isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Name)
+                    and func.value.id == name
+                    and func.attr in ("append", "extend", "insert")
+                ):
+                    args: list[ast.expr] = [*n.args, *(k.value for k in n.keywords)]  # type: ignore[attr-defined]
+                    if func.attr != "append" or len(args) != 1:
+                        return Kind.NONE
+                    kinds.append(self.infer(args[0], node))
+            elif t in DEF_TYPES or t is ast.Lambda:
+                continue  # its own scope
+            todo.extend(reversed(_children(n)))
+        return _common(kinds)
+
+    def _bind_comprehension(self, comp: Comprehension, scope: ScopeFacts) -> None:
+        """A comprehension's targets: the elements of what each clause iterates (a model's `.parameters()`
+        are tensors); the first iterable is read in the scope around it, as Python does."""
+        assert scope.parent is not None, "a comprehension sits in a scope"
+        outer = scope.parent.node
+        for i, clause in enumerate(comp.generators):
+            it = clause.iter
+            where = outer if i == 0 else comp
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "parameters":
+                kind = Kind.TENSOR if self.infer(it.func.value, where) & Kind.MODEL else Kind.NONE
+            else:
+                kind = self.element_kind(it, where)
+            targets = clause.target.elts if isinstance(clause.target, (ast.Tuple, ast.List)) else [clause.target]
+            for target in targets:
+                target = target.value if isinstance(target, ast.Starred) else target  # `*rest` too
+                if isinstance(target, ast.Name):
+                    self._bind(comp, target.id, kind)
+
     # -- calls --------------------------------------------------------------------------------
-    def _call(self, call: ast.Call, node: Scoped, depth: int) -> Kind:
+    def _call(self, call: ast.Call, node: Where, depth: int) -> Kind:
         func = call.func
         q = imported(self.summary, func)
         if q is not None:
@@ -505,8 +596,8 @@ class Inference:
             return Kind.TENSOR
         return Kind.NONE
 
-    def _class_of(self, node: Scoped) -> ast.ClassDef | None:
-        scope: ScopeFacts | None = self.facts.scopes[id(node)]
+    def _class_of(self, node: Where) -> ast.ClassDef | None:
+        scope: ScopeFacts | None = self._scope(node)
         while scope is not None and not isinstance(scope.node, ast.ClassDef):
             scope = scope.parent
         return scope.node if scope is not None and isinstance(scope.node, ast.ClassDef) else None
@@ -547,9 +638,9 @@ class Inference:
                 yield arg, caller
 
     # -- building a scope's bindings -------------------------------------------------------------
-    def _bind(self, node: Scoped, name: str, kind: Kind) -> None:
+    def _bind(self, node: Where, name: str, kind: Kind) -> None:
         """Record `name` as bound in `node` (a NONE kind still shadows outer scopes)."""
-        scope = self.facts.scopes[id(node)]
+        scope = self._scope(node)
         foreign = name in scope.declared_global or name in scope.declared_nonlocal
         bindings = self._exported.setdefault(id(node), {}) if foreign else self._bindings[id(node)]
         bindings[name] = bindings.get(name, Kind.NONE) | kind
@@ -730,3 +821,10 @@ def _dotted(expr: ast.expr) -> str | None:
         return None
     parts.append(expr.id)
     return ".".join(reversed(parts))
+
+
+def _common(kinds: list[Kind]) -> Kind:
+    """TENSOR when every kind is a tensor or loss (and none a number); else NONE."""
+    if kinds and all(k & (Kind.TENSOR | Kind.LOSS) and not k & Kind.NUMBER for k in kinds):
+        return Kind.TENSOR
+    return Kind.NONE

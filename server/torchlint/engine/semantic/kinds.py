@@ -323,8 +323,8 @@ def builtin_call_kind(name: str) -> Kind:
 
 
 def method_call_kind(method: str, receiver: Kind) -> Kind | None:
-    """What `x.method(...)` returns for a receiver of kind `receiver` (None: the method says nothing): the one
-    table both evaluators (inference.py over `ast`, semantics.py over libcst) read."""
+    """What `x.method(...)` returns for a receiver of kind `receiver` (None: the method says nothing): read
+    by the one evaluator, inference.py's."""
     if method in NUMBER_METHODS:
         return Kind.NUMBER
     if method == "detach":

@@ -31,7 +31,7 @@ Chain = tuple[Def, ...]  # enclosing defs, outermost first
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 DEF_CLASSES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 DEF_TYPES = frozenset(DEF_CLASSES)  # compared by `type(node) in`: cheaper than isinstance per statement
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _BLOCKS_LAST_FIRST = ("cases", "finalbody", "orelse", "handlers", "body")  # source order, reversed
 # the libcst node types of the same scopes, and the ast type each maps to
 _CST_DEFS = frozenset({cst.FunctionDef, cst.ClassDef})
@@ -259,7 +259,7 @@ def _read_expressions(file: FileScopes) -> list[ScopeFacts]:
             found.append(inner)
             todo.extend((part, scope) for part in _header(node))
             todo.append((node.body, inner))
-        elif isinstance(node, _COMPREHENSIONS):
+        elif isinstance(node, COMPREHENSIONS):
             inner = ScopeFacts(node, scope, scope.chain)
             found.append(inner)
             for i, clause in enumerate(node.generators):

@@ -1,13 +1,10 @@
-"""What each name, `self.x` and expression of the file being linted is, at a point of its libcst tree.
+"""What each expression of the file being linted is, at a point of its libcst tree: inference.py's answer.
 
-Rules ask `ctx.kind(expr)` about libcst expressions; this evaluates them (constructors, library calls,
-methods, operators), and reads every binding (what a name, parameter or `self.x` holds, what a function
-of this file returns, what a class is) from inference.py: the one inference, over the file's `ast`
-summary, that answers other files' questions about this one too. A name is never evidence: `def
-train(model, opt)` with no caller leaves both unknown.
-
-Which scope's binding a name read in a scope sees is scopes.py's answer (Python's rules), never a walk of
-this module's own.
+Rules ask `ctx.kind(expr)` about libcst expressions; the kind is evaluated by inference.py (the one
+inference, over the file's `ast` summary, that answers other files' questions about this one too) in the
+summary's scope for the rule's (scopes.py pairs them), the expression handed over in its `ast` shape
+(as_ast.py). Nothing here evaluates a kind: this maps the libcst tree's scopes, classes, functions and call
+sites to the summary's. A name is never evidence: `def train(model, opt)` with no caller leaves both unknown.
 """
 
 from __future__ import annotations
@@ -20,28 +17,19 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from torchlint.engine.core.walk import iter_nodes, iter_statements
+from torchlint.engine.core.walk import iter_statements
 from torchlint.engine.semantic import call_sites, inference
+from torchlint.engine.semantic.as_ast import AstExpressions
 from torchlint.engine.semantic.call_sites import CallSites
 from torchlint.engine.semantic.inference import ClassKinds, Found, Inference
-from torchlint.engine.semantic.kinds import (
-    PASS_THROUGH,
-    RETURNS,
-    Kind,
-    builtin_call_kind,
-    kind_from_qualname,
-    method_call_kind,
-)
-from torchlint.engine.semantic.names import Imports, dotted
+from torchlint.engine.semantic.kinds import Kind
+from torchlint.engine.semantic.names import Imports
 from torchlint.engine.semantic.project import ModuleSummary
 from torchlint.engine.semantic.scopes import Scoped, Scopes
 
 if TYPE_CHECKING:
     from torchlint.engine.semantic.project import Project
 
-_NUMBERS = frozenset({cst.Integer, cst.Float})
-_CONTAINERS = frozenset({cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp, cst.Set, cst.SetComp})
-_STRINGS = frozenset({cst.SimpleString, cst.ConcatenatedString, cst.FormattedString})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -63,44 +51,30 @@ class ModuleClasses:
 
 
 class Scope:
-    """A module, class or function body of the file: what its names are bound to is inference.py's answer
-    (a comprehension's targets, made here for `element_kind`, are its own)."""
+    """A module, class or function body of the file, and the summary's same scope (`target`: None when
+    CPython's tree has no such scope, and then nothing is known there)."""
 
-    def __init__(
-        self, node: cst.CSTNode, parent: Scope | None, semantics: Semantics, own: dict[str, Kind] | None = None
-    ) -> None:
+    def __init__(self, node: cst.CSTNode, parent: Scope | None, semantics: Semantics) -> None:
         self.node = node
         self.parent = parent
         self.semantics = semantics
-        self._own = own
+
+    @cached_property
+    def target(self) -> Scoped | None:
+        return self.semantics.ast_scope(self.node)
 
     @property
     def bindings(self) -> dict[str, Kind]:
-        """The kinds of the names this scope binds (`self.x` for a class)."""
-        return self._own if self._own is not None else self.semantics.bindings(self.node)
+        """The kinds of the names this scope binds (`self.x` for a class): inference.py's."""
+        target = self.target
+        return self.semantics.inference.bindings(target) if target is not None else {}
 
     def lookup(self, name: str) -> Kind | None:
-        """Kind of `name` read in this scope, in the scope Python's rules say binds it (scopes.py): NONE
-        when that scope binds it in a way no kind is known of; None when no scope does (a builtin), or the
-        binding is an import, `def` or `class` (`infer` resolves those by name)."""
-        owner = self.semantics.scopes().binding_scope(name, self.node)
-        if owner is None:
-            return None
-        scope: Scope | None = self
-        while scope is not None and scope.node is not owner:
-            scope = scope.parent
-        kind = scope._own.get(name) if scope is not None and scope._own is not None else None
-        if kind is None:
-            kind = self.semantics.binding(owner, name)
-        if kind is not None:
-            return kind
-        return None if name in self.semantics.named(owner) else Kind.NONE
-
-    def class_scope(self) -> Scope | None:
-        scope: Scope | None = self
-        while scope is not None and not isinstance(scope.node, cst.ClassDef):
-            scope = scope.parent
-        return scope
+        """Kind of `name` read in this scope, in the scope Python's rules say binds it: NONE when that scope
+        binds it in a way no kind is known of; None when no scope does (a builtin), or the binding is an
+        import, `def` or `class` (known by name)."""
+        target = self.target
+        return self.semantics.inference.lookup(name, target) if target is not None else None
 
 
 class Semantics:
@@ -121,6 +95,7 @@ class Semantics:
         self.folder = folder  # the checked file's folder: where its sibling imports resolve
         self._summary = summary
         self._scopes: dict[cst.CSTNode, Scope] = {}
+        self._ast = AstExpressions()  # the expressions asked about, in inference.py's shapes
         self.sites = sites or cache(lambda: call_sites.index(module))
         self.scopes = scopes
 
@@ -150,19 +125,9 @@ class Semantics:
         assert self.project is not None, "another file's summary comes from the project"
         return inference.for_file(self.project, summary).classes
 
-    def _ast_scope(self, node: cst.CSTNode) -> Scoped | None:
+    def ast_scope(self, node: cst.CSTNode) -> Scoped | None:
         """The summary's node for this tree's module, def or class `node`."""
         return self.inference.facts.module if node is self.module else self.scopes().definition(node)
-
-    def bindings(self, node: cst.CSTNode) -> dict[str, Kind]:
-        """The kinds of the names scope `node` binds (inference.py's, over the file's summary)."""
-        other = self._ast_scope(node)
-        return self.inference.bindings(other) if other is not None else {}
-
-    def binding(self, node: cst.CSTNode, name: str) -> Kind | None:
-        """Kind of `name` as scope `node` binds it (None: not known, or known by name)."""
-        other = self._ast_scope(node)
-        return self.inference.binding(other, name) if other is not None else None
 
     @cached_property
     def classes(self) -> ModuleClasses:
@@ -192,160 +157,22 @@ class Semantics:
             scope = self.scope_for(node, self.scope_at(parent.node) if parent is not None else None)
         return scope
 
-    def named(self, node: cst.CSTNode) -> set[str]:
-        """Names scope `node` binds by `import`, `def` or `class`: `infer` resolves them by name."""
-        info = self.scopes().info(node)
-        return info.definitions if info is not None else set()
-
     def infer(self, expr: cst.BaseExpression, scope: Scope) -> Kind:
-        """Best-effort kind of the value of `expr` evaluated in `scope`."""
-        # types compared, not isinstance(): against a libcst class not the object's own, isinstance runs
-        # ABCMeta's Python-level check, and this is asked thousands of times a file
-        if type(expr) is cst.Name:
-            kind = scope.lookup(expr.value)
-            if kind is not None:
-                return kind
-            q = self.imports.qualname(expr)
-            if q is not None and self.project is not None and self.folder is not None:
-                return inference.global_kind(self.project, q, self.folder)  # `from config import device`
-            return Kind.NONE
-        if type(expr) is cst.Attribute:
-            name = dotted(expr)
-            if name and name.startswith("self.") and name.count(".") == 1:
-                cls = scope.class_scope()
-                if cls is not None and name in cls.bindings:
-                    return cls.bindings[name]
-                return Kind.NONE
-            if expr.attr.value == "module":  # ddp_model.module -> the bare model
-                return self.infer(expr.value, scope) & Kind.MODEL
-            if expr.attr.value == "loss" and self.infer(expr.value, scope) & Kind.TENSOR:
-                return Kind.LOSS  # `model(**batch).loss` (Hugging Face outputs)
-            return Kind.NONE
-        if type(expr) is cst.Call:
-            return self._infer_call(expr, scope)
-        if type(expr) is cst.BinaryOperation:
-            left, right = self.infer(expr.left, scope), self.infer(expr.right, scope)
-            both = left | right
-            if both & Kind.LOSS:
-                return Kind.LOSS
-            if both & Kind.TENSOR:
-                return Kind.TENSOR
-            return Kind.NUMBER if (left | right) & Kind.NUMBER else Kind.NONE
-        if type(expr) in _NUMBERS:
-            return Kind.NUMBER
-        if type(expr) in _CONTAINERS:
-            return Kind.CONTAINER
-        if type(expr) in _STRINGS:
-            return Kind.NONE
-        if type(expr) is cst.Subscript:
-            inner = self.infer(expr.value, scope)
-            return inner & (Kind.TENSOR | Kind.BATCH)
-        return Kind.NONE
+        """Kind of the value of `expr` evaluated in `scope`: inference.py's answer."""
+        target = scope.target
+        return self.inference.infer(self._ast(expr), target) if target is not None else Kind.NONE
 
     def element_kind(self, expr: cst.BaseExpression, scope: Scope) -> Kind:
-        """Kind shared by every element of a list/tuple/comprehension/list variable, else NONE."""
-        if isinstance(expr, (cst.GeneratorExp, cst.ListComp)):
-            return self.infer(expr.elt, self._comprehension_scope(expr, scope))
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            return _common([self.infer(el.value, scope) for el in expr.elements if isinstance(el, cst.Element)])
-        if isinstance(expr, cst.Name):
-            return self._list_elements(expr.value, scope)
-        return Kind.NONE
-
-    def _comprehension_scope(self, comp: cst.GeneratorExp | cst.ListComp, scope: Scope) -> Scope:
-        bindings: dict[str, Kind] = {}
-        inner = Scope(comp, scope, self, bindings)
-        clause: cst.CompFor | None = comp.for_in
-        while clause is not None:
-            kind = Kind.NONE
-            it = clause.iter
-            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters":
-                if self.infer(it.func.value, scope) & Kind.MODEL:
-                    kind = Kind.TENSOR
-            else:
-                kind = self.element_kind(it, inner)
-            target = clause.target
-            for t in [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]:
-                if isinstance(t, cst.Name):
-                    bindings[t.value] = kind
-            clause = clause.inner_for_in
-        return inner
-
-    def _list_elements(self, name: str, scope: Scope) -> Kind:
-        """`xs = []` then `xs.append(v)` / `xs = [v for ...]`: the kind of every v, if all agree."""
-        kinds = []
-        for node in iter_nodes(scope.node, into_functions=False):
-            if type(node) is not cst.Assign and type(node) is not cst.Call:
-                continue  # the cheap test first: this visits every node of the scope
-            if isinstance(node, cst.Assign) and any(
-                isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
-            ):
-                if not isinstance(node.value, (cst.List, cst.ListComp)) or len(node.targets) != 1:
-                    return Kind.NONE
-                if isinstance(node.value, cst.ListComp) or node.value.elements:
-                    kinds.append(self.element_kind(node.value, scope))
-            elif (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and isinstance(node.func.value, cst.Name)
-                and node.func.value.value == name
-                and node.func.attr.value in ("append", "extend", "insert")
-            ):
-                if node.func.attr.value != "append" or len(node.args) != 1:
-                    return Kind.NONE
-                kinds.append(self.infer(node.args[0].value, scope))
-        return _common(kinds)
-
-    def _infer_call(self, call: cst.Call, scope: Scope) -> Kind:
-        func = call.func
-        q = self.imports.qualname(func)
-        if q is not None:
-            if q in PASS_THROUGH and call.args:
-                return self.infer(call.args[0].value, scope)
-            kind = kind_from_qualname(q)
-            if kind or q in RETURNS:  # a table entry of NONE: deliberately unknown
-                return kind
-            if self.project is not None and self.folder is not None:
-                kind = inference.call_kind(self.project, q, self.folder)
-                if kind:
-                    return kind
-        if isinstance(func, cst.Name):
-            local = self._local_callable(func.value, scope)
-            if local is not None:
-                return local
-            builtin = builtin_call_kind(func.value)
-            if builtin:
-                return builtin
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            receiver = self.infer(func.value, scope)
-            result = method_call_kind(method, receiver)
-            if result is not None:
-                return result
-            if method in ("prepare", "setup") and call.args and receiver & Kind.ACCELERATOR:
-                return self.infer(call.args[0].value, scope)
-            if isinstance(func.value, cst.Name) and func.value.value == "self":
-                method_kind = self._method_returns(method, scope)
-                if method_kind is not None:
-                    return method_kind
-        callee = self.infer(func, scope)
-        if callee & Kind.CRITERION:
-            return Kind.LOSS
-        if callee & Kind.MODEL:
-            return Kind.TENSOR
-        return Kind.NONE
-
-    # -- functions of this file -------------------------------------------------------
-    def _local_callable(self, name: str, scope: Scope) -> Kind | None:
-        """`Net(...)` / `build_model(...)` for a class or function defined in this file."""
-        if scope.lookup(name) is not None:
-            return None  # a variable holding something callable
-        return self.inference.local_callable(name)
-
-    def _method_returns(self, method: str, scope: Scope) -> Kind | None:
-        cls_scope = scope.class_scope()
-        cls = self.scopes().definition(cls_scope.node) if cls_scope is not None else None
-        return self.inference.method_returns(method, cls) if isinstance(cls, ast.ClassDef) else None
+        """Kind shared by every element of a list/tuple/comprehension/list variable, else NONE (inference.py's;
+        a comprehension is the summary's own, whose targets its scope binds)."""
+        target = scope.target
+        if target is None:
+            return Kind.NONE
+        if type(expr) is cst.GeneratorExp or type(expr) is cst.ListComp:
+            info = self.scopes().info(expr)
+            comp = info.facts.node if info is not None else None
+            return self.inference.element_kind(comp, target) if isinstance(comp, ast.expr) else Kind.NONE
+        return self.inference.element_kind(self._ast(expr), target)
 
     def functions(self) -> dict[str, list[tuple[cst.FunctionDef, tuple[cst.CSTNode, ...]]]]:
         """Every function and method of the file by name, with its enclosing scopes."""
@@ -403,10 +230,3 @@ def _argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExpressio
     if index is not None and 0 <= index < len(positional):
         return positional[index].value
     return None
-
-
-def _common(kinds: list[Kind]) -> Kind:
-    """TENSOR when every kind is a tensor or loss (and none a number); else NONE."""
-    if kinds and all(k & (Kind.TENSOR | Kind.LOSS) and not k & Kind.NUMBER for k in kinds):
-        return Kind.TENSOR
-    return Kind.NONE
