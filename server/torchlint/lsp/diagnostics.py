@@ -94,6 +94,7 @@ def to_diagnostic(snap: Snapshot, f: Finding, severity: Mapping[str, Severity]) 
     data = {
         "key": snap.key,
         "generation": snap.generation,
+        "text": text_mark(snap.text),
         "fixes": fixes,
         "noqa": noqa,
     }
@@ -183,3 +184,10 @@ def _closed_notebook(path: str, findings: list[Finding]) -> list[types.Diagnosti
             )
         )
     return out
+
+
+def text_mark(text: str) -> int:
+    """A mark of the text a diagnostic's fixes were made for: a re-lint of the same text (the import index
+    became ready, a dependency changed) keeps them valid. Python caches a string's hash; 52 bits stay exact in
+    the client's JSON numbers."""
+    return hash(text) & (2**52 - 1)

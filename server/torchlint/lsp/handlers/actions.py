@@ -18,6 +18,7 @@ from typing import Any
 from lsprotocol import types
 
 from torchlint.lsp import documents, edits
+from torchlint.lsp.diagnostics import text_mark
 from torchlint.lsp.session import Session
 
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.torchlint"
@@ -107,6 +108,10 @@ def _fix_data(session: Session, uri: str, key: str, diag: types.Diagnostic) -> d
     generation = session.generation(key)
     if isinstance(diag.data, dict) and diag.data.get("generation") == generation:
         return diag.data
+    if isinstance(diag.data, dict) and diag.data.get("key") == key:  # a later lint of the same text: still valid
+        snap = session.snapshot(key)
+        if snap is not None and diag.data.get("text") == text_mark(snap.text):
+            return diag.data
     # a client that drops `data`, or an older diagnostic: use ours if it matches
     published = session.results.get(key)
     current = published.diagnostics.get(uri, []) if published and published.generation == generation else []
