@@ -22,7 +22,7 @@ from torchlint.engine.core.callargs import get_arg, is_name, truthy
 from torchlint.engine.core.walk import LEAVES, SCOPES, block_statements, list_children, listed_children
 from torchlint.engine.flow.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.flow.no_grad_callers import KEPT, grad_mode
-from torchlint.engine.semantic.kinds import CLIP_GRAD, Kind
+from torchlint.engine.semantic.kinds import CLIP_GRAD, SAME_OBJECT_METHODS, Kind
 from torchlint.engine.semantic.names import dotted
 
 if TYPE_CHECKING:
@@ -220,6 +220,34 @@ class LoopAnalysis:
     def is_training_loop(self, loop: Loop) -> bool:
         return any(e.kind is EventKind.BACKWARD for e in self.events(loop))
 
+    def builds_its_model(self, loop: Loop) -> bool:
+        """Every iteration builds a new model and runs it (`model = Net(cfg).to(device)`, then `model(x)`): each
+        iteration is a run of its own (a sweep, a batch-size search), not a step of one model's training. The
+        model is what inference knows as one, or what the iteration switches to training mode; a value made
+        from a model the loop already has (`torch.compile(model)`, `DDP(model)`) is not new."""
+        trained = {dotted(e.target) for e in self.events(loop) if e.kind is EventKind.TRAIN and e.target is not None}
+        called = {dotted(n.func) for n in self._calls_in(loop.body) if type(n) is cst.Call}
+        for stmt, place in statements(block_statements(loop.body)):
+            if place.path or type(stmt) is not cst.SimpleStatementLine:
+                continue  # behind a branch or in a nested loop: not every iteration
+            for small in stmt.body:
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                    continue
+                name, built = dotted(small.targets[0].target), _built(small.value)
+                if name is None or name not in called or built is None or self._from_a_model(built, name):
+                    continue
+                if name in trained or self._infer(built) & Kind.MODEL:
+                    return True
+        return False
+
+    def _from_a_model(self, call: cst.Call, name: str) -> bool:
+        """`call` is handed `name` itself or a value inference knows as a model."""
+        return any(dotted(a.value) == name or self._infer(a.value) & (Kind.MODEL | Kind.WRAPPED) for a in call.args)
+
+    def _infer(self, expr: cst.BaseExpression) -> Kind:
+        scope = self.ctx.scope
+        return self.ctx.semantics.infer(expr, scope) if scope is not None else Kind.NONE
+
     # -- walking ----------------------------------------------------------
     def _walk_block(self, stmts: Sequence[cst.BaseStatement], w: _Walk, alone: bool | None = None) -> None:
         last: Place | None = None
@@ -385,3 +413,15 @@ class LoopAnalysis:
         classes around it, as the scope analysis nests them: the kind questions of the walk read it anyway,
         where the call index would be built for this alone)."""
         return self.ctx.semantics.scope_at(fn)
+
+
+def _built(value: cst.BaseExpression) -> cst.Call | None:
+    """The call that made `value`, under the methods that return their receiver (`Net().to(device)`): one that
+    is not a method of a value (`Net(cfg)`, `models.resnet18()`, not `model.to(device)` alone)."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in SAME_OBJECT_METHODS
+    ):
+        value = value.func.value
+    return value if isinstance(value, cst.Call) and dotted(value.func) is not None else None
