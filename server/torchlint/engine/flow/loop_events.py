@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, is_name, truthy
-from torchlint.engine.core.walk import LEAVES, SCOPES, block_statements, list_children, listed_children
+from torchlint.engine.core.walk import LEAVES, SCOPES, block_statements, iter_nodes, list_children, listed_children
 from torchlint.engine.flow.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.flow.no_grad_callers import KEPT, grad_mode
 from torchlint.engine.semantic.kinds import CLIP_GRAD, SAME_OBJECT_METHODS, Kind
@@ -193,6 +193,7 @@ class LoopAnalysis:
         self._cache: dict[Loop | cst.FunctionDef, list[Event]] = {}
         self._functions: dict[str, cst.FunctionDef] | None = None
         self._listed: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}  # id(node) -> its calls
+        self._stored: dict[int, set[str]] = {}  # id(helper) -> the names it assigns
         # (id(call), id(scope)) -> the event it is (kind, target) or the function of this file it runs
         self._classified: dict[
             tuple[int, int], tuple[EventKind | None, cst.BaseExpression | None, cst.FunctionDef | None]
@@ -253,6 +254,8 @@ class LoopAnalysis:
         last: Place | None = None
         here = w
         for stmt, place in statements(stmts, alone=alone):
+            if w.aliases and place.path and _ruled_out(place.path, self._constant_parameters(w)):
+                continue  # a helper's branch the call's constant arguments never take
             if place is not last:  # the statements of one block share their Place
                 last = place
                 here = w if not place.path else w._replace(depth=w.depth + len(place.loops), path=w.path + place.path)
@@ -276,6 +279,23 @@ class LoopAnalysis:
                     if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
                         if isinstance(assign.value, cst.Name) and assign.value.value == "None":
                             self._add(w, EventKind.ZERO_GRAD, n, t.target.value, stmt, False)
+
+    def _constant_parameters(self, w: _Walk) -> dict[str, cst.BaseExpression]:
+        """The helper's parameters bound by the call it was reached through, less those it reassigns."""
+        fn = w.via
+        if fn is None:
+            return {}
+        stored = self._stored.get(id(fn))
+        if stored is None:
+            targets = [
+                n.name if isinstance(n, cst.AsName) else n.target
+                for n in iter_nodes(fn)
+                if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.AsName))
+            ]
+            stored = self._stored[id(fn)] = {
+                n.value for t in targets for n in (t, *iter_nodes(t)) if isinstance(n, cst.Name)
+            }
+        return {p: a for p, a in w.aliases if p not in stored}
 
     def _grad_off(self, withs: tuple[cst.With, ...], off: bool) -> bool:
         """Whether autograd is off inside `withs` (outermost first), entered with it `off`."""
@@ -425,3 +445,48 @@ def _built(value: cst.BaseExpression) -> cst.Call | None:
     ):
         value = value.func.value
     return value if isinstance(value, cst.Call) and dotted(value.func) is not None else None
+
+
+def _ruled_out(path: BranchPath, bound: dict[str, cst.BaseExpression]) -> bool:
+    """An `if` arm on `path` that the constants a call binds to the helper's parameters decide against:
+    `if mode == "train": loss.backward()` in `run_epoch(..., mode="eval")`."""
+    for node, arm in path:
+        if isinstance(node, cst.If) and arm in ("if", "else"):
+            holds = _test(node.test, bound)
+            if holds is not None and holds != (arm == "if"):
+                return True
+    return False
+
+
+def _test(expr: cst.BaseExpression, bound: dict[str, cst.BaseExpression]) -> bool | None:
+    """The truth of an `if` test made of `==` / `!=` between a bound parameter and a constant, `and`, `or`,
+    `not` (None: not decided by the call's constants)."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        inner = _test(expr.expression, bound)
+        return None if inner is None else not inner
+    if isinstance(expr, cst.BooleanOperation):
+        left, right = _test(expr.left, bound), _test(expr.right, bound)
+        if isinstance(expr.operator, cst.And):
+            return False if False in (left, right) else None if None in (left, right) else True
+        return True if True in (left, right) else None if None in (left, right) else False
+    if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
+        target = expr.comparisons[0]
+        op = target.operator
+        if not isinstance(op, (cst.Equal, cst.NotEqual)):
+            return None
+        a, b = _constant(expr.left, bound), _constant(target.comparator, bound)
+        if a is ... or b is ...:
+            return None
+        return (a == b) is isinstance(op, cst.Equal)
+    return None
+
+
+def _constant(expr: cst.BaseExpression, bound: dict[str, cst.BaseExpression]) -> object:
+    """The constant `expr` is, or a parameter is bound to (... when not one)."""
+    if isinstance(expr, cst.Name) and expr.value in bound:
+        expr = bound[expr.value]
+    if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)):
+        return expr.evaluated_value
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[expr.value]
+    return ...
