@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 import libcst as cst
 
-from torchlint.engine.core.callargs import get_arg, is_name, truthy
+from torchlint.engine.core.callargs import get_arg, is_name, literal, truthy
 from torchlint.engine.core.walk import LEAVES, SCOPES, block_statements, iter_nodes, list_children, listed_children
 from torchlint.engine.flow.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.flow.no_grad_callers import KEPT, grad_mode
@@ -474,19 +474,10 @@ def _test(expr: cst.BaseExpression, bound: dict[str, cst.BaseExpression]) -> boo
         op = target.operator
         if not isinstance(op, (cst.Equal, cst.NotEqual)):
             return None
-        a, b = _constant(expr.left, bound), _constant(target.comparator, bound)
+        a, b = (
+            literal(bound.get(e.value, e) if isinstance(e, cst.Name) else e) for e in (expr.left, target.comparator)
+        )
         if a is ... or b is ...:
             return None
         return (a == b) is isinstance(op, cst.Equal)
     return None
-
-
-def _constant(expr: cst.BaseExpression, bound: dict[str, cst.BaseExpression]) -> object:
-    """The constant `expr` is, or a parameter is bound to (... when not one)."""
-    if isinstance(expr, cst.Name) and expr.value in bound:
-        expr = bound[expr.value]
-    if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)):
-        return expr.evaluated_value
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[expr.value]
-    return ...

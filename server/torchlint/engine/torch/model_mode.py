@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg
+from torchlint.engine.core.callargs import literal as literal_value
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.semantic.inference import symbol
 from torchlint.engine.semantic.kinds import NO_GRAD, SAME_OBJECT_METHODS, Kind
@@ -121,7 +122,7 @@ class _LayerFinder:
             return verdict
         found = ctx.semantics.definition(call.func)
         if found is not None and found[1] in found[0].class_defs:
-            passed = [(slot, _cst_constant(a.value)) for slot, a in _slots(call)]
+            passed = [(slot, literal_value(a.value)) for slot, a in _slots(call)]
             return self.cls(found[0], found[1], depth + 1, _bindings(found[0].class_defs[found[1]], passed))
         if dotted(call.func) is None:
             return False
@@ -177,7 +178,7 @@ def _cst_literal(call: cst.Call, keyword: str, index: int | None) -> object:
     arg = get_arg(call, keyword, index)
     if arg is None:
         return None
-    return _cst_constant(arg.value)
+    return literal_value(arg.value)
 
 
 def _calls_in(exprs: list[ast.expr]) -> list[ast.Call]:
@@ -205,15 +206,6 @@ def _constant(value: ast.expr, bound: Bindings) -> object:
     if isinstance(value, ast.Constant):
         return value.value
     return bound.get(value.id, ...) if isinstance(value, ast.Name) else ...
-
-
-def _cst_constant(value: cst.BaseExpression) -> object:
-    """The constant a literal of the linted file's tree is (... when not a literal)."""
-    if isinstance(value, (cst.Integer, cst.Float)):
-        return value.evaluated_value
-    if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[value.value]
-    return ...
 
 
 def _ast_slots(call: ast.Call, bound: Bindings) -> list[tuple[Slot, object]]:
