@@ -116,6 +116,8 @@ for x, y in loader:
     def _check(self, loop: Loop, events: list[Event]) -> None:
         if not any(e.kind in (EventKind.BACKWARD, EventKind.STEP) and e.depth == 0 for e in events):
             return
+        if self.ctx.loop_analysis.builds_its_model(loop):
+            return  # each iteration is a run with a new model: the cache is emptied once per run
         for e in events:
             if e.kind is EventKind.EMPTY_CACHE and e.depth == 0 and e.every_iteration:
                 edit = (

@@ -50,6 +50,19 @@ def test_module_names_for_packages_src_layout_and_scripts(tmp_path):
     assert project.module_name(root / "scripts/run.py") == ("run", "")  # no __init__: a script folder
 
 
+def test_packages_resolve_from_the_folders_pyproject_hands_setuptools(tmp_path):
+    files = {"pkg/kit/__init__.py": "", "pkg/kit/models.py": "from .base import Base\n\n\nclass Net(Base):\n    pass\n"}
+    root = _project(tmp_path, {**files, "pkg/kit/base.py": BASE, "notes/run.py": ""})
+    assert not inference.is_module_class(Project(root), "kit.models.Net", root / "notes")  # no package root named
+    toml = "[project]\nname = 'p'\nversion = '0'\n[tool.setuptools]\npackage-dir = {'' = 'pkg'}\n"
+    (root / "pyproject.toml").write_text(toml)
+    project = Project(root)
+    assert project.source_roots == (root, root / "src", root / "pkg")
+    assert inference.is_module_class(project, "kit.models.Net", root / "notes")
+    (root / "pyproject.toml").write_text(toml.replace("package-dir = {'' = 'pkg'}", "packages.find.where = ['../x']"))
+    assert Project(root).source_roots == (root, root / "src")  # outside the project: not followed
+
+
 def test_classes_resolve_through_relative_imports_and_reexports(tmp_path):
     root = _project(
         tmp_path,

@@ -187,3 +187,55 @@ def test_tl115_a_validation_helper_is_read_per_parameter_from_its_tree(switch, f
         "        opt.step()\n    score = validate(model, ema, xs)\n"
     )
     assert bool(findings(src, "TL115")) is flagged
+
+
+_ATTENTION = (
+    "class Attn(nn.Module):\n"
+    "    def __init__(self, d, dropout, rate=0.0):\n"
+    "        super().__init__()\n"
+    "        self.proj = nn.Linear(d, d)\n"
+    "        self.drop = nn.Dropout(dropout)\n"
+    "        self.extra = nn.Dropout(rate)\n"
+    "    def forward(self, x):\n"
+    "        return self.extra(self.drop(self.proj(x)))\n"
+    "class Block(nn.Module):\n"
+    "    def __init__(self, d, p):\n"
+    "        super().__init__()\n"
+    "        self.attn = Attn(d, dropout=p)\n"
+    "    def forward(self, x):\n"
+    "        return self.attn(x)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "build,flagged",
+    [
+        ("Attn(4, 0.0)", False),  # the constructor argument binds the dropout rate to 0.0, the default too
+        ("Attn(4, dropout=0)", False),
+        ("Block(4, 0.0)", False),  # bound through a project class that builds another
+        ("Attn(4, 0.1)", True),
+        ("Attn(4, 0.0, 0.2)", True),  # the second dropout's rate given
+        ("Attn(4, rate)", True),  # a rate the analysis cannot read stays mode-dependent
+        ("Attn(*args)", True),
+        ("Block(4, 0.5)", True),
+    ],
+)
+def test_tl115_dropout_rate_bound_at_the_instantiation(build, flagged, findings):
+    src = HEAD + _ATTENTION + f"model = {build}\nwith torch.no_grad():\n    out = model(x)\n"
+    assert bool(findings(src, "TL115")) is flagged
+
+
+def test_tl115_a_reassigned_or_shadowed_parameter_is_not_bound(findings):
+    src = (
+        HEAD + "class Net(nn.Module):\n"
+        "    def __init__(self, dropout):\n"
+        "        super().__init__()\n"
+        "        dropout = dropout + 0.1\n"
+        "        self.drop = nn.Dropout(dropout)\n"
+        "class Other(nn.Module):\n"
+        "    def __init__(self, p):\n"
+        "        super().__init__()\n"
+        "        self.drops = nn.ModuleList([nn.Dropout(p) for p in (0.1, 0.2)])\n"
+        "model = Net(0.0)\nother = Other(0.0)\nwith torch.no_grad():\n    out = model(x)\n    out2 = other(x)\n"
+    )
+    assert len(findings(src, "TL115")) == 2

@@ -197,3 +197,37 @@ def test_tl111_a_backward_under_no_grad_trains_nothing(guard, reported, findings
     assert bool(got) is reported, [f"{f.line}: {f.message}" for f in got]
     if got:  # restored after the backward of the same iteration: "never undone" would be false
         assert "still in force at the `backward()` after it in the same iteration" in got[0].message
+
+
+_RUN_EPOCH = (
+    "import torch\n"
+    "model = torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.Dropout(0.5))\n"
+    "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "def run_epoch(loader, model, mode='train'):\n"
+    "{reassign}"
+    "    for x, y in loader:\n"
+    "        loss = ((model(x) - y) ** 2).mean()\n"
+    "        if mode == 'train' or mode == 'train+log':\n"
+    "            loss.backward()\n"
+    "            optimizer.step()\n"
+    "            optimizer.zero_grad()\n"
+    "for epoch in range(3):\n"
+    "    model.train()\n"
+    "    run_epoch(train_loader, model, mode='train')\n"
+    "    model.eval()\n"
+    "    run_epoch(val_loader, model, mode={eval_mode})\n"
+)
+
+
+@pytest.mark.parametrize(
+    "eval_mode,reassign,reported",
+    [
+        ("'eval'", "", False),  # the helper's backward is behind `if mode == 'train'`: this call never runs it
+        ("'train'", "", True),
+        ("chosen", "", True),  # a mode the analysis cannot read
+        ("'eval'", "    mode = 'train'\n", True),  # the helper reassigns its parameter: the argument decides nothing
+    ],
+)
+def test_tl111_a_helper_branch_the_call_constants_rule_out_runs_no_backward(eval_mode, reassign, reported, findings):
+    src = _RUN_EPOCH.format(eval_mode=eval_mode, reassign=reassign)
+    assert bool(findings(src, "TL111")) is reported

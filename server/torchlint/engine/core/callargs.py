@@ -50,6 +50,15 @@ def int_value(expr: cst.BaseExpression | None) -> int | None:
     return None
 
 
+def literal(expr: cst.BaseExpression) -> object:
+    """The constant a literal is (a number, a string, True / False / None); ... when `expr` is not one."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return expr.evaluated_value
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[expr.value]
+    return ...
+
+
 def string_value(expr: cst.BaseExpression | None) -> str | None:
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
 
 import libcst as cst
 
-from torchlint.engine.core.callargs import get_arg, is_name, truthy
-from torchlint.engine.core.walk import LEAVES, SCOPES, block_statements, list_children, listed_children
+from torchlint.engine.core.callargs import get_arg, is_name, literal, truthy
+from torchlint.engine.core.walk import LEAVES, SCOPES, block_statements, iter_nodes, list_children, listed_children
 from torchlint.engine.flow.blocks import BranchPath, Loop, Place, headers, statements
 from torchlint.engine.flow.no_grad_callers import KEPT, grad_mode
-from torchlint.engine.semantic.kinds import CLIP_GRAD, Kind
+from torchlint.engine.semantic.kinds import CLIP_GRAD, SAME_OBJECT_METHODS, Kind
 from torchlint.engine.semantic.names import dotted
 
 if TYPE_CHECKING:
@@ -193,6 +193,7 @@ class LoopAnalysis:
         self._cache: dict[Loop | cst.FunctionDef, list[Event]] = {}
         self._functions: dict[str, cst.FunctionDef] | None = None
         self._listed: dict[int, tuple[cst.CSTNode, list[cst.CSTNode]]] = {}  # id(node) -> its calls
+        self._stored: dict[int, set[str]] = {}  # id(helper) -> the names it assigns
         # (id(call), id(scope)) -> the event it is (kind, target) or the function of this file it runs
         self._classified: dict[
             tuple[int, int], tuple[EventKind | None, cst.BaseExpression | None, cst.FunctionDef | None]
@@ -220,11 +221,41 @@ class LoopAnalysis:
     def is_training_loop(self, loop: Loop) -> bool:
         return any(e.kind is EventKind.BACKWARD for e in self.events(loop))
 
+    def builds_its_model(self, loop: Loop) -> bool:
+        """Every iteration builds a new model and runs it (`model = Net(cfg).to(device)`, then `model(x)`): each
+        iteration is a run of its own (a sweep, a batch-size search), not a step of one model's training. The
+        model is what inference knows as one, or what the iteration switches to training mode; a value made
+        from a model the loop already has (`torch.compile(model)`, `DDP(model)`) is not new."""
+        trained = {dotted(e.target) for e in self.events(loop) if e.kind is EventKind.TRAIN and e.target is not None}
+        called = {dotted(n.func) for n in self._calls_in(loop.body) if type(n) is cst.Call}
+        for stmt, place in statements(block_statements(loop.body)):
+            if place.path or type(stmt) is not cst.SimpleStatementLine:
+                continue  # behind a branch or in a nested loop: not every iteration
+            for small in stmt.body:
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                    continue
+                name, built = dotted(small.targets[0].target), _built(small.value)
+                if name is None or name not in called or built is None or self._from_a_model(built, name):
+                    continue
+                if name in trained or self._infer(built) & Kind.MODEL:
+                    return True
+        return False
+
+    def _from_a_model(self, call: cst.Call, name: str) -> bool:
+        """`call` is handed `name` itself or a value inference knows as a model."""
+        return any(dotted(a.value) == name or self._infer(a.value) & (Kind.MODEL | Kind.WRAPPED) for a in call.args)
+
+    def _infer(self, expr: cst.BaseExpression) -> Kind:
+        scope = self.ctx.scope
+        return self.ctx.semantics.infer(expr, scope) if scope is not None else Kind.NONE
+
     # -- walking ----------------------------------------------------------
     def _walk_block(self, stmts: Sequence[cst.BaseStatement], w: _Walk, alone: bool | None = None) -> None:
         last: Place | None = None
         here = w
         for stmt, place in statements(stmts, alone=alone):
+            if w.aliases and place.path and _ruled_out(place.path, self._constant_parameters(w)):
+                continue  # a helper's branch the call's constant arguments never take
             if place is not last:  # the statements of one block share their Place
                 last = place
                 here = w if not place.path else w._replace(depth=w.depth + len(place.loops), path=w.path + place.path)
@@ -248,6 +279,23 @@ class LoopAnalysis:
                     if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad":
                         if isinstance(assign.value, cst.Name) and assign.value.value == "None":
                             self._add(w, EventKind.ZERO_GRAD, n, t.target.value, stmt, False)
+
+    def _constant_parameters(self, w: _Walk) -> dict[str, cst.BaseExpression]:
+        """The helper's parameters bound by the call it was reached through, less those it reassigns."""
+        fn = w.via
+        if fn is None:
+            return {}
+        stored = self._stored.get(id(fn))
+        if stored is None:
+            targets = [
+                n.name if isinstance(n, cst.AsName) else n.target
+                for n in iter_nodes(fn)
+                if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.AsName))
+            ]
+            stored = self._stored[id(fn)] = {
+                n.value for t in targets for n in (t, *iter_nodes(t)) if isinstance(n, cst.Name)
+            }
+        return {p: a for p, a in w.aliases if p not in stored}
 
     def _grad_off(self, withs: tuple[cst.With, ...], off: bool) -> bool:
         """Whether autograd is off inside `withs` (outermost first), entered with it `off`."""
@@ -385,3 +433,51 @@ class LoopAnalysis:
         classes around it, as the scope analysis nests them: the kind questions of the walk read it anyway,
         where the call index would be built for this alone)."""
         return self.ctx.semantics.scope_at(fn)
+
+
+def _built(value: cst.BaseExpression) -> cst.Call | None:
+    """The call that made `value`, under the methods that return their receiver (`Net().to(device)`): one that
+    is not a method of a value (`Net(cfg)`, `models.resnet18()`, not `model.to(device)` alone)."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in SAME_OBJECT_METHODS
+    ):
+        value = value.func.value
+    return value if isinstance(value, cst.Call) and dotted(value.func) is not None else None
+
+
+def _ruled_out(path: BranchPath, bound: dict[str, cst.BaseExpression]) -> bool:
+    """An `if` arm on `path` that the constants a call binds to the helper's parameters decide against:
+    `if mode == "train": loss.backward()` in `run_epoch(..., mode="eval")`."""
+    for node, arm in path:
+        if isinstance(node, cst.If) and arm in ("if", "else"):
+            holds = _test(node.test, bound)
+            if holds is not None and holds != (arm == "if"):
+                return True
+    return False
+
+
+def _test(expr: cst.BaseExpression, bound: dict[str, cst.BaseExpression]) -> bool | None:
+    """The truth of an `if` test made of `==` / `!=` between a bound parameter and a constant, `and`, `or`,
+    `not` (None: not decided by the call's constants)."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        inner = _test(expr.expression, bound)
+        return None if inner is None else not inner
+    if isinstance(expr, cst.BooleanOperation):
+        left, right = _test(expr.left, bound), _test(expr.right, bound)
+        if isinstance(expr.operator, cst.And):
+            return False if False in (left, right) else None if None in (left, right) else True
+        return True if True in (left, right) else None if None in (left, right) else False
+    if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
+        target = expr.comparisons[0]
+        op = target.operator
+        if not isinstance(op, (cst.Equal, cst.NotEqual)):
+            return None
+        a, b = (
+            literal(bound.get(e.value, e) if isinstance(e, cst.Name) else e) for e in (expr.left, target.comparator)
+        )
+        if a is ... or b is ...:
+            return None
+        return (a == b) is isinstance(op, cst.Equal)
+    return None

@@ -30,6 +30,7 @@ from torchlint.engine.core.source import python_ast
 from torchlint.engine.semantic.import_index import ImportIndex
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import CANONICAL, relative_module
+from torchlint.engine.semantic.source_roots import source_roots
 from torchlint.engine.semantic.target_version import TorchVersion
 from torchlint.engine.semantic.target_version import resolve as resolve_version
 
@@ -272,6 +273,11 @@ class Project:
         self._found: dict[tuple[str, Path], Path | None] = {}  # find_module's answers, files unchanging
 
     @cached_property
+    def source_roots(self) -> tuple[Path, ...]:
+        """The folders the project's own packages are imported from (source_roots.py)."""
+        return source_roots(self.root)
+
+    @cached_property
     def torch_version(self) -> TorchVersion:
         return resolve_version(self.root)
 
@@ -322,7 +328,7 @@ class Project:
         else:  # the same candidates as strings: this is asked thousands of times a run
             found = None
             isfile = os.path.isfile
-            for base in (str(from_dir), str(self.root), os.path.join(self.root, "src")):
+            for base in (str(from_dir), *map(str, self.source_roots)):
                 folder = os.path.join(base, *parts)
                 for candidate in (folder + ".py", os.path.join(folder, "__init__.py")):
                     if isfile(candidate):
@@ -335,7 +341,7 @@ class Project:
 
     def _find_module(self, name: str, from_dir: Path) -> Path | None:
         rel = Path(*name.split("."))
-        for base in (from_dir, self.root, self.root / "src"):
+        for base in (from_dir, *self.source_roots):
             for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
                 if candidate in self._overlays or candidate.is_file():
                     return candidate

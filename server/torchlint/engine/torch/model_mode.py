@@ -6,7 +6,10 @@ a project layer whose code reads `self.training`, and the torchvision classifier
 built of them. `mode_dependent` answers for the module a call builds — a torch
 layer, an `nn.Sequential` of them, a class of this file or of another project file
 (through its `ast` summary, bases included), a torchvision factory — and says no
-when it cannot see (a `timm`/`transformers` model, a helper's result).
+when it cannot see (a `timm`/`transformers` model, a helper's result). A rate
+that `__init__` takes as a parameter (`nn.Dropout(dropout)`) is the constant the
+instantiation binds it to (`Attn(d, dropout=0.0)`, or the default when not
+given), through project classes that build others; any other rate may drop.
 
 `in_training_mode` decides whether a model is in training mode at a point of a
 function from evidence in that function only: built there by a constructor (modules
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg
+from torchlint.engine.core.callargs import literal as literal_value
 from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.semantic.inference import symbol
 from torchlint.engine.semantic.kinds import NO_GRAD, SAME_OBJECT_METHODS, Kind
@@ -56,6 +60,7 @@ _TRANSFORMER = frozenset(
 # torchvision factories whose models have no mode-dependent layer by default (dropout 0.0, LayerNorm)
 _TORCHVISION_MODE_FREE = ("vit_", "get_")
 _DEPTH = 8
+Bindings = dict[str, object]  # parameter name -> the constant it holds for one instance being built
 _NEUTRAL_BUILTINS = frozenset({"print", "len", "isinstance", "type", "id", "repr", "str", "hasattr", "getattr", "sum"})
 
 
@@ -106,7 +111,7 @@ class _LayerFinder:
 
     def __init__(self, project: Project | None) -> None:
         self.project = project
-        self.seen: set[tuple[Path, str]] = set()
+        self.seen: set[tuple[Path, str, tuple[tuple[str, object], ...]]] = set()
 
     def built(self, ctx: FileContext, call: cst.Call, depth: int) -> bool:
         if depth > _DEPTH:
@@ -117,41 +122,47 @@ class _LayerFinder:
             return verdict
         found = ctx.semantics.definition(call.func)
         if found is not None and found[1] in found[0].class_defs:
-            return self.cls(found[0], found[1], depth + 1)
+            passed = [(slot, literal_value(a.value)) for slot, a in _slots(call)]
+            return self.cls(found[0], found[1], depth + 1, _bindings(found[0].class_defs[found[1]], passed))
         if dotted(call.func) is None:
             return False
         # containers: nn.Sequential(nn.Linear(...), nn.Dropout(0.1)), nn.ModuleList([...])
         inner = [n for a in call.args for n in (a.value, *iter_nodes(a.value)) if isinstance(n, cst.Call)]
         return any(self.built(ctx, c, depth + 1) for c in inner)
 
-    def call(self, summary: ModuleSummary, call: ast.Call, depth: int) -> bool:
+    def call(self, summary: ModuleSummary, call: ast.Call, depth: int, bound: Bindings) -> bool:
+        """`bound`: the constants the names of `call`'s arguments hold (the parameters of the `__init__` it is in)."""
         q = qualify(summary, call.func)
         if q is None or depth > _DEPTH:
             return False
-        verdict = _layer(q, lambda keyword, index: _literal(call, keyword, index))
+        verdict = _layer(q, lambda keyword, index: _literal(call, keyword, index, bound))
         if verdict is not None:
             return verdict
         found = project_class(self.project, summary, q)
         if found is not None:
-            return self.cls(found[0], found[1], depth + 1)
+            passed = _ast_slots(call, bound)
+            return self.cls(found[0], found[1], depth + 1, _bindings(found[0].class_defs[found[1]], passed))
         # containers: nn.Sequential(nn.Linear(...), nn.Dropout(0.1)), nn.ModuleList([...])
-        return any(self.call(summary, c, depth + 1) for c in _calls_in([*call.args, *(k.value for k in call.keywords)]))
+        inner = _calls_in([*call.args, *(k.value for k in call.keywords)])
+        return any(self.call(summary, c, depth + 1, bound) for c in inner)
 
-    def cls(self, summary: ModuleSummary, name: str, depth: int) -> bool:
-        key = (summary.path, name)
+    def cls(self, summary: ModuleSummary, name: str, depth: int, bound: Bindings) -> bool:
+        """`bound`: the constants its `__init__`'s parameters hold for this instance (see `_bindings`)."""
+        key = (summary.path, name, tuple(sorted(bound.items())))
         if key in self.seen or depth > _DEPTH:
             return False
         self.seen.add(key)
         node = summary.class_defs[name]
+        direct = _init_calls(node) if bound else set()
         for n in ast.walk(node):
             if isinstance(n, ast.Attribute) and n.attr == "training" and _is_self(n.value):
                 return True  # its own code behaves differently by mode
-            if isinstance(n, ast.Call) and self.call(summary, n, depth + 1):
+            if isinstance(n, ast.Call) and self.call(summary, n, depth + 1, bound if id(n) in direct else {}):
                 return True
         for base in summary.classes.get(name, []):
             q = qualify(summary, base)
             found = project_class(self.project, summary, q) if q is not None else None
-            if found is not None and self.cls(found[0], found[1], depth + 1):
+            if found is not None and self.cls(found[0], found[1], depth + 1, {}):  # `super().__init__(...)`: unread
                 return True
         return False
 
@@ -167,26 +178,82 @@ def _cst_literal(call: cst.Call, keyword: str, index: int | None) -> object:
     arg = get_arg(call, keyword, index)
     if arg is None:
         return None
-    value = arg.value
-    if isinstance(value, (cst.Integer, cst.Float)):
-        return value.evaluated_value
-    if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[value.value]
-    return ...
+    return literal_value(arg.value)
 
 
 def _calls_in(exprs: list[ast.expr]) -> list[ast.Call]:
     return [n for e in exprs for n in ast.walk(e) if isinstance(n, ast.Call)]
 
 
-def _literal(call: ast.Call, keyword: str, index: int | None) -> object:
-    """The constant passed for a parameter (None: not given or not a constant; ... when not a literal)."""
+def _literal(call: ast.Call, keyword: str, index: int | None, bound: Bindings) -> object:
+    """The constant passed for a parameter (None: not given; ... when not a constant): a literal, or a name
+    `bound` gives a constant."""
     value: ast.expr | None = next((k.value for k in call.keywords if k.arg == keyword), None)
-    if value is None and index is not None and len(call.args) > index:
+    if (
+        value is None
+        and index is not None
+        and len(call.args) > index
+        and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1])
+    ):
         value = call.args[index]
     if value is None:
         return None
-    return value.value if isinstance(value, ast.Constant) else ...
+    return _constant(value, bound)
+
+
+def _constant(value: ast.expr, bound: Bindings) -> object:
+    """The constant `value` is (... when unknown): a literal, or a name `bound` gives one."""
+    if isinstance(value, ast.Constant):
+        return value.value
+    return bound.get(value.id, ...) if isinstance(value, ast.Name) else ...
+
+
+def _ast_slots(call: ast.Call, bound: Bindings) -> list[tuple[Slot, object]]:
+    """Each argument of `call` with where it goes (None: after `*args`, or `**kwargs`) and its constant."""
+    out: list[tuple[Slot, object]] = []
+    unpacked = False
+    for i, a in enumerate(call.args):
+        unpacked = unpacked or isinstance(a, ast.Starred)
+        out.append((None if unpacked else i, _constant(a, bound)))
+    out += [(k.arg, _constant(k.value, bound)) for k in call.keywords]
+    return out
+
+
+def _bindings(cls: ast.ClassDef, passed: list[tuple[Slot, object]]) -> Bindings:
+    """The constants the parameters of `cls.__init__` hold when it is built with `passed` (each argument's slot
+    and constant, ... when not one): the arguments given, the defaults of those not given. Only parameters
+    `__init__` never reassigns; nothing when an argument's slot is unknown (`*args` / `**kwargs`) or the class
+    has no `__init__` of its own."""
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None or any(slot is None for slot, _ in passed):
+        return {}
+    args = init.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]][1:]  # after `self`
+    values: dict[str, object] = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    values |= {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    found = {n: _constant(v, {}) for n, v in values.items() if isinstance(v, ast.expr)}
+    for slot, value in passed:
+        name = positional[slot] if isinstance(slot, int) and slot < len(positional) else slot
+        if isinstance(name, str):
+            found[name] = value
+    stored = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    params = {*positional, *(a.arg for a in args.kwonlyargs)}
+    return {n: v for n, v in found.items() if n in params and n not in stored and v is not ...}
+
+
+def _init_calls(cls: ast.ClassDef) -> set[int]:
+    """The calls of `cls.__init__`'s own body (not of functions or lambdas defined in it, whose names are theirs)."""
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    out: set[int] = set()
+    todo: list[ast.AST] = list(init.body) if init is not None else []
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Call):
+            out.add(id(n))
+        todo.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _is_self(expr: ast.expr) -> bool:
