@@ -82,6 +82,20 @@ def contains_move(expr: cst.BaseExpression, imports: Imports) -> bool:
     return any(move_call(n, imports) is not None for n in iter_nodes(expr))
 
 
+def placed_on_device(expr: cst.BaseExpression, imports: Imports) -> bool:
+    """`expr` is a tensor put on a device where it is made: a move (`x.to(device)`, `x.cuda()`) or a
+    `torch.*` factory given a `device=` that is not a literal CPU (`torch.tensor(a, device=device)`)."""
+    if contains_move(expr, imports):
+        return True
+    if not isinstance(expr, cst.Call):
+        return False
+    qualname = imports.qualname(expr.func)
+    device = get_arg(expr, "device")
+    if qualname is None or not qualname.startswith("torch.") or device is None:
+        return False
+    return device_type(device.value, imports) != "cpu"
+
+
 def _chain_move(
     expr: cst.BaseExpression, imports: Imports
 ) -> tuple[cst.Call, tuple[cst.BaseExpression, cst.BaseExpression | None]] | None:
