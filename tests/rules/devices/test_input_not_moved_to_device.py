@@ -175,3 +175,20 @@ def test_tl301_tensor_dataset_with_a_cpu_or_unknown_tensor_still_reports(finding
     for x, y in (("'cpu'", "torch.tensor(b).to(device)"), ("device", "load(b)")):
         (f,) = findings(_TENSOR_DATASET.format(x=x, y=y), "TL301")
         assert f.line == 9
+
+
+_REDEFINED = (
+    "import torch\nloader = torch.utils.data.DataLoader(data)\ndef train(model):\n    for x, y in loader:\n"
+    "        out = model(x)\n{early}def train(model):\n    for x, y in loader:\n        out = model(x.to(device))\n"
+    "model = torch.nn.Linear(4, 2).to(device)\ntrain(model)\n"
+)
+
+
+def test_tl301_a_call_after_a_redefinition_runs_the_new_def(findings):
+    assert findings(_REDEFINED.format(early=""), "TL301") == []
+
+
+def test_tl301_a_call_before_the_redefinition_runs_the_first_def(findings):
+    early = "model = torch.nn.Linear(4, 2).to(device)\ntrain(model)\n"
+    (f,) = findings(_REDEFINED.format(early=early), "TL301")
+    assert f.line == 5
