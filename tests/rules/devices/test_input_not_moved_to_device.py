@@ -167,7 +167,7 @@ _TENSOR_DATASET = (
 
 
 def test_tl301_tensor_dataset_of_tensors_made_on_the_device_yields_device_batches(findings):
-    src = _TENSOR_DATASET.format(x="device", y="torch.tensor(b).to(device)")
+    src = _TENSOR_DATASET.format(x="device).unsqueeze(1", y="torch.tensor(b).to(device)")
     assert findings(src, "TL301") == []
 
 
