@@ -21,7 +21,14 @@ from torchlint.engine.semantic.names import dotted, target_names
 from torchlint.engine.semantic.values import current_where, instantiated_class
 from torchlint.engine.torch.dataset_storage import cuda_in_getitem
 from torchlint.engine.torch.default_device import default_device_factory
-from torchlint.engine.torch.device_moves import Move, contains_move, cpu_arguments_of, device_type, move_call
+from torchlint.engine.torch.device_moves import (
+    Move,
+    contains_move,
+    cpu_arguments_of,
+    device_type,
+    move_call,
+    placed_on_device,
+)
 from torchlint.findings import Severity
 
 # methods that keep a value's device: `x.float()` of a CPU tensor is still on the CPU
@@ -296,9 +303,23 @@ def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
     inner = _assigned_value(ctx, dotted(dataset)) if dataset is not None else None
     if inner is not None and contains_move(inner, ctx.imports):
         return True
+    storage = dataset if isinstance(dataset, cst.Call) else inner
+    if (
+        isinstance(storage, cst.Call)
+        and ctx.imports.qualname(storage.func) == "torch.utils.data.TensorDataset"
+        and storage.args
+        and all(_tensor_on_device(ctx, a.value) for a in storage.args)
+    ):
+        return True  # `TensorDataset(x, y)` over tensors made with `device=device` or moved before
     built = ctx.values.builder(dataset, current_where(ctx)) if dataset is not None else None
     found = instantiated_class(ctx, built[0]) if built is not None else None
     return found is not None and cuda_in_getitem(ctx.semantics.class_kinds(found[0]), found[1]) is not None
+
+
+def _tensor_on_device(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """`expr`, or the value last assigned to its name, is a tensor placed on a device; unknown is False."""
+    value = _assigned_value(ctx, dotted(expr)) if isinstance(expr, cst.Name) else expr
+    return value is not None and placed_on_device(value, ctx.imports)
 
 
 class _LoopCheck:

@@ -157,3 +157,38 @@ def test_tl301_a_forward_that_moves_its_input_itself_takes_a_cpu_batch(findings)
     assert findings(model.format(move=".cuda(non_blocking=True)"), "TL301") == []
     # a dtype change is not a move: the batch is still on the CPU
     assert [f.line for f in findings(model.format(move=".to(torch.float16)"), "TL301")] == [9]
+
+
+_TENSOR_DATASET = (
+    "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\ndevice = torch.device('cuda')\n"
+    "xs = torch.tensor(a, device={x})\nys = {y}\nloader = DataLoader(TensorDataset(xs, ys), batch_size=8)\n"
+    "model = torch.nn.Linear(4, 2).to(device)\nfor x, y in loader:\n    out = model(x)\n"
+)
+
+
+def test_tl301_tensor_dataset_of_tensors_made_on_the_device_yields_device_batches(findings):
+    src = _TENSOR_DATASET.format(x="device).unsqueeze(1", y="torch.tensor(b).to(device)")
+    assert findings(src, "TL301") == []
+
+
+def test_tl301_tensor_dataset_with_a_cpu_or_unknown_tensor_still_reports(findings):
+    for x, y in (("'cpu'", "torch.tensor(b).to(device)"), ("device", "load(b)")):
+        (f,) = findings(_TENSOR_DATASET.format(x=x, y=y), "TL301")
+        assert f.line == 9
+
+
+_REDEFINED = (
+    "import torch\nloader = torch.utils.data.DataLoader(data)\ndef train(model):\n    for x, y in loader:\n"
+    "        out = model(x)\n{early}def train(model):\n    for x, y in loader:\n        out = model(x.to(device))\n"
+    "model = torch.nn.Linear(4, 2).to(device)\ntrain(model)\n"
+)
+
+
+def test_tl301_a_call_after_a_redefinition_runs_the_new_def(findings):
+    assert findings(_REDEFINED.format(early=""), "TL301") == []
+
+
+def test_tl301_a_call_before_the_redefinition_runs_the_first_def(findings):
+    early = "model = torch.nn.Linear(4, 2).to(device)\ntrain(model)\n"
+    (f,) = findings(_REDEFINED.format(early=early), "TL301")
+    assert f.line == 5

@@ -215,7 +215,8 @@ class CallingContexts:
     def _values(self, fact: str, fn: cst.FunctionDef, k: tuple[str, str], top: bool) -> Iterator[object]:
         """The fact at each call of `fn`: this file's first, then (for a top-level function) the project
         files that import this one, each read only when asked for."""
-        for site in self.ctx.call_sites.by_key.get(k, ()):
+        sites = self.ctx.call_sites
+        for site in sites.calls_of(fn) if k[0] == "name" else sites.by_key.get(k, ()):
             yield self._site(fact, site)
         if top:
             yield from self._other_files(fact, fn)

@@ -55,6 +55,20 @@ class CallSites:
     assigns: list[cst.Assign] = field(default_factory=list)
     # names and `self.x` read without being called, outside lambdas and def / class headers
     referenced: set[Key] = field(default_factory=set)
+    # id of a module-level call or top-level def -> the index of its top-level statement (notebook cells
+    # are one module in order); a def that is itself a top-level statement always rebinds its name
+    top_order: dict[int, int] = field(default_factory=dict)
+    top_defs: dict[str, list[int]] = field(default_factory=dict)
+
+    def calls_of(self, fn: cst.FunctionDef) -> list[CallSite]:
+        """The calls by name that can run `fn`: a module-level call after a later top-level `def` of the same
+        name runs that one. Calls inside functions run whichever def is bound when they run: all kept."""
+        sites = self.by_key.get(("name", fn.name.value), [])
+        at = self.top_order.get(id(fn))
+        later = [i for i in self.top_defs.get(fn.name.value, ()) if at is not None and i > at]
+        if not later:
+            return sites
+        return [s for s in sites if s.chain or not any(i < self.top_order[id(s.call)] for i in later)]
 
 
 def key(func: cst.BaseExpression) -> Key | None:
@@ -81,10 +95,17 @@ def index(module: cst.Module, reuse: Parts | None = None) -> CallSites:
     known_parts = reuse or {}
     parts: Parts = {}
     out = CallSites()
-    for stmt in children(module):
+    for i, stmt in enumerate(children(module)):
         known = known_parts.get(id(stmt))
         part = known[1] if known is not None else _index(stmt)
         parts[id(stmt)] = (stmt, part)
+        if type(stmt) is cst.FunctionDef:
+            out.top_defs.setdefault(stmt.name.value, []).append(i)
+        for site in part.calls:
+            if not site.chain:
+                out.top_order[id(site.call)] = i
+        for found in part.functions.values():
+            out.top_order.update((id(f), i) for f, chain in found if not chain)
         out.calls += part.calls
         for k, sites in part.by_key.items():
             out.by_key.setdefault(k, []).extend(sites)

@@ -207,7 +207,8 @@ class Semantics:
         if method and index is not None:
             index -= 1  # `self` is bound by the call
         key = ("self" if method else "name", fn.name.value)
-        for site in self.sites().by_key.get(key, ()):
+        sites = self.sites()
+        for site in sites.by_key.get(key, ()) if method else sites.calls_of(fn):
             call, chain = site.call, site.chain
             if method and (scope.parent is None or scope.parent.node not in chain):
                 continue

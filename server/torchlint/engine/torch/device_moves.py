@@ -17,7 +17,7 @@ import libcst as cst
 
 from torchlint.engine.core.callargs import get_arg, string_value
 from torchlint.engine.core.walk import iter_nodes, iter_statements, small_statements
-from torchlint.engine.semantic.kinds import DEVICE_TYPES
+from torchlint.engine.semantic.kinds import DEVICE_TYPES, SAME_DEVICE_METHODS
 from torchlint.engine.semantic.names import Imports, dotted
 
 if TYPE_CHECKING:
@@ -80,6 +80,26 @@ def contains_move(expr: cst.BaseExpression, imports: Imports) -> bool:
     if move_call(expr, imports) is not None:
         return True
     return any(move_call(n, imports) is not None for n in iter_nodes(expr))
+
+
+def placed_on_device(expr: cst.BaseExpression, imports: Imports) -> bool:
+    """`expr` is a tensor put on a device where it is made: a move (`x.to(device)`, `x.cuda()`) or a
+    `torch.*` factory given a `device=` that is not a literal CPU (`torch.tensor(a, device=device)`)."""
+    if contains_move(expr, imports):
+        return True
+    while (  # `torch.tensor(a, device=device).unsqueeze(1)`: the result stays where the tensor is
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in SAME_DEVICE_METHODS
+    ):
+        expr = expr.func.value
+    if not isinstance(expr, cst.Call):
+        return False
+    qualname = imports.qualname(expr.func)
+    device = get_arg(expr, "device")
+    if qualname is None or not qualname.startswith("torch.") or device is None:
+        return False
+    return device_type(device.value, imports) != "cpu"
 
 
 def _chain_move(
