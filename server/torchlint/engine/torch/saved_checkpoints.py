@@ -14,6 +14,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -164,9 +165,7 @@ def _only_as_path(summary: ModuleSummary, name: str) -> bool:
             for item in node.items:  # `with open("x.pt", "wb") as f: torch.save(x, f)`
                 opened = item.context_expr
                 if (
-                    isinstance(opened, ast.Call)
-                    and isinstance(opened.func, ast.Name)
-                    and opened.func.id == "open"
+                    _opens_a_file(opened)
                     and isinstance(item.optional_vars, ast.Name)
                     and item.optional_vars.id in path_names
                 ):
@@ -176,6 +175,11 @@ def _only_as_path(summary: ModuleSummary, name: str) -> bool:
         for n in ast.walk(summary.tree)
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.rpartition("/")[2] == name
     )
+
+
+def _opens_a_file(expr: ast.expr) -> TypeGuard[ast.Call]:
+    """`open(...)`: the builtin's call, whose first argument names the file."""
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "open"
 
 
 def _temporary(summary: ModuleSummary) -> set[int]:
@@ -222,7 +226,7 @@ def file_name(path: ast.expr) -> str | None:
     `Path(d, "train.pt")`, `out / "train.pt"`, `f"{d}/train.pt"`; None when it ends in something else
     (`args.out`, `f"{name}.pt"`) or, built from parts, ends in a part with no suffix (a folder)."""
     last: ast.expr | None = path
-    if isinstance(path, ast.Call) and isinstance(path.func, ast.Name) and path.func.id == "open":
+    if _opens_a_file(path):
         last = path.args[0] if path.args else None  # the file object of `open("x.pt", "rb")`
     elif isinstance(path, ast.Call):
         last = path.args[-1] if path.args and not path.keywords else None
