@@ -147,6 +147,26 @@ def test_files_and_cells_that_parse_give_no_tl000(tmp_path):
     assert found(nb) == []
 
 
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"kernelspec": {"name": "julia-1.5", "language": "julia", "display_name": "Julia 1.5"}},
+        {"language_info": {"name": "R"}},
+    ],
+)
+def test_a_notebook_of_another_kernel_language_is_not_linted_as_python(tmp_path, metadata):
+    """A Julia notebook's cells are valid Julia: reporting each as a Python syntax error would be false."""
+    nb = write_notebook(tmp_path / "nb.ipynb", ["using Flux\nx = [1 2; 3 4]\n", SETUP_CELL + TRAIN_CELL])
+    assert [f.code for f in check(nb).findings] == ["TL000", "TL101"]
+    data = json.loads(nb.read_text())
+    data["metadata"] = metadata
+    nb.write_text(json.dumps(data))
+    assert check(nb).findings == []
+    data["metadata"] = {"kernelspec": {"name": "python3", "language": "python"}}
+    nb.write_text(json.dumps(data))
+    assert [f.code for f in check(nb).findings] == ["TL000", "TL101"]
+
+
 def masked(cell):
     lines = cell.split("\n")
     return [stand_ins(lines).get(i, line) for i, line in enumerate(lines)]

@@ -205,6 +205,7 @@ def read_ipynb(data: bytes) -> tuple[dict, list[Cell]]:
     raw = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(raw, list):
         raise NotebookError("not a Jupyter notebook (no `cells` list; nbformat 4 is supported)")
+    python = runs_python(nb)
     cells = []
     for i, c in enumerate(raw):
         if not isinstance(c, dict):
@@ -214,8 +215,22 @@ def read_ipynb(data: bytes) -> tuple[dict, list[Cell]]:
             src = "".join(src)
         if not isinstance(src, str):
             raise NotebookError(f"cell {i + 1}: `source` must be a string or a list of strings")
-        cells.append(Cell(i, src, str(c.get("cell_type", "code"))))
+        kind = str(c.get("cell_type", "code"))
+        cells.append(Cell(i, src, kind if python or kind != "code" else "other"))
     return nb, cells
+
+
+def runs_python(nb: dict) -> bool:
+    """False when the notebook's metadata names another kernel language (a Julia or R notebook): its code
+    cells are not Python, and linting them as Python would report every cell as a syntax error."""
+    meta = nb.get("metadata")
+    if not isinstance(meta, dict):
+        return True
+    for key, field_name in (("kernelspec", "language"), ("language_info", "name")):
+        value = meta.get(key, {}).get(field_name) if isinstance(meta.get(key), dict) else None
+        if isinstance(value, str) and value:
+            return value.lower() in ("python", "python3", "ipython", "ipython3")
+    return True
 
 
 def write_ipynb(data: bytes, nb: dict, sources: dict[int, str]) -> bytes:

@@ -83,6 +83,20 @@ def test_a_mistyped_option_is_named_as_unknown():
     assert "required" not in proc.stderr
 
 
+def test_a_notebook_of_another_kernel_language_is_refused_with_the_reason(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    nb = tmp_path / "flux.ipynb"
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "source": ["using Flux\n"]}]
+    nb.write_text(json.dumps({"cells": cells, "metadata": {"kernelspec": {"language": "julia"}}, "nbformat": 4}))
+    cmd = [sys.executable, "-m", "torchlint", "probe", str(nb)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "flux.ipynb: its kernel is not Python" in proc.stderr
+
+
 def test_infinite_loop_is_stopped_by_the_time_limit(reports):
     report, proc = reports("forever.py", "--max-seconds", "3")
     assert report["stopped_by"] == "max-seconds"

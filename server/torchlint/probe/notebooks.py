@@ -17,7 +17,9 @@ from torchlint.probe.json_types import Report
 def program_of(path: str) -> notebook.Program:
     """The code cells of the notebook at `path` as one program; raises NotebookError."""
     with open(path, "rb") as fh:
-        _nb, cells = notebook.read_ipynb(fh.read())
+        nb, cells = notebook.read_ipynb(fh.read())
+    if not notebook.runs_python(nb):
+        raise notebook.NotebookError("its kernel is not Python (metadata: kernelspec / language_info)")
     return notebook.build(cells)
 
 
