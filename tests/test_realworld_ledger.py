@@ -112,3 +112,18 @@ def test_the_default_errors_are_counted_apart():
     report = run.build_report(findings, findings, labels)
     assert report.default_errors == {"TL101": {"findings": 1, "wrong": 1}}
     assert "errors only" in run.format_report(report)
+
+
+def test_the_bar_judges_a_rule_only_on_enough_findings():
+    """0 of 3 right is proven below 80%; 0 of 2 proves nothing; 40 of 40 outside the default is above it."""
+    low, high = run.wilson(0, 3)
+    assert low == 0 and 0.5 < high < 0.8
+    assert run.wilson(40, 40)[0] > 0.9
+    from collections import Counter
+
+    default = {"TL801": Counter(debatable=3), "TL305": Counter(wrong=2), "TL105": Counter(right=9, wrong=1)}
+    report = run.Report(default, {}, {"TL702": Counter(right=40)}, [], [])
+    assert run.verdicts(report) == [
+        "  TL801 (default): 0 of 3 right, at most 56%: below the bar",
+        "  TL702 (opt-in): 40 of 40 right, at least 91%: above the bar",
+    ]
