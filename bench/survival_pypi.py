@@ -6,7 +6,8 @@ downloaded once into an ignored cache (`.cache/survival/`), its examples run in 
 the library's own source on the path, and the libraries it needs beside torch are installed there too,
 pinned (`pip install --no-deps --target`). Running and judging are bench/survival_runs.py's.
 
-gpytorch's example notebooks make their data with torch and shorten their training loops themselves
+opacus's `char-lstm-classification.py` trains a DP LSTM on names that `names` writes (plainly with
+`--device cpu`, under the probe with `--device cuda`). gpytorch's example notebooks make their data with torch and shorten their training loops themselves
 when `CI` is set (`smoke_test = ('CI' in os.environ)`); `Simple_GP_Regression_CUDA` moves to the GPU
 without asking, so it cannot run plainly on a CPU and its 50 steps are the expected count. Why the
 other examples of the sdists surveyed are not in the set: bench/SURVIVAL.md.
@@ -23,6 +24,7 @@ import functools
 import hashlib
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -40,10 +42,15 @@ CACHE = ROOT / ".cache" / "survival"
 # (PyPI project, version): sha256 of its sdist.
 SDISTS = {
     ("gpytorch", "1.15.2"): "380625e93f851b85f772b25c5fb0a6c6d2e3eb2ef667f1e566ab4f95b8775361",
+    ("opacus", "1.6.0"): "20d77252c1e8528cd5826fbaba345cd39ed5c3edb841707eafb6403fe276140a",
 }
-# What the examples import beside torch and numpy (gpytorch's requirements, matplotlib for the plots),
-# wheels pinned by version; pip checks them against the index's hashes.
+# What the examples import beside torch (gpytorch's and opacus's requirements, matplotlib for the plots,
+# tqdm), wheels pinned by version; numpy and scipy too, which a fresh test environment lacks.
 DEPENDENCIES = [
+    "numpy==2.4.6",
+    "scipy==1.17.1",
+    "opt_einsum==3.4.0",
+    "tqdm==4.70.1",
     "linear_operator==0.6.1",
     "jaxtyping==0.3.11",
     "wadler_lindig==0.1.8",
@@ -63,8 +70,12 @@ DEPENDENCIES = [
     "packaging==26.4",
 ]
 GPYTORCH = ("gpytorch", "1.15.2")
+OPACUS = ("opacus", "1.6.0")
 # Both runs: the notebooks' own smoke-test switch, plots drawn off screen, one intra-op thread.
 ENV = {"CI": "1", "MPLBACKEND": "Agg"}
+
+
+CHAR_LSTM = ["--data-root", "names", "--epochs", "1", "-b", "40", "--embedding-size", "16", "--hidden-size", "16"]
 
 
 def _notebook(name: str, path: str, expect: int | None = None, note: str = "") -> Script:
@@ -97,12 +108,23 @@ SCRIPTS = [
     _notebook("gp-batch-mode", "08_Advanced_Usage/Simple_Batch_Mode_GP_Regression.ipynb"),
     _notebook("gp-derivatives-1d", "08_Advanced_Usage/Simple_GP_Regression_Derivative_Information_1d.ipynb"),
     _notebook("gp-derivatives-2d", "08_Advanced_Usage/Simple_GP_Regression_Derivative_Information_2d.ipynb"),
+    Script(
+        "opacus-char-lstm",
+        OPACUS,
+        "examples",
+        "char-lstm-classification.py",
+        [*CHAR_LSTM, "--device", "cuda"],
+        "names",
+        plain_args=[*CHAR_LSTM, "--device", "cpu"],
+        note="DP-SGD: DPLSTM, per-sample gradients, Poisson sampling, a DataLoader worker with pin_memory",
+    ),
 ]
 
 
-# What the test suite runs (tests/probe/test_survival_pypi.py): 13 of SCRIPTS, about 4 minutes with two
+# What the test suite runs (tests/probe/test_survival_pypi.py): 14 of SCRIPTS, about 4 minutes with two
 # at once on a 2-core machine; the other four survived too (bench/SURVIVAL.md) and run here by hand.
 IN_CI = [
+    "opacus-char-lstm",
     "gp-simple",
     "gp-simple-cuda",
     "gp-custom-kernel",
@@ -181,6 +203,15 @@ def prepare(sources: dict[tuple[str, str], Path], script: Script, into: Path) ->
 
 def nothing(folder: Path) -> None:
     """The example makes its own data."""
+
+
+def names(folder: Path) -> None:
+    """names/LANGUAGE.txt, one name a line, as the PyTorch tutorial's data set the example reads."""
+    rng = random.Random(5)
+    (folder / "names").mkdir()
+    for language, letters in (("English", "abdehlmnorst"), ("French", "aceilnoruv"), ("German", "abeghiknrstz")):
+        words = ("".join(rng.choice(letters) for _ in range(rng.randint(3, 9))).title() for _ in range(80))
+        (folder / "names" / f"{language}.txt").write_text("\n".join(words) + "\n")
 
 
 def fetch(cache: Path, python: str = sys.executable) -> tuple[dict[tuple[str, str], Path], str]:
