@@ -7,10 +7,11 @@ the library's own source on the path, and the libraries it needs beside torch ar
 pinned (`pip install --no-deps --target`). Running and judging are bench/survival_runs.py's.
 
 opacus's `char-lstm-classification.py` trains a DP LSTM on names that `names` writes (plainly with
-`--device cpu`, under the probe with `--device cuda`). gpytorch's example notebooks make their data with torch and shorten their training loops themselves
-when `CI` is set (`smoke_test = ('CI' in os.environ)`); `Simple_GP_Regression_CUDA` moves to the GPU
-without asking, so it cannot run plainly on a CPU and its 50 steps are the expected count. Why the
-other examples of the sdists surveyed are not in the set: bench/SURVIVAL.md.
+`--device cpu`, under the probe with `--device cuda`). gpytorch's example notebooks make their data
+with torch and shorten their training loops themselves when `CI` is set (`smoke_test = ('CI' in
+os.environ)`); `Simple_GP_Regression_CUDA` moves to the GPU without asking, so it cannot run plainly on
+a CPU and its 50 steps are the expected count. Why the other examples of the sdists surveyed are not in
+the set: bench/SURVIVAL.md.
 
     python bench/survival_pypi.py [--cache .cache/survival] [--only NAME ...] [--jobs N] [--json OUT]
 """
@@ -121,8 +122,8 @@ SCRIPTS = [
 ]
 
 
-# What the test suite runs (tests/probe/test_survival_pypi.py): 14 of SCRIPTS, about 4 minutes with two
-# at once on a 2-core machine; the other four survived too (bench/SURVIVAL.md) and run here by hand.
+# What the test suite runs (tests/probe/test_survival_pypi.py): 14 of SCRIPTS, 3 to 5 minutes with two
+# at once on a loaded 2-core machine; the other four survived too (bench/SURVIVAL.md) and run here by hand.
 IN_CI = [
     "opacus-char-lstm",
     "gp-simple",
