@@ -2,18 +2,9 @@
 
 Each script of SCRIPTS (public repositories, pinned by commit; none of their code is kept here) is
 taken from a mirror of its repository, given small synthetic data in the layout it expects (the
-recipes below are ours), then run twice in fresh copies of its directory:
-
-- plainly (`python SCRIPT ARGS`), counting its optimizer steps (or backward calls, in a loop with no
-  optimizer) with a global optimizer hook and nothing else: on this CPU-only machine the script takes
-  its CPU path;
-- under `torchlint probe --max-steps 100000` with simulated CUDA, where it takes its GPU path.
-
-A script survives when the probe run ends as the plain one does (same exit status, no exception, not
-stopped by a limit) after the same number of steps. Scripts that need a GPU to run at all (they move to
-`cuda:0` without asking) cannot run plainly here: their expected step count is derived from their data
-and arguments instead (`expect`). `--gpu` runs the probe with `--no-simulate-cuda` too, on a machine
-with a real GPU (bench/probe_gpu_compare.py compares the two).
+recipes below are ours), then run plainly and under the probe with simulated CUDA as
+bench/survival_runs.py says. `--gpu` runs the probe with `--no-simulate-cuda` too, on a machine with a
+real GPU (bench/probe_gpu_compare.py compares the two).
 
     python bench/probe_survival.py [--mirror /work/.mirror] [--work DIR] [--only NAME ...] [--json OUT]
         [--pythonpath DIR] [--gpu] [--export DIR]
@@ -28,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import functools
 import json
 import os
 import pickle
@@ -36,30 +28,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench.survival_runs import Script, run_script, table  # run as a script: the repository root on the path
 
 EXAMPLES = ("pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8")
 NANOGPT = ("karpathy/nanoGPT", "3adf61e154c3fe3fca428ad6bc3818b27a3b8291")
 TUTORIAL = ("yunjey/pytorch-tutorial", "0500d3df5a2a8080ccfccbc00aca0eacc21818db")
-
-
-@dataclass
-class Script:
-    name: str
-    repo: tuple[str, str]  # (owner/name, commit)
-    directory: str  # the folder copied (the script's imports and data live there)
-    path: str  # the script, relative to `directory`
-    args: list[str]  # under the probe: the GPU path where the script has a switch for it
-    data: str  # the recipe: a function of this module, called in the copy's folder
-    plain_args: list[str] | None = None  # plainly, when the GPU path's arguments would fail on a CPU
-    before: list[list[str]] = field(default_factory=list)  # scripts run first (plainly) in the same copy
-    expect: int | None = None  # steps, for a script that cannot run without a GPU
-    probe_options: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)  # both runs
-    same_steps: bool = True  # False: the script stops at a random point (no seed), only its end is compared
-    note: str = ""
 
 
 NANO_ARGS = [
@@ -270,33 +247,6 @@ def shakespeare_char(folder: Path) -> None:
         pickle.dump(meta, fh)
 
 
-# -- running -------------------------------------------------------------------------------------------
-# Run plainly: the script as `python SCRIPT`, with a global optimizer hook counting steps (and backward
-# calls, for a loop without an optimizer), written to $SURVIVAL_COUNT at exit.
-COUNTER = """
-import atexit, json, os, runpy, sys
-import torch
-from torch.optim.optimizer import register_optimizer_step_post_hook
-counts = {"steps": 0, "backward": 0}
-register_optimizer_step_post_hook(lambda *a: counts.__setitem__("steps", counts["steps"] + 1))
-_backward = torch.autograd.backward
-def backward(*a, **k):
-    counts["backward"] += 1
-    return _backward(*a, **k)
-torch.autograd.backward = backward
-pid = os.getpid()
-@atexit.register
-def _save():
-    if os.getpid() == pid:
-        with open(os.environ["SURVIVAL_COUNT"], "w") as fh:
-            json.dump(counts, fh)
-script = sys.argv[1]
-sys.argv = sys.argv[1:]
-sys.path[0] = os.path.dirname(os.path.abspath(script))
-runpy.run_path(script, run_name="__main__")
-"""
-
-
 def copy_of(mirror: Path, script: Script, into: Path) -> Path:
     """The script's folder at its commit, with its synthetic data: from `mirror/owner+name/repo` (a bare git
     directory; it may leave out a repository's largest files, its real data sets, which the recipe stands
@@ -337,130 +287,11 @@ def export(mirror: Path, into: Path) -> None:
 _OUT = {"capture_output": True, "check": True}
 
 
-def run_plain(folder: Path, script: Script, python: str, timeout: float) -> dict:
-    for before in script.before:
-        subprocess.run([python, *before], cwd=folder, capture_output=True, timeout=timeout, check=True)
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
-        count_path = fh.name
-    started = time.monotonic()
-    proc = subprocess.run(
-        [python, "-c", COUNTER, script.path, *(script.plain_args or script.args)],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **script.env, "SURVIVAL_COUNT": count_path},
-    )
-    seconds = time.monotonic() - started
-    try:
-        with open(count_path) as fh:
-            counts = json.load(fh)
-    except (OSError, ValueError):
-        counts = {"steps": None, "backward": None}
-    os.unlink(count_path)
-    return {
-        "status": proc.returncode,
-        "steps": counts["steps"] or counts["backward"],
-        "seconds": round(seconds, 1),
-        "error": proc.stderr.strip().splitlines()[-1] if proc.returncode and proc.stderr.strip() else "",
-    }
-
-
-def run_probe(folder: Path, script: Script, python: str, timeout: float, simulate: bool = True) -> dict:
-    for before in script.before:
-        subprocess.run([python, *before], cwd=folder, capture_output=True, timeout=timeout, check=True)
-    cmd = [python, "-m", "torchlint", "probe", "--output-format", "json", "--max-steps", "100000"]
-    cmd += ["--max-seconds", str(timeout), "--simulate-cuda" if simulate else "--no-simulate-cuda"]
-    cmd += [*script.probe_options, script.path, "--", *script.args]
-    started = time.monotonic()
-    proc = subprocess.run(
-        cmd, cwd=folder, capture_output=True, text=True, timeout=timeout + 120, env={**os.environ, **script.env}
-    )
-    seconds = time.monotonic() - started
-    report = json.loads(proc.stdout) if proc.stdout.strip() else None
-    if report is None:
-        return {"status": proc.returncode, "steps": None, "seconds": round(seconds, 1), "error": proc.stderr[-300:]}
-    exc = report["exception"]
-    return {
-        "status": proc.returncode,
-        "exit_status": report["exit_status"],
-        "steps": report["steps"],
-        "stopped_by": report["stopped_by"],
-        "seconds": round(seconds, 1),
-        "devices_used": report["devices_used"],
-        "observations": [
-            {
-                "kind": o["kind"],
-                "path": os.path.relpath(o["path"], folder),
-                "line": o["line"],
-                "message": o["message"],
-                "shows": o["facts"].get("shows"),  # a crash that is a known problem (a GPU's device mismatch)
-            }
-            for o in report["observations"]
-        ],
-        "error": f"{exc['type']}: {exc['message']} ({exc.get('unsupported') or exc.get('path')})" if exc else "",
-    }
-
-
-def survives(plain: dict | None, probe: dict, script: Script) -> bool:
-    """The probe run ended as the plain one did: no exception, not stopped by a limit, the same exit
-    status and the same steps (`expect` where the script cannot run plainly)."""
-    if probe.get("error") or probe.get("stopped_by") != "end":
-        return False
-    steps = script.expect if plain is None else plain["steps"]
-    status = 0 if plain is None else plain["status"]
-    return (probe["steps"] == steps or not script.same_steps) and probe.get("exit_status", probe["status"]) == status
-
-
-def table(rows: list[dict]) -> str:
-    out = [
-        "| script | source | steps plain | steps probe | seconds plain / probe | devices | outcome |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        plain = r["plain"]
-        probe = r["probe"]
-        steps_plain = f"needs a GPU; expected {r['expect']}" if plain is None else plain["steps"]
-        if not r["same_steps"]:
-            steps_plain = f"{steps_plain} (unseeded: varies)"
-        if plain is not None and plain["status"]:
-            steps_plain = f"{plain['steps']} (exit {plain['status']}: {plain['error'][:60]})"
-        secs = f"{'-' if plain is None else plain['seconds']} / {probe['seconds']}"
-        outcome = "survives" if r["survives"] else f"FAILS: {probe.get('error') or probe.get('stopped_by')}"
-        if r["survives"] and probe.get("observations"):
-            outcome += f"; {len(probe['observations'])} observation(s)"
-        source = f"{r['repo']}@{r['commit'][:7]}:{r['path']}"
-        devices = ", ".join(probe.get("devices_used") or []) or "-"
-        out.append(f"| {r['name']} | {source} | {steps_plain} | {probe['steps']} | {secs} | {devices} | {outcome} |")
-    return "\n".join(out)
-
-
-def run_script(script: Script, args: argparse.Namespace, work: Path) -> dict:
-    """One script's runs (plainly, under the probe simulated, and on the real GPU with `--gpu`) as a row."""
-    base = work / script.name
-    shutil.rmtree(base, ignore_errors=True)
-    runs = {}
-    for kind in ("plain", "probe", *(["gpu"] if args.gpu else [])):
-        (base / kind).mkdir(parents=True)
-        folder = copy_of(args.mirror, script, base / kind)
-        if kind == "plain":
-            runs[kind] = None if script.expect is not None else run_plain(folder, script, args.python, args.timeout)
-        else:
-            runs[kind] = run_probe(folder, script, args.python, args.timeout, simulate=kind == "probe")
+def _run(script: Script, args: argparse.Namespace, work: Path) -> dict:
     owner_name, commit = script.repo
-    row = {
-        "name": script.name,
-        "repo": owner_name,
-        "commit": commit,
-        "path": f"{script.directory}/{script.path}".lstrip("./"),
-        "args": script.args,
-        "expect": script.expect,
-        **runs,
-        "same_steps": script.same_steps,
-        "survives": survives(runs["plain"], runs["probe"], script),
-    }
-    print(table([row]).splitlines()[-1], file=sys.stderr, flush=True)
-    return row
+    source = f"{owner_name}@{commit[:7]}:" + f"{script.directory}/{script.path}".lstrip("./")
+    prepare = functools.partial(copy_of, args.mirror)
+    return run_script(script, prepare, source, work, args.python, args.timeout, gpu=args.gpu)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -489,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     # Scripts are independent (own copies, own data): `--jobs` runs several at once on a machine with cores
     # to spare (the GPU machine's call is time-limited); rows keep SCRIPTS' order.
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        rows = list(pool.map(lambda script: run_script(script, args, work), chosen))
+        rows = list(pool.map(lambda script: _run(script, args, work), chosen))
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
