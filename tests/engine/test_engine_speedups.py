@@ -132,7 +132,9 @@ def test_the_lines_calling_a_name_are_those_a_search_for_every_called_word_finds
     """inference._call_lines searches the text for one name: the same lines as every `word(` of the text
     listed by a regular expression (a whole word only, whitespace and newlines before the parenthesis)."""
     texts = [p.read_text(encoding="utf-8") for p in SOURCES]
-    texts.append("xstep(1)\nstep (2)\nstep\n(3)\nstep_(4)\n\u00e9step(5)\nsteps(6)\na.step(7); step(8)\nx = '1step(9)'\n")
+    texts.append(
+        "xstep(1)\nstep (2)\nstep\n(3)\nstep_(4)\n\u00e9step(5)\nsteps(6)\na.step(7); step(8)\nx = '1step(9)'\n"
+    )
     for text in texts:
         everything: dict[str, set[int]] = {}
         for m in re.finditer(r"(\w+)\s*\(", text):
