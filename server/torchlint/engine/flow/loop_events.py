@@ -291,7 +291,7 @@ class LoopAnalysis:
         stored = self._stored.get(id(fn))
         if stored is None:
             targets = [  # types compared: isinstance() against libcst's ABCs runs Python code for every miss
-                cast(_Storing, n).target if type(n) is not cst.AsName else cast(cst.AsName, n).name
+                cast(_Storing, n).target if type(n) is not cst.AsName else n.name
                 for n in iter_nodes(fn)
                 if type(n) in _STORING
             ]
