@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import re
 from pathlib import Path
 
 import libcst as cst
@@ -11,7 +13,7 @@ from fixture_expectations import FIXTURES, fixture_files
 from torchlint.engine.context import FileContext
 from torchlint.engine.core import walk
 from torchlint.engine.runner import applicable, lint_text
-from torchlint.engine.semantic import project
+from torchlint.engine.semantic import inference, project, scopes
 from torchlint.registry import rules
 
 SOURCES = [p for p in fixture_files(FIXTURES) if p.suffix == ".py"]
@@ -124,3 +126,20 @@ def test_walking_into_a_helper_builds_no_call_index():
     lint_text("train.py", source, [rules()["TL104"]], asked=asked)
     assert "loop_analysis" in asked and "scopes" in asked
     assert "call_sites" not in asked
+
+
+def test_the_lines_calling_a_name_are_those_a_search_for_every_called_word_finds():
+    """inference._call_lines searches the text for one name: the same lines as every `word(` of the text
+    listed by a regular expression (a whole word only, whitespace and newlines before the parenthesis)."""
+    texts = [p.read_text(encoding="utf-8") for p in SOURCES]
+    texts.append(
+        "xstep(1)\nstep (2)\nstep\n(3)\nstep_(4)\n\u00e9step(5)\nsteps(6)\na.step(7); step(8)\nx = '1step(9)'\n"
+    )
+    for text in texts:
+        everything: dict[str, set[int]] = {}
+        for m in re.finditer(r"(\w+)\s*\(", text):
+            everything.setdefault(m.group(1), set()).add(text.count("\n", 0, m.start()) + 1)
+        file = scopes.read(ast.parse(text), text)
+        for name in [*everything, "step", "never_called"]:
+            assert inference._call_lines(file, name) == everything.get(name, set()), name
+    assert inference._call_lines(scopes.read(ast.parse(texts[-1]), texts[-1]), "step") == {2, 3, 8}

@@ -94,6 +94,9 @@ def exclusive(a: OnBranch, b: OnBranch) -> bool:
     return any(node in arms and arms[node] != arm for node, arm in b.path)
 
 
+# The nodes whose target a helper stores to (their classes have no subclasses: compared by type).
+_Storing = cst.AssignTarget | cst.AugAssign | cst.AnnAssign | cst.For | cst.NamedExpr
+_STORING: frozenset[type[cst.CSTNode]] = frozenset({*_Storing.__args__, cst.AsName})
 _GRAD_CLEARING_METHODS = frozenset({"zero_", "detach_", "fill_", "requires_grad_"})
 _TRUTHY_RETAIN = ("retain_graph", "create_graph")
 
@@ -287,13 +290,13 @@ class LoopAnalysis:
             return {}
         stored = self._stored.get(id(fn))
         if stored is None:
-            targets = [
-                n.name if isinstance(n, cst.AsName) else n.target
+            targets = [  # types compared: isinstance() against libcst's ABCs runs Python code for every miss
+                cast(_Storing, n).target if type(n) is not cst.AsName else n.name
                 for n in iter_nodes(fn)
-                if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.AsName))
+                if type(n) in _STORING
             ]
             stored = self._stored[id(fn)] = {
-                n.value for t in targets for n in (t, *iter_nodes(t)) if isinstance(n, cst.Name)
+                n.value for t in targets for n in (t, *iter_nodes(t)) if type(n) is cst.Name
             }
         return {p: a for p, a in w.aliases if p not in stored}
 

@@ -132,7 +132,7 @@ class Semantics:
     @cached_property
     def classes(self) -> ModuleClasses:
         """The file's classes' kinds: made at the first question (their bases are read across the project)."""
-        classes = [c for c in iter_statements(self.module.body, into_functions=True) if isinstance(c, cst.ClassDef)]
+        classes = [c for c in iter_statements(self.module.body, into_functions=True) if type(c) is cst.ClassDef]
         own = [(c, self.scopes().definition(c)) for c in classes]
         return ModuleClasses(classes, {c: self.inference.classes.of(d) for c, d in own if isinstance(d, ast.ClassDef)})
 

@@ -61,4 +61,4 @@ def _add(names: set[str], receiver: cst.BaseExpression) -> None:
 
 
 def _names_attribute(root: cst.CSTNode) -> bool:
-    return any(isinstance(n, cst.Attribute) and n.attr.value == _ATTR for n in iter_nodes(root))
+    return any(type(n) is cst.Attribute and n.attr.value == _ATTR for n in iter_nodes(root))  # by type: fast misses

@@ -304,6 +304,8 @@ class EvaluationHelpers:
         self._known: dict[str, bool] = {}
         self._resolved: dict[str, tuple[ModuleSummary, str] | None] = {}
         self._imported_names: set[str] | None = None
+        # a function of this file can guard only if the text names a guard: searched once, not per name asked
+        self._may_guard = "no_grad" in ctx.text or "inference_mode" in ctx.text
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
@@ -314,10 +316,9 @@ class EvaluationHelpers:
         return known
 
     def _own(self, name: str) -> bool:
-        ctx = self._ctx
-        if "no_grad" not in ctx.text and "inference_mode" not in ctx.text:
+        if not self._may_guard:
             return False
-        fn = ctx.semantics.inference.summary.functions.get(name)
+        fn = self._ctx.semantics.inference.summary.functions.get(name)
         return fn is not None and _names_a_guard(fn)
 
     def _imported(self, name: str) -> bool:
