@@ -216,3 +216,15 @@ def test_tl701_linalg_rewrites_bind_arguments_by_name(fixed):
     )
     for unbound in ("torch.norm(b, 2, 1, False, None, torch.float64)", "torch.qr(a, out=qr)", "torch.norm(*args)"):
         assert fixed(f"import torch\ny = {unbound}\n", "TL701") == f"import torch\ny = {unbound}\n", unbound
+
+
+def test_tl701_a_function_the_program_defines_is_not_the_library_s():
+    """A notebook imports v2's ToTensor, then defines its own `ToTensor()` (the recommended replacement)."""
+    src = (
+        "import torch\nfrom torchvision.transforms.v2 import Compose, ToTensor, ToImage, ToDtype\n\n"
+        "def ToTensor():\n    return Compose([ToImage(), ToDtype(torch.float32, scale=True)])\n\n"
+        "tensorizer = ToTensor()\n"
+    )
+    assert lint_text("m.py", src, [rules()["TL701"]], torch_version="2.13").findings == []
+    imported_only = src.replace("def ToTensor", "def own_to_tensor")
+    assert lint_text("m.py", imported_only, [rules()["TL701"]], torch_version="2.13").findings != []
