@@ -95,3 +95,33 @@ def test_a_value_derived_by_torch_functions_into_slice_bounds_is_host_only():
     # through unique_consecutive(...)[1], cumsum(..., 0), the loop and `if start == 0:`: only Python bounds;
     # the others meet `x` (arithmetic, a torch function of two tensors, a comparison with a tensor)
     assert [ctx.host_values.host_only_value(fn, t) for t in tensors] == [True, False, False, False]
+
+
+METHOD_CODE = """\
+import torch
+
+def forward(self, x):
+    rows = torch.arange(x.shape[0])[..., None]
+    scores = torch.randn(x.shape[0], x.shape[1])
+    keep = scores.topk(x.shape[1] // 2, dim=-1).indices
+    order = torch.rand(x.shape[1])
+    picked = x[:, order.argsort()]
+    weights = torch.rand(x.shape[1])
+    top = weights.topk(2).values * x
+    return x[rows, keep], picked, top
+"""
+
+
+@pytest.mark.parametrize(
+    "name,host",
+    [
+        ("scores", True),  # `.topk(k).indices`: an advanced index wherever `scores` lives
+        ("keep", True),
+        ("order", True),  # `.argsort()` inside the index
+        ("weights", False),  # `.topk(2).values` meets `x` in arithmetic
+    ],
+)
+def test_a_method_computed_from_the_receiver_alone_keeps_it_a_host_value(name, host):
+    ctx = FileContext("m.py", METHOD_CODE, cst.parse_module(METHOD_CODE))
+    (fn,) = [f for f, _ in ctx.call_sites.functions["forward"]]
+    assert ctx.host_values.host_only(fn, name) is host

@@ -1,7 +1,9 @@
 """Host values: tensors a function only uses as Python numbers, never as device operands.
 
 A tensor whose every use is a Python index or slice bound (`x[:, off:off + s]`), a `range()`, `int()`,
-`len()`, `float()` or `bool()` argument, a `.item()` / `.tolist()` / `.numpy()` receiver, or the iterable of a
+`len()`, `float()` or `bool()` argument, a `.item()` / `.tolist()` / `.numpy()` receiver, the receiver of a method
+computed from it alone whose result is such a value (`rand.topk(k).indices` as an advanced index: indexing a CUDA
+tensor with a CPU index tensor is allowed, an index is not a device operand), or the iterable of a
 `for` whose variable is itself such a value (`for end in torch.cumsum(widths, 0): out = x[start:end]`) never
 meets the model's activations: where it was created does not matter, and moving it to the accelerator would
 only add device syncs. Rules that judge device operands (TL304) ask `ctx.host_values.host_only(fn, name)`.
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.engine.core.walk import SCOPES, children, parent_map
+from torchlint.engine.semantic.kinds import RECEIVER_ONLY_METHODS, RESULT_FIELDS
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -106,8 +109,14 @@ class HostValues:
             if self._host_builtin(call.func, fn):
                 return True
             return self._derives(call, parent) and self._flow(fn, call, parents, seen)
-        if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in _TO_HOST:
-            return isinstance(parents.get(id(parent)), cst.Call)
+        if isinstance(parent, cst.Attribute) and parent.value is child:
+            call = parents.get(id(parent))
+            attr = parent.attr.value
+            if attr in _TO_HOST:
+                return isinstance(call, cst.Call)
+            if attr in RECEIVER_ONLY_METHODS and isinstance(call, cst.Call) and call.func is parent:
+                return self._flow(fn, call, parents, seen)  # `rand.topk(k, dim=-1)`: where `rand` is
+            return attr in RESULT_FIELDS and self._flow(fn, parent, parents, seen)  # `.indices`
         if isinstance(parent, cst.For) and parent.iter is child:
             target = parent.target
             return isinstance(target, cst.Name) and self._host_only(fn, target.value, seen)
