@@ -45,8 +45,8 @@ class ViewOnNonContiguous(Rule):
         "These operations return strided views whose memory is not laid out in row-major order; `.view` "
         "needs compatible strides and raises at run time. `.reshape` copies only when it must."
     )
-    example = "y = x.transpose(1, 2).view(b, t, h * d)\n"
-    fix_example = "y = x.transpose(1, 2).reshape(b, t, h * d)\n"
+    example = "y = x.transpose(1, 2).view(b, -1)\n"
+    fix_example = "y = x.transpose(1, 2).reshape(b, -1)\n"
     fix_safety = (
         "Safe: `.reshape` returns a view whenever `.view` would have succeeded, and a copy otherwise — "
         "where the copy shares no memory with the input (in-place writes to it no longer reach `x`)."

@@ -228,7 +228,9 @@ class DeprecatedOrRemovedApi(Rule):
         "`functorch.*`, ...) — TorchFix's TOR101/TOR103/TOR202 set (not its TOR104/TOR105: a non-public alias "
         "such as `torch.utils.data._utils.collate.default_collate` is the public function itself and is not "
         "deprecated). Keyed to the torch version the project targets (see "
-        "`torch-version`), each only from the release that deprecated it: `torch.cuda.amp.autocast` / "
+        "`torch-version`), each only from the release that deprecated it (and brought the replacement the "
+        "message names; the message says since when: `torch.nn.utils.weight_norm` 2.1, `torch.norm` 1.7 with "
+        "`torch.linalg.vector_norm` from 1.9, the `torch.linalg` migrations 1.9 to 1.13): `torch.cuda.amp.autocast` / "
         '`GradScaler` (2.4; use `torch.amp.autocast("cuda")` / `torch.amp.GradScaler("cuda")`), '
         "`torch.jit.script` / `trace` / `freeze` (2.5, TorchScript; use `torch.compile` / `torch.export`), "
         "`Tensor.storage()` on a value proven to be a tensor (2.0, TypedStorage; use `untyped_storage()`), and "

@@ -125,3 +125,33 @@ def test_a_method_computed_from_the_receiver_alone_keeps_it_a_host_value(name, h
     ctx = FileContext("m.py", METHOD_CODE, cst.parse_module(METHOD_CODE))
     (fn,) = [f for f, _ in ctx.call_sites.functions["forward"]]
     assert ctx.host_values.host_only(fn, name) is host
+
+
+PARAMETER_CODE = """\
+import torch
+
+def gated(a, b, n_channels):
+    n = n_channels[0]
+    return torch.tanh(a[:, :n]) * torch.sigmoid(b[:, n:])
+
+def counted(x, steps):
+    for i in range(int(steps)):
+        x = x + 1
+    return x
+
+def mixed(a, w):
+    return a[:, : w[0]] * w
+
+def forward(self, x):
+    width = torch.IntTensor([4])
+    steps = torch.tensor([3])
+    weight = torch.tensor([2])
+    return gated(x, x, width) + counted(x, steps=steps) + mixed(x, weight)
+"""
+
+
+@pytest.mark.parametrize("name,host", [("width", True), ("steps", True), ("weight", False)])
+def test_a_tensor_handed_to_a_parameter_used_only_as_a_number_is_a_host_value(name, host):
+    ctx = FileContext("m.py", PARAMETER_CODE, cst.parse_module(PARAMETER_CODE))
+    (fn,) = [f for f, _ in ctx.call_sites.functions["forward"]]
+    assert ctx.host_values.host_only(fn, name) is host

@@ -134,3 +134,26 @@ def test_tl304_an_index_computed_from_the_factory_alone_is_no_device_operand(fin
         "        keep = scores.topk(x.size(1) // 2, dim=-1).indices\n        return x[rows, keep]\n"
     )
     assert findings(FORWARD.format(body=body), "TL304") == []
+
+
+HELPERS = (
+    "import torch\n\ndef gated(a, b, n_channels):\n    n = n_channels[0]\n    act = a + b\n"
+    "    return torch.tanh(act[:, :n]) * torch.sigmoid(act[:, n:])\n\n"
+    "def scaled(a, b, scale):\n    return (a + b) * scale\n"
+)
+LAYER = (
+    "import torch\nfrom torch import nn\nimport helpers\n\nclass WN(nn.Module):\n    def forward(self, x, g):\n"
+    "        width = torch.IntTensor([self.hidden])\n        return helpers.{fn}(x, g, width)\n"
+)
+
+
+def test_tl304_a_tensor_the_called_function_only_slices_with_is_a_host_value(tmp_path):
+    """Across files: the helper reads its parameter only as `n_channels[0]`, a slice bound (vits' WaveNet)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    found = {}
+    for fn in ("gated", "scaled"):
+        src = LAYER.format(fn=fn)
+        (tmp_path / "layers.py").write_text(src)
+        found[fn] = [f.line for f in lint_text(str(tmp_path / "layers.py"), src, [rules()["TL304"]]).findings]
+    assert found == {"gated": [], "scaled": [7]}
