@@ -27,6 +27,7 @@ class TensorCreatedOnDefaultDevice(Rule):
             Analysis.KINDS,
             Analysis.OWN_SUMMARY,
             Analysis.SCOPES,
+            Analysis.SETS_DEFAULT_DEVICE,
             Analysis.STAYS_ON_CPU,
             Analysis.VALUES,
         }
@@ -185,6 +186,8 @@ class Pos(nn.Module):
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         if node.name.value != "forward" or not self.ctx.in_module_class or self.ctx.stays_on_cpu:
             return
+        if self.pending and self.ctx.sets_default_device:
+            return  # `torch.set_default_device(device)` somewhere in the program: factories may allocate there
         if _annotated_without_tensors(node):
             return  # `forward(self, s: str)`: a module that turns Python values into tensors (a tokenizer)
         inp = _first_tensor_param(node)

@@ -23,10 +23,11 @@ class ViewOnNonContiguous(Rule):
     requires = ("view",)
     name = "view-on-non-contiguous"
     message = (
-        "`.view(...)` merges dimensions that `.{op}` left non-contiguous: it raises "
+        "`.view(...)` merges dimensions that `.{op}` left non-contiguous: unless they have size 1, it raises "
         "`RuntimeError: view size is not compatible with input tensor's size and stride`; use `.reshape(...)`"
     )
-    severity = Severity.ERROR
+    # a warning: sizes are unknown statically, and a merge of dimensions of size 1 (a batch of one) succeeds
+    severity = Severity.WARNING
     category = "correctness"
     summary = "`.view()` right after transpose/permute/expand"
     what = (
@@ -35,14 +36,17 @@ class ViewOnNonContiguous(Rule):
         "must merge dimensions the operation made non-adjacent (flattening; fewer dimensions than "
         "`permute`/`expand` produced; a transpose's dimensions merged). Splitting views are valid and not flagged, "
         "and so is a view that asks for exactly the shape the transposed tensor has, when the code proves it: "
-        "after `b, t, d = x.shape`, `x.transpose(1, 2).view(b, d, t)` changes nothing and succeeds."
+        "after `b, t, d = x.shape`, `x.transpose(1, 2).view(b, d, t)` changes nothing and succeeds. When the "
+        "shape is unknown, a view with as many dimensions as the transposed tensor may be asking for the shape "
+        "it already has, and is not flagged. A warning, not an error: the sizes are not known statically, and "
+        "merging dimensions of size 1 (a batch of one sequence) succeeds."
     )
     why = (
         "These operations return strided views whose memory is not laid out in row-major order; `.view` "
         "needs compatible strides and raises at run time. `.reshape` copies only when it must."
     )
-    example = "y = x.transpose(1, 2).view(b, t, h * d)\n"
-    fix_example = "y = x.transpose(1, 2).reshape(b, t, h * d)\n"
+    example = "y = x.transpose(1, 2).view(b, -1)\n"
+    fix_example = "y = x.transpose(1, 2).reshape(b, -1)\n"
     fix_safety = (
         "Safe: `.reshape` returns a view whenever `.view` would have succeeded, and a copy otherwise — "
         "where the copy shares no memory with the input (in-place writes to it no longer reach `x`)."
@@ -130,28 +134,49 @@ def f(x):
         elif len(shape) == 1 and not isinstance(shape[0], (cst.Integer, cst.UnaryOperation, cst.BinaryOperation)):
             return  # `.view(shape_kv)`: a shape held in a variable, of unknown length
         op = self._op(func.value)
-        if op is not None and _must_merge(op, shape) and not self._keeps_shape(op, shape):
-            name = _method(op).attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
-            self.report(
-                node,
-                self.message.format(op=name),
-                fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape"), applicability=SAFE),
-            )
+        if op is None or not _must_merge(op, shape):
+            return
+        known = self._reordering(op)
+        if (known is None and _may_keep_rank(op, shape)) or (known is not None and _keeps_shape(known, shape)):
+            return
+        name = _method(op).attr.value + "(...)" if isinstance(op, cst.Call) else op.attr.value
+        self.report(
+            node,
+            self.message.format(op=name),
+            fix=fix("Use `.reshape(...)`", Replace(func.attr, "reshape"), applicability=SAFE),
+        )
 
-    def _keeps_shape(self, op: StridedOp, shape: list[cst.BaseExpression]) -> bool:
-        """`x.transpose(1, 2).view(b, d, t)` after `b, t, d = x.shape`: the view asks for the shape the
-        transposed tensor already has, which never needs to merge memory (valid on any strides)."""
+    def _reordering(self, op: StridedOp) -> tuple[str, list[str], list[str]] | None:
+        """The receiver's name, its dimensions (`b, t, d = x.shape`) and the op's reordering of them, when the
+        code names them (shapes.py); None: the shape is unknown."""
         receiver = _method(op).value if isinstance(op, cst.Call) else op.value
         tensor = dotted(receiver)
         dims = unpacked_dims(self.ctx, receiver, op) if tensor is not None else None
         after = _reordered(op, dims) if dims is not None and tensor is not None else None
-        if after is None or tensor is None or dims is None or len(after) != len(shape):
-            return False
-        wanted = [None if int_value(d) == -1 else dim_name(d, tensor, dims) for d in shape]
-        inferred = [i for i, d in enumerate(shape) if int_value(d) == -1]
-        if len(inferred) > 1 or any(w is None for i, w in enumerate(wanted) if i not in inferred):
-            return False
-        return all(w == a for i, (w, a) in enumerate(zip(wanted, after)) if i not in inferred)
+        return (tensor, dims, after) if tensor is not None and dims is not None and after is not None else None
+
+
+def _keeps_shape(known: tuple[str, list[str], list[str]], shape: list[cst.BaseExpression]) -> bool:
+    """`x.transpose(1, 2).view(b, d, t)` after `b, t, d = x.shape`: the view asks for the shape the
+    transposed tensor already has, which never needs to merge memory (valid on any strides)."""
+    tensor, dims, after = known
+    if len(after) != len(shape):
+        return False
+    wanted = [None if int_value(d) == -1 else dim_name(d, tensor, dims) for d in shape]
+    inferred = [i for i, d in enumerate(shape) if int_value(d) == -1]
+    if len(inferred) > 1 or any(w is None for i, w in enumerate(wanted) if i not in inferred):
+        return False
+    return all(w == a for i, (w, a) in enumerate(zip(wanted, after)) if i not in inferred)
+
+
+def _may_keep_rank(op: StridedOp, shape: list[cst.BaseExpression]) -> bool:
+    """Shapes unknown, a view with as many dimensions as the transposed tensor may have: it may ask for the
+    very shape that tensor has (tacotron2's `.transpose(1, 2).view(B, T // n, -1)` with n = 1), which
+    succeeds on any strides. Nothing proves a merge."""
+    if not isinstance(op, cst.Call) or _method(op).attr.value not in ("transpose", "swapaxes", "swapdims"):
+        return False
+    dims = _int_args(op)
+    return dims is not None and len(dims) == 2 and min(dims) >= 0 and len(shape) == max(dims) + 1
 
 
 def _reordered(op: StridedOp, dims: list[str]) -> list[str] | None:

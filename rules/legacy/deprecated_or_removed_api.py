@@ -150,11 +150,12 @@ class Replacement:
 
     use: str
     rewrite: Rewrite | None = None
-    since: tuple[int, int] = (0, 0)
+    applies_from: tuple[int, int] = (0, 0)  # ApiChange.applies_from: the first target the advice is true on
+    since_text: str = ""  # ApiChange.since_text: `since 1.9`, for the message
 
 
 def with_rewrites(table: dict[str, ApiChange], rewrites: dict[str, Rewrite]) -> dict[str, Replacement]:
-    return {name: Replacement(c.use, rewrites.get(name), c.since) for name, c in table.items()}
+    return {name: Replacement(c.use, rewrites.get(name), c.applies_from, c.since_text) for name, c in table.items()}
 
 
 _REWRITES: dict[str, Rewrite] = {
@@ -211,6 +212,7 @@ class DeprecatedOrRemovedApi(Rule):
     )
     table: ClassVar[dict[str, Replacement]] = _TABLE
     status = "deprecated"
+    dated: ClassVar[bool] = True  # the message names the release an entry happened in ("deprecated since 2.1")
     requires = tuple(
         {q.rpartition(".")[2] for q in _TABLE} | {"functorch", "launch", "storage", "size_average", "reduce"}
     )
@@ -226,7 +228,9 @@ class DeprecatedOrRemovedApi(Rule):
         "`functorch.*`, ...) — TorchFix's TOR101/TOR103/TOR202 set (not its TOR104/TOR105: a non-public alias "
         "such as `torch.utils.data._utils.collate.default_collate` is the public function itself and is not "
         "deprecated). Keyed to the torch version the project targets (see "
-        "`torch-version`), each only from the release that deprecated it: `torch.cuda.amp.autocast` / "
+        "`torch-version`), each only from the release that deprecated it (and brought the replacement the "
+        "message names; the message says since when: `torch.nn.utils.weight_norm` 2.1, `torch.norm` 1.7 with "
+        "`torch.linalg.vector_norm` from 1.9, the `torch.linalg` migrations 1.9 to 1.13): `torch.cuda.amp.autocast` / "
         '`GradScaler` (2.4; use `torch.amp.autocast("cuda")` / `torch.amp.GradScaler("cuda")`), '
         "`torch.jit.script` / `trace` / `freeze` (2.5, TorchScript; use `torch.compile` / `torch.export`), "
         "`Tensor.storage()` on a value proven to be a tensor (2.0, TypedStorage; use `untyped_storage()`), and "
@@ -336,7 +340,7 @@ class DeprecatedOrRemovedApi(Rule):
         for q in (_as_imported(self.ctx, func), self.ctx.qualname(func)):
             entry = self.table.get(q) if q else None
             if entry is not None and q is not None:
-                return (q, entry) if self.ctx.torch_version.pair >= entry.since else None
+                return (q, entry) if self.ctx.torch_version.pair >= entry.applies_from else None
         return None
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
@@ -345,7 +349,13 @@ class DeprecatedOrRemovedApi(Rule):
             found = self._entry(node.decorator)
             if found is not None:
                 q, entry = found
-                self.report(node.decorator, self.message.format(old=q, status=self.status, new=entry.use))
+                self.report(
+                    node.decorator, self.message.format(old=q, status=self._status(entry.since_text), new=entry.use)
+                )
+
+    def _status(self, since_text: str) -> str:
+        """`deprecated since 2.1`: version-true, the release the table records."""
+        return f"{self.status} {since_text}" if self.dated and since_text else self.status
 
     def _deprecations_beyond_the_table(self) -> bool:
         """Deprecated methods and modules are TL701's, not the removed-function table's (TL710)."""
@@ -365,7 +375,10 @@ class DeprecatedOrRemovedApi(Rule):
 
     def _report_launch(self, node: cst.CSTNode) -> None:
         if self.ctx.torch_version.pair >= LAUNCH_MODULE.since:
-            self.report(node, self.message.format(old=_LAUNCH, status=self.status, new=LAUNCH_MODULE.use))
+            self.report(
+                node,
+                self.message.format(old=_LAUNCH, status=self._status(LAUNCH_MODULE.since_text), new=LAUNCH_MODULE.use),
+            )
 
     def _typed_storage(self, node: cst.Call) -> None:
         """`t.storage()` on a proven tensor: TypedStorage, deprecated since 2.0 -> `t.untyped_storage()`."""
@@ -376,7 +389,9 @@ class DeprecatedOrRemovedApi(Rule):
             return
         self.report(
             node,
-            self.message.format(old="Tensor.storage()", status=self.status, new="Tensor.untyped_storage()"),
+            self.message.format(
+                old="Tensor.storage()", status=self._status(TYPED_STORAGE.since_text), new="Tensor.untyped_storage()"
+            ),
             fix=fix(
                 "Use `untyped_storage()`",
                 Replace(func.attr, "untyped_storage"),
@@ -412,4 +427,4 @@ class DeprecatedOrRemovedApi(Rule):
             new = entry.rewrite(node, torch, q)
             if new is not None:
                 edit = fix(f"Replace with `{entry.use.split(' ')[0]}`", Replace(node, new), applicability=SAFE)
-        self.report(node, self.message.format(old=q, status=self.status, new=entry.use), fix=edit)
+        self.report(node, self.message.format(old=q, status=self._status(entry.since_text), new=entry.use), fix=edit)

@@ -34,6 +34,7 @@ class RemovedApi(DeprecatedOrRemovedApi):
     analyses = frozenset({Analysis.TORCH_VERSION, Analysis.VERSION_GUARDS})
     table: ClassVar[dict[str, Replacement]] = {**_REMOVED, **_GONE}
     status = "removed (it raises at run time)"
+    dated = False  # `since` of a removal is the first release known to lack it, not a date to state
     requires = tuple({q.rpartition(".")[2] for q in (*_REMOVED, *_GONE, *_REMOVED_MODULES)})
     version_sensitive = True
     name = "removed-api"
@@ -122,7 +123,7 @@ class RemovedApi(DeprecatedOrRemovedApi):
         found = next(((m, r) for m, r in _REMOVED_MODULES.items() if module == m or module.startswith(m + ".")), None)
         if found is None and module in _GONE:
             found = (module, _GONE[module])
-        if found is None or self.ctx.torch_version.pair < found[1].since:
+        if found is None or self.ctx.torch_version.pair < found[1].applies_from:
             return False
         if self.ctx.under_condition or any(self._within(body) for body in self.optional):
             return True  # a guarded or version-dependent import: the author expects it to fail

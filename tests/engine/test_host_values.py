@@ -95,3 +95,63 @@ def test_a_value_derived_by_torch_functions_into_slice_bounds_is_host_only():
     # through unique_consecutive(...)[1], cumsum(..., 0), the loop and `if start == 0:`: only Python bounds;
     # the others meet `x` (arithmetic, a torch function of two tensors, a comparison with a tensor)
     assert [ctx.host_values.host_only_value(fn, t) for t in tensors] == [True, False, False, False]
+
+
+METHOD_CODE = """\
+import torch
+
+def forward(self, x):
+    rows = torch.arange(x.shape[0])[..., None]
+    scores = torch.randn(x.shape[0], x.shape[1])
+    keep = scores.topk(x.shape[1] // 2, dim=-1).indices
+    order = torch.rand(x.shape[1])
+    picked = x[:, order.argsort()]
+    weights = torch.rand(x.shape[1])
+    top = weights.topk(2).values * x
+    return x[rows, keep], picked, top
+"""
+
+
+@pytest.mark.parametrize(
+    "name,host",
+    [
+        ("scores", True),  # `.topk(k).indices`: an advanced index wherever `scores` lives
+        ("keep", True),
+        ("order", True),  # `.argsort()` inside the index
+        ("weights", False),  # `.topk(2).values` meets `x` in arithmetic
+    ],
+)
+def test_a_method_computed_from_the_receiver_alone_keeps_it_a_host_value(name, host):
+    ctx = FileContext("m.py", METHOD_CODE, cst.parse_module(METHOD_CODE))
+    (fn,) = [f for f, _ in ctx.call_sites.functions["forward"]]
+    assert ctx.host_values.host_only(fn, name) is host
+
+
+PARAMETER_CODE = """\
+import torch
+
+def gated(a, b, n_channels):
+    n = n_channels[0]
+    return torch.tanh(a[:, :n]) * torch.sigmoid(b[:, n:])
+
+def counted(x, steps):
+    for i in range(int(steps)):
+        x = x + 1
+    return x
+
+def mixed(a, w):
+    return a[:, : w[0]] * w
+
+def forward(self, x):
+    width = torch.IntTensor([4])
+    steps = torch.tensor([3])
+    weight = torch.tensor([2])
+    return gated(x, x, width) + counted(x, steps=steps) + mixed(x, weight)
+"""
+
+
+@pytest.mark.parametrize("name,host", [("width", True), ("steps", True), ("weight", False)])
+def test_a_tensor_handed_to_a_parameter_used_only_as_a_number_is_a_host_value(name, host):
+    ctx = FileContext("m.py", PARAMETER_CODE, cst.parse_module(PARAMETER_CODE))
+    (fn,) = [f for f, _ in ctx.call_sites.functions["forward"]]
+    assert ctx.host_values.host_only(fn, name) is host

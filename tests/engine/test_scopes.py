@@ -174,3 +174,30 @@ def test_defs_in_every_branch_keep_their_scopes(compound):
     scopes, named = _scopes(compound + "def last():\n    net = 1\n    return net\n")
     assert _where(compound + "def last():\n    net = 1\n    return net\n", "net", "last") == "last"
     assert all(scopes.info(node) is not None for name, node in named.items() if name != "<module>")
+
+
+@pytest.mark.parametrize(
+    "code,resolves",
+    [
+        # the notebook's own `def ToTensor()` after the import: the program's object, not torchvision's
+        ("from torchvision.transforms.v2 import ToTensor\ndef ToTensor():\n    return 1\nt = ToTensor()\n", None),
+        ("from torchvision.transforms.v2 import ToTensor\nclass ToTensor:\n    pass\nt = ToTensor()\n", None),
+        # an import after the def binds the name again: the library's
+        (
+            "def ToTensor():\n    return 1\nfrom torchvision.transforms.v2 import ToTensor\nt = ToTensor()\n",
+            "torchvision.transforms.v2.ToTensor",
+        ),
+        # a method of that name binds nothing at module level
+        (
+            "from torchvision.transforms.v2 import ToTensor\nclass A:\n    def ToTensor(self):\n        pass\n"
+            "t = ToTensor()\n",
+            "torchvision.transforms.v2.ToTensor",
+        ),
+    ],
+)
+def test_a_module_level_def_after_an_import_is_the_name_s_binding(code, resolves):
+    from torchlint.engine.semantic.names import Imports
+
+    module = cst.parse_module(code)
+    call = next(n for n in iter_nodes(module) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name))
+    assert Imports(module).qualname(call.func) == resolves

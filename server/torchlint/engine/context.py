@@ -35,6 +35,7 @@ from torchlint.engine.torch import model_mode
 from torchlint.engine.torch.activations import Feed, LossFeeds
 from torchlint.engine.torch.built_classes import BuiltClasses
 from torchlint.engine.torch.checkpoint_consumers import CheckpointConsumers
+from torchlint.engine.torch.default_device import SET_DEFAULT_DEVICE, program_sets_default_device
 from torchlint.engine.torch.device_moves import DeviceMoves, forward_arguments_left_unmoved
 from torchlint.engine.torch.grad_switches import GradSwitches
 from torchlint.engine.torch.grad_switches import read as read_grad_switches
@@ -315,6 +316,13 @@ class FileContext:
         if project.importers(here) != []:  # imported, or unknown (None): its callers might name one
             return False
         return not any(_ACCELERATOR.search(m.text) for m in project.imported_by(here, self.imports.table))
+
+    @analysis
+    def sets_default_device(self) -> bool:
+        """The program may call `torch.set_default_device`: factories then need not allocate on the CPU
+        (default_device.py)."""
+        calls_it = self.file_calls(SET_DEFAULT_DEVICE)
+        return program_sets_default_device(calls_it, self.project, self.location, self.imports.table, self.is_program)
 
     # what rules used to read off the tree or the text themselves (issue 25 item 3)
     @analysis

@@ -97,3 +97,63 @@ def test_tl304_a_tensor_that_only_becomes_slice_bounds_is_silent(findings):
     # the same tensor added to an activation is a device operand
     mixed = src.replace("return out\n", "return out + torch.cumsum(torch.tensor([1, 2]), 0)\n")
     assert [f.line for f in findings(mixed, "TL304")] == [10]
+
+
+SETS_DEFAULT = (
+    "import torch\nfrom torch import nn\nclass Mem(nn.Module):\n    def forward(self, x):\n"
+    "        steps = torch.arange(x.size(1))\n        return x + steps\n"
+    "def main(cuda):\n    device = torch.device('cuda' if cuda else 'cpu')\n"
+    "    if cuda:\n        torch.set_default_device(device)\n    model = Mem().to(device)\n"
+)
+
+
+def test_tl304_silent_where_the_program_sets_the_default_device(tmp_path):
+    """`torch.set_default_device(device)` anywhere in the program: factories allocate there, not on the CPU."""
+    (tmp_path / ".git").mkdir()
+    script = tmp_path / "train.py"
+    script.write_text(SETS_DEFAULT)
+    assert lint_text(str(script), SETS_DEFAULT, [rules()["TL304"]]).findings == []
+    unset = SETS_DEFAULT.replace("torch.set_default_device(device)", "print(device)")
+    script.write_text(unset)
+    assert [f.line for f in lint_text(str(script), unset, [rules()["TL304"]]).findings] == [5]
+
+
+def test_tl304_a_module_whose_importer_sets_the_default_device(tmp_path):
+    (tmp_path / ".git").mkdir()
+    library = SETS_DEFAULT.split("def main")[0]
+    (tmp_path / "layers.py").write_text(library)
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom layers import Mem\ntorch.set_default_device('cuda')\nmodel = Mem().cuda()\n"
+    )
+    assert lint_text(str(tmp_path / "layers.py"), library, [rules()["TL304"]]).findings == []
+
+
+def test_tl304_an_index_computed_from_the_factory_alone_is_no_device_operand(findings):
+    body = (
+        "        rows = torch.arange(x.size(0))[..., None]\n        scores = torch.randn(x.size(0), x.size(1))\n"
+        "        keep = scores.topk(x.size(1) // 2, dim=-1).indices\n        return x[rows, keep]\n"
+    )
+    assert findings(FORWARD.format(body=body), "TL304") == []
+
+
+HELPERS = (
+    "import torch\n\ndef gated(a, b, n_channels):\n    n = n_channels[0]\n    act = a + b\n"
+    "    return torch.tanh(act[:, :n]) * torch.sigmoid(act[:, n:])\n\n"
+    "def scaled(a, b, scale):\n    return (a + b) * scale\n"
+)
+LAYER = (
+    "import torch\nfrom torch import nn\nimport helpers\n\nclass WN(nn.Module):\n    def forward(self, x, g):\n"
+    "        width = torch.IntTensor([self.hidden])\n        return helpers.{fn}(x, g, width)\n"
+)
+
+
+def test_tl304_a_tensor_the_called_function_only_slices_with_is_a_host_value(tmp_path):
+    """Across files: the helper reads its parameter only as `n_channels[0]`, a slice bound (vits' WaveNet)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    found = {}
+    for fn in ("gated", "scaled"):
+        src = LAYER.format(fn=fn)
+        (tmp_path / "layers.py").write_text(src)
+        found[fn] = [f.line for f in lint_text(str(tmp_path / "layers.py"), src, [rules()["TL304"]]).findings]
+    assert found == {"gated": [], "scaled": [7]}

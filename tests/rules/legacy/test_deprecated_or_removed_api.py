@@ -60,6 +60,13 @@ def test_tl701_no_fix_without_a_torch_import_to_spell_the_replacement(findings):
         ("import torch\nm = torch.jit.script(model)\n", "2.5"),
         ("import torch\nm = torch.jit.freeze(torch.jit.script(model).eval())\n", "2.5"),
         ("import torch\nx = torch.ones(2)\np = x.storage()\n", "2.0"),
+        # FutureWarning since 2.1, when parametrizations.weight_norm came (vits pins torch==1.6.0)
+        ("import torch\nconv = torch.nn.utils.weight_norm(torch.nn.Conv1d(2, 2, 3))\n", "2.1"),
+        # documented deprecated since 1.7, but linalg.vector_norm, the advice, exists from 1.9 (nerf_pl: 1.4.0)
+        ("import torch\nn = torch.norm(x, dim=-1)\n", "1.9"),
+        ("import torch\nq, r = torch.qr(a)\n", "1.9"),
+        ("import torch\nL = torch.lu(a)\n", "1.13"),
+        ("from functorch import vmap\nys = vmap(f)(xs)\n", "2.0"),
     ],
 )
 def test_tl701_keyed_to_the_target_torch_version(src, deprecated_in):
@@ -67,6 +74,32 @@ def test_tl701_keyed_to_the_target_torch_version(src, deprecated_in):
     before = f"{major}.{int(minor) - 1}" if minor != "0" else "1.13"
     assert lint_text("m.py", src, [rules()["TL701"]], torch_version=before).findings == []
     assert lint_text("m.py", src, [rules()["TL701"]], torch_version=deprecated_in).findings != []
+
+
+@pytest.mark.parametrize(
+    "src,since",
+    [
+        ("import torch\nconv = torch.nn.utils.weight_norm(torch.nn.Conv1d(2, 2, 3))\n", "deprecated since 2.1"),
+        ("import torch\nn = torch.norm(x, dim=-1)\n", "deprecated since 1.7"),
+        ("import torch.distributed.launch\n", "deprecated since 1.10"),
+    ],
+)
+def test_tl701_messages_name_the_release_that_deprecated_it(src, since):
+    (finding,) = lint_text("m.py", src, [rules()["TL701"]], torch_version="2.13").findings
+    assert since in finding.message
+
+
+def test_tl701_a_project_pinned_below_the_deprecation_is_silent(tmp_path):
+    """`torch==1.6.0` in requirements.txt: weight_norm was not deprecated there, its replacement did not exist."""
+    src = "import torch\nconv = torch.nn.utils.weight_norm(torch.nn.Conv1d(2, 2, 3))\n"
+    found = {}
+    for name, requirement in (("pinned", "torch==1.6.0\n"), ("current", "torch>=2.1\n")):
+        root = tmp_path / name
+        (root / ".git").mkdir(parents=True)
+        (root / "requirements.txt").write_text(requirement)
+        (root / "model.py").write_text(src)
+        found[name] = lint_text(str(root / "model.py"), src, [rules()["TL701"]]).findings
+    assert not found["pinned"] and found["current"]
 
 
 @pytest.mark.parametrize(
@@ -183,3 +216,15 @@ def test_tl701_linalg_rewrites_bind_arguments_by_name(fixed):
     )
     for unbound in ("torch.norm(b, 2, 1, False, None, torch.float64)", "torch.qr(a, out=qr)", "torch.norm(*args)"):
         assert fixed(f"import torch\ny = {unbound}\n", "TL701") == f"import torch\ny = {unbound}\n", unbound
+
+
+def test_tl701_a_function_the_program_defines_is_not_the_library_s():
+    """A notebook imports v2's ToTensor, then defines its own `ToTensor()` (the recommended replacement)."""
+    src = (
+        "import torch\nfrom torchvision.transforms.v2 import Compose, ToTensor, ToImage, ToDtype\n\n"
+        "def ToTensor():\n    return Compose([ToImage(), ToDtype(torch.float32, scale=True)])\n\n"
+        "tensorizer = ToTensor()\n"
+    )
+    assert lint_text("m.py", src, [rules()["TL701"]], torch_version="2.13").findings == []
+    imported_only = src.replace("def ToTensor", "def own_to_tensor")
+    assert lint_text("m.py", imported_only, [rules()["TL701"]], torch_version="2.13").findings != []

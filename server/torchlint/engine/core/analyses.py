@@ -41,6 +41,7 @@ class Analysis(str, enum.Enum):
     LOOP_ANALYSIS = "loop_analysis"  # the ordered events of a training loop's iteration
     FORWARD_ARGUMENTS_LEFT_UNMOVED = "forward_arguments_left_unmoved"  # arguments `forward` moves or keeps on CPU
     STAYS_ON_CPU = "stays_on_cpu"  # a program that never names an accelerator
+    SETS_DEFAULT_DEVICE = "sets_default_device"  # the program may call torch.set_default_device
     # what rules used to read off the tree or the text themselves (issue 25 item 3)
     STATEMENT_CALLS = "statement_calls"  # calls made as statements of their own, run for their effect
     GRAD_SWITCHES = "grad_switches"  # where the file switches `requires_grad`, and of what

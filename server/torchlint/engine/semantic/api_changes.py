@@ -1,6 +1,7 @@
 """The torch API's deprecations and removals, each with the release it happened in, kept as data in one place
 (as TorchFix's deprecated_symbols table): TL701 and TL710 read these tables and attach their rewrites by name, so
-a new entry is one line here, and a target version below `since` keeps a file silent."""
+a new entry is one line here, and a target version below `since` (or below `available`, the release that brought the
+replacement the message names) keeps a file silent: a project pinned to torch 1.6 is not told to use an API of 2.1."""
 
 from __future__ import annotations
 
@@ -11,41 +12,56 @@ from dataclasses import dataclass
 class ApiChange:
     use: str  # what to use instead, as the message says it
     since: tuple[int, int] = (0, 0)  # the torch release it happened in; (0, 0): before any target we know
+    available: tuple[int, int] = (0, 0)  # the release that brought `use`, when later than `since`
+
+    @property
+    def applies_from(self) -> tuple[int, int]:
+        """The first target release the advice is true on: deprecated there, and its replacement exists."""
+        return max(self.since, self.available)
+
+    @property
+    def since_text(self) -> str:
+        """`since 1.9` for a message, empty when the release is not known."""
+        return f"since {self.since[0]}.{self.since[1]}" if self.since != (0, 0) else ""
 
 
 # Deprecated: they still run (with a warning) on current torch.
 DEPRECATED: dict[str, ApiChange] = {
-    "torch.qr": ApiChange("torch.linalg.qr"),
-    "torch.cholesky": ApiChange("torch.linalg.cholesky"),
-    "torch.chain_matmul": ApiChange("torch.linalg.multi_dot"),
-    "torch.range": ApiChange("torch.arange (which excludes the end)"),
-    "torch.norm": ApiChange("torch.linalg.vector_norm / matrix_norm"),
-    "torch.ger": ApiChange("torch.outer"),
-    "torch.lu": ApiChange("torch.linalg.lu_factor"),
-    "torch.lu_solve": ApiChange("torch.linalg.lu_solve(LU, pivots, B) (note the argument order)"),
-    "torch.svd": ApiChange("torch.linalg.svd (returns Vh, not V; full_matrices replaces some)"),
-    "torch.triangular_solve": ApiChange("torch.linalg.solve_triangular(A, B, upper=...)"),
-    "torch.nn.UpsamplingNearest2d": ApiChange('torch.nn.Upsample(..., mode="nearest")'),
-    "torch.nn.UpsamplingBilinear2d": ApiChange('torch.nn.Upsample(..., mode="bilinear", align_corners=True)'),
-    "torch.nn.functional.upsample": ApiChange("torch.nn.functional.interpolate"),
-    "torch.testing.assert_allclose": ApiChange("torch.testing.assert_close"),
-    "torch.nn.utils.weight_norm": ApiChange("torch.nn.utils.parametrizations.weight_norm (state_dict keys change)"),
-    "torch.utils._pytree._register_pytree_node": ApiChange("torch.utils._pytree.register_pytree_node"),
-    "torch.backends.cuda.sdp_kernel": ApiChange("torch.nn.attention.sdpa_kernel"),
+    "torch.qr": ApiChange("torch.linalg.qr", since=(1, 9)),
+    "torch.cholesky": ApiChange("torch.linalg.cholesky", since=(1, 9)),
+    "torch.chain_matmul": ApiChange("torch.linalg.multi_dot", since=(1, 9)),
+    "torch.range": ApiChange("torch.arange (which excludes the end)", since=(0, 4)),
+    "torch.norm": ApiChange("torch.linalg.vector_norm / matrix_norm", since=(1, 7), available=(1, 9)),
+    "torch.ger": ApiChange("torch.outer", since=(1, 8)),
+    "torch.lu": ApiChange("torch.linalg.lu_factor", since=(1, 13)),
+    "torch.lu_solve": ApiChange("torch.linalg.lu_solve(LU, pivots, B) (note the argument order)", since=(1, 13)),
+    "torch.svd": ApiChange("torch.linalg.svd (returns Vh, not V; full_matrices replaces some)", since=(1, 9)),
+    "torch.triangular_solve": ApiChange("torch.linalg.solve_triangular(A, B, upper=...)", since=(1, 11)),
+    "torch.nn.UpsamplingNearest2d": ApiChange('torch.nn.Upsample(..., mode="nearest")', since=(0, 4)),
+    "torch.nn.UpsamplingBilinear2d": ApiChange(
+        'torch.nn.Upsample(..., mode="bilinear", align_corners=True)', since=(0, 4)
+    ),
+    "torch.nn.functional.upsample": ApiChange("torch.nn.functional.interpolate", since=(0, 4)),
+    "torch.testing.assert_allclose": ApiChange("torch.testing.assert_close", since=(1, 12)),
+    "torch.nn.utils.weight_norm": ApiChange(
+        "torch.nn.utils.parametrizations.weight_norm (state_dict keys change)", since=(2, 1)
+    ),
+    "torch.utils._pytree._register_pytree_node": ApiChange("torch.utils._pytree.register_pytree_node", since=(2, 2)),
+    "torch.backends.cuda.sdp_kernel": ApiChange("torch.nn.attention.sdpa_kernel", since=(2, 3)),
     "torch.cuda.amp.autocast": ApiChange('torch.amp.autocast("cuda", ...)', since=(2, 4)),
     "torch.cuda.amp.GradScaler": ApiChange('torch.amp.GradScaler("cuda", ...)', since=(2, 4)),
     # TorchScript: deprecated in 2.5 (its docs), warning on every call in later releases
     "torch.jit.script": ApiChange("torch.compile or torch.export", since=(2, 5)),
     "torch.jit.trace": ApiChange("torch.export or torch.compile", since=(2, 5)),
     "torch.jit.freeze": ApiChange("torch.compile", since=(2, 5)),
-    "torch.set_default_tensor_type": ApiChange("torch.set_default_dtype / torch.set_default_device"),
+    "torch.set_default_tensor_type": ApiChange("torch.set_default_dtype / torch.set_default_device", since=(2, 1)),
     "torchvision.transforms.v2.ToTensor": ApiChange(
-        "v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])"
-    ),
+        "v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])", since=(2, 1)
+    ),  # torchvision 0.16, paired with torch 2.1
     # not here: non-public aliases of public functions (`torch.utils.data._utils.collate.default_collate`) are
     # the same object as the public name and warn nothing; calling them deprecated was false (bench/realworld)
     **{
-        f"functorch.{fn}": ApiChange(f"torch.func.{fn}")
+        f"functorch.{fn}": ApiChange(f"torch.func.{fn}", since=(2, 0))
         for fn in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "functionalize")
     },
 }

@@ -1,7 +1,9 @@
 """Host values: tensors a function only uses as Python numbers, never as device operands.
 
 A tensor whose every use is a Python index or slice bound (`x[:, off:off + s]`), a `range()`, `int()`,
-`len()`, `float()` or `bool()` argument, a `.item()` / `.tolist()` / `.numpy()` receiver, or the iterable of a
+`len()`, `float()` or `bool()` argument, a `.item()` / `.tolist()` / `.numpy()` receiver, the receiver of a method
+computed from it alone whose result is such a value (`rand.topk(k).indices` as an advanced index: indexing a CUDA
+tensor with a CPU index tensor is allowed, an index is not a device operand), or the iterable of a
 `for` whose variable is itself such a value (`for end in torch.cumsum(widths, 0): out = x[start:end]`) never
 meets the model's activations: where it was created does not matter, and moving it to the accelerator would
 only add device syncs. Rules that judge device operands (TL304) ask `ctx.host_values.host_only(fn, name)`.
@@ -18,14 +20,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from torchlint.engine.core.walk import SCOPES, children, parent_map
+from torchlint.engine.semantic.host_params import HOST_BUILTINS, TO_HOST, host_only_parameters, positional_parameters
+from torchlint.engine.semantic.kinds import RECEIVER_ONLY_METHODS, RESULT_FIELDS
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
 
-# Builtins whose argument is read as a Python number or size.
-_HOST_BUILTINS = frozenset({"range", "int", "len", "float", "bool"})
-# Tensor methods that copy the value to the host as Python data.
-_TO_HOST = frozenset({"item", "tolist", "numpy"})
 # Arithmetic that keeps a host value a host value inside an index (`off + s`).
 _ARITHMETIC = (cst.BinaryOperation, cst.UnaryOperation)
 # Arguments that are no tensor.
@@ -103,11 +103,17 @@ class HostValues:
             call = parents.get(id(parent))
             if not isinstance(call, cst.Call) or parent.value is not child:
                 return False
-            if self._host_builtin(call.func, fn):
+            if self._host_builtin(call.func, fn) or self._host_parameter(call, parent):
                 return True
             return self._derives(call, parent) and self._flow(fn, call, parents, seen)
-        if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value in _TO_HOST:
-            return isinstance(parents.get(id(parent)), cst.Call)
+        if isinstance(parent, cst.Attribute) and parent.value is child:
+            call = parents.get(id(parent))
+            attr = parent.attr.value
+            if attr in TO_HOST:
+                return isinstance(call, cst.Call)
+            if attr in RECEIVER_ONLY_METHODS and isinstance(call, cst.Call) and call.func is parent:
+                return self._flow(fn, call, parents, seen)  # `rand.topk(k, dim=-1)`: where `rand` is
+            return attr in RESULT_FIELDS and self._flow(fn, parent, parents, seen)  # `.indices`
         if isinstance(parent, cst.For) and parent.iter is child:
             target = parent.target
             return isinstance(target, cst.Name) and self._host_only(fn, target.value, seen)
@@ -115,6 +121,25 @@ class HostValues:
             target = parent.targets[0].target
             return isinstance(target, cst.Name) and self._host_only(fn, target.value, seen)
         return False
+
+    def _host_parameter(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """`arg` binds a parameter that the called project function (this file's or another's) only uses as a
+        host value (host_params.py): `commons.fused_add_tanh_sigmoid_multiply(a, b, n_channels_tensor)`."""
+        if arg.star:
+            return False
+        found = self.ctx.semantics.definition(call.func)
+        fn = found[0].functions.get(found[1]) if found is not None else None
+        if found is None or fn is None:
+            return False
+        if arg.keyword is not None:
+            name = arg.keyword.value
+        else:
+            at = next(i for i, a in enumerate(call.args) if a is arg)
+            params = positional_parameters(fn)
+            if any(a.star or a.keyword for a in call.args[:at]) or at >= len(params):
+                return False
+            name = params[at]
+        return name in host_only_parameters(found[0], found[1])
 
     def _derives(self, call: cst.Call, arg: cst.Arg) -> bool:
         """A torch function computing from `arg` alone (its other arguments are literals): the result is a
@@ -127,7 +152,7 @@ class HostValues:
         """`range`/`int`/`len`/...: the builtin, not a name this file binds (scopes.py, Python's rules)."""
         return (
             isinstance(func, cst.Name)
-            and func.value in _HOST_BUILTINS
+            and func.value in HOST_BUILTINS
             and func.value not in self.ctx.imports.table
             and self.ctx.scopes.binding_scope(func.value, fn) is None
         )

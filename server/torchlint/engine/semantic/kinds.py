@@ -74,6 +74,14 @@ TENSOR_METHODS = SAME_DEVICE_METHODS | frozenset(
 # those that return a tuple of new tensors (`values, indices = x.topk(k)`; `max`/`min` only with a dim).
 NEW_TENSOR_METHODS = frozenset("argmax argmin argsort sum mean abs exp log softmax log_softmax clone detach".split())
 TENSOR_TUPLE_METHODS = frozenset("topk sort kthvalue max min median mode".split())
+# Tensor methods computed from their receiver alone (their arguments are sizes, dims, flags or dtypes, never
+# another tensor), and the fields of the named tuples some return: the result lives where the receiver lives
+# and meets no other tensor (`rand.topk(k, dim=-1).indices` is an index wherever `rand` is).
+RECEIVER_ONLY_METHODS = frozenset(
+    "topk sort argsort argmax argmin kthvalue unsqueeze squeeze view reshape flatten t transpose permute flip "
+    "contiguous clone detach long int cumsum".split()
+)
+RESULT_FIELDS = frozenset({"indices", "values"})
 
 # Integer and bool dtypes by every spelling, and the casts and factories that make them.
 INTEGER_DTYPES = {

@@ -88,6 +88,8 @@ class Imports:
         # bound by two is a version fallback, and `table` keeps the last only
         self.from_modules: dict[str, set[str | None]] = {}
         self._collect(module.body)
+        for name in _defined_last(module.body):
+            self.table.pop(name, None)
 
     def _collect(self, body: Sequence[cst.BaseStatement]) -> None:
         for stmt in iter_statements(body, into_functions=True):
@@ -157,6 +159,35 @@ class Imports:
 
     def imports_module(self, prefix: str) -> bool:
         return any(q == prefix or q.startswith(prefix + ".") for q in self.table.values())
+
+
+def _defined_last(body: Sequence[cst.BaseStatement]) -> set[str]:
+    """Module-level names whose last binding in source order is the file's own `def` or `class` (a notebook's
+    `def ToTensor():` after `from torchvision.transforms.v2 import ToTensor`): the program's own object, not the
+    import's, for the code after it and for every function that runs later."""
+    own: set[str] = set()
+    for stmt in iter_statements(body):
+        if type(stmt) is cst.FunctionDef or type(stmt) is cst.ClassDef:
+            own.add(stmt.name.value)
+        for small in small_statements(stmt):
+            if type(small) is cst.Import or type(small) is cst.ImportFrom:
+                own.difference_update(_bound_by(small))
+    return own
+
+
+def _bound_by(node: cst.Import | cst.ImportFrom) -> set[str]:
+    """The local names an import statement binds."""
+    if isinstance(node.names, cst.ImportStar):
+        return set()
+    bound = set()
+    for alias in node.names:
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            bound.add(alias.asname.name.value)
+        else:
+            name = dotted(alias.name)
+            if name is not None:
+                bound.add(name.split(".")[0])
+    return bound
 
 
 def is_main_guard(test: cst.BaseExpression) -> bool:
