@@ -235,6 +235,28 @@ CASES = [
     """,
         [6],
     ),
+    # an epoch's loss is the numpy mean of its steps' `.item()` numbers: a host number, although `loss` also
+    # names a tensor in the same (notebook) scope
+    (
+        "numpy-mean-of-step-losses",
+        "a.py",
+        """
+        import numpy as np
+        import torch.nn.functional as F
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        def epoch_loss(loader, step):
+            losses = []
+            for xb, yb in loader:
+                losses.append(step(xb, yb))
+            return np.mean(losses)
+        history = []
+        for epoch in range(10):
+            loss = epoch_loss(loader, step)
+            history.append(loss)
+    """,
+        [],
+    ),
     (
         "returned-for-a-joint-backward",
         "a.py",
