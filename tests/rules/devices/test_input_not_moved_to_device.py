@@ -239,3 +239,16 @@ def test_tl301_an_index_of_a_device_tensor_stays_on_the_device(findings):
     )
     assert findings(src.format(x="device", y="torch.tensor(b).to(device)"), "TL301") == []
     assert [f.line for f in findings(src.format(x="'cpu'", y="torch.tensor(b).to(device)"), "TL301")] == [10]
+
+
+_CALLED_BEFORE_THE_MOVE = (
+    "import torch\nloader = torch.utils.data.DataLoader(data)\ndef train(model):\n    for x, y in loader:\n"
+    "        out = model(x)\nmodel = torch.nn.Linear(4, 2)\n{early}train(model)\nmodel = model.to(device)\n"
+)
+
+
+def test_tl301_a_helper_called_before_the_module_level_move_gets_the_cpu_model(findings):
+    # issue 26 (dlwpt-code): the first training_loop runs with the CPU model of its cell; a later cell moves it
+    assert findings(_CALLED_BEFORE_THE_MOVE.format(early=""), "TL301") == []
+    (f,) = findings(_CALLED_BEFORE_THE_MOVE.format(early="model.to(device)\n"), "TL301")
+    assert f.line == 5

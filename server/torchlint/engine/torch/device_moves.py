@@ -182,8 +182,8 @@ class DeviceMoves:
         self._aliasing.add(id(fn))  # recursion: `def f(m): f(m)` proves nothing
         try:
             moves: list[Move] = []
-            for arg, caller in self.semantics.arguments(fn, param):
-                found = self.of(dotted(arg), caller.node)
+            for arg, caller, call in self.semantics.arguments(fn, param):
+                found = self.of(dotted(arg), caller.node, call)
                 if not found:
                     return []  # a caller passes something not proven moved
                 moves.extend(found)
