@@ -189,9 +189,7 @@ class Semantics:
         other = self.scopes().definition(fn)
         return self.inference.returns(other) if isinstance(other, _FUNCTIONS) else Kind.NONE
 
-    def arguments(
-        self, fn: cst.FunctionDef, param: cst.Param
-    ) -> list[tuple[cst.BaseExpression, Scope, cst.Call]]:
+    def arguments(self, fn: cst.FunctionDef, param: cst.Param) -> list[tuple[cst.BaseExpression, Scope, cst.Call]]:
         """(argument expression, caller scope, call) for `param` at each call of `fn` in this file; an argument
         nothing can be said of (`*args`, a missing argument without default) is a Name `__unknown__`."""
         chain = next((c for f, c in self.functions().get(fn.name.value, ()) if f is fn), None)
