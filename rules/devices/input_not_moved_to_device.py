@@ -18,7 +18,7 @@ from torchlint.engine.semantic.kinds import (
     Kind,
 )
 from torchlint.engine.semantic.names import dotted, target_names
-from torchlint.engine.semantic.values import current_where, instantiated_class
+from torchlint.engine.semantic.values import Where, current_where, instantiated_class, where_of
 from torchlint.engine.torch.dataset_storage import cuda_in_getitem
 from torchlint.engine.torch.default_device import default_device_factory
 from torchlint.engine.torch.device_moves import (
@@ -308,7 +308,7 @@ def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
         isinstance(storage, cst.Call)
         and ctx.imports.qualname(storage.func) == "torch.utils.data.TensorDataset"
         and storage.args
-        and all(_tensor_on_device(ctx, a.value) for a in storage.args)
+        and all(_tensor_on_device(ctx, a.value, _where(ctx, storage)) for a in storage.args)
     ):
         return True  # `TensorDataset(x, y)` over tensors made with `device=device` or moved before
     built = ctx.values.builder(dataset, current_where(ctx)) if dataset is not None else None
@@ -316,10 +316,22 @@ def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
     return found is not None and cuda_in_getitem(ctx.semantics.class_kinds(found[0]), found[1]) is not None
 
 
-def _tensor_on_device(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    """`expr`, or the value last assigned to its name, is a tensor placed on a device; unknown is False."""
-    value = _assigned_value(ctx, dotted(expr)) if isinstance(expr, cst.Name) else expr
+def _tensor_on_device(ctx: FileContext, expr: cst.BaseExpression, where: Where | None, depth: int = 0) -> bool:
+    """`expr` (evaluated at `where`), or the value its name holds there (else the last one assigned in the
+    file), is a tensor placed on a device, or an index of one (`x_all[train]`); unknown is False."""
+    value: cst.BaseExpression | None = expr
+    if isinstance(expr, cst.Name):
+        found = ctx.values.value_of(expr, where) if where is not None else None
+        value, where = found if found is not None else (_assigned_value(ctx, expr.value), None)
+    if isinstance(value, cst.Subscript) and depth < 3:
+        return _tensor_on_device(ctx, value.value, where, depth + 1)
     return value is not None and placed_on_device(value, ctx.imports)
+
+
+def _where(ctx: FileContext, call: cst.Call) -> Where | None:
+    """Where `call` of this file is evaluated (None: not one of its calls)."""
+    site = next((s for s in ctx.call_sites.calls if s.call is call), None)
+    return where_of(site) if site is not None else None
 
 
 class _LoopCheck:
@@ -412,7 +424,7 @@ class _LoopCheck:
     # -- calls ------------------------------------------------------------
     def _moved_model(self, call: cst.Call) -> Move | None:
         """The move that put the called model on an accelerator (`model.to("cpu")` keeps it with its batches)."""
-        moves = self.moves.of(dotted(call.func), self.at)
+        moves = self.moves.of(dotted(call.func), self.at, call)
         moves = [m for m in moves if device_type(m.device, self.ctx.imports) != "cpu"]
         return moves[0] if moves else None
 
@@ -442,7 +454,7 @@ class _LoopCheck:
         built = self.ctx.values.builder(call.func, current_where(self.ctx))
         receivers = [
             m.call.func.value
-            for m in self.moves.of(dotted(call.func), self.at)
+            for m in self.moves.of(dotted(call.func), self.at, call)
             if isinstance(m.call.func, cst.Attribute)
         ]
         for b in (built[0] if built else None, *receivers):

@@ -35,7 +35,8 @@ class ModulesInPlainContainer(Rule):
     what = (
         "Flags `self.x = [nn.Linear(...), ...]`, list comprehensions of modules, dicts of modules, lists of "
         "`nn.Parameter`, and `self.x = []` later filled with `self.x.append(<module>)`, inside an "
-        "`nn.Module` subclass."
+        "`nn.Module` subclass. A module that `__init__` also registers by name (`setattr(self, name, layer)`, "
+        "`add_module`, `register_module`) is registered: the list is only an alias."
     )
     why = (
         "`nn.Module` discovers submodules and parameters through attribute assignment of `Module` / "
@@ -118,6 +119,18 @@ class Block(nn.Module):
         self.layers = [nn.Conv2d(3, 3, 1), nn.ReLU()]
         for i, layer in enumerate(self.layers):
             self.add_module(str(i), layer)
+""",
+        # every listed layer is also registered by name: the list is an alias
+        """\
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fcs = []
+        for i in range(n):
+            fc = nn.Linear(4, 4)
+            setattr(self, "fc%i" % i, fc)
+            self.fcs.append(fc)
 """,
     ]
     INVALID = [
@@ -208,20 +221,23 @@ class M(nn.Module):
             return
         empty: dict[str, cst.Assign] = {}  # `self.x = []` not yet known to hold modules
         found: dict[str, _Found] = {}  # target -> report arguments
+        registered = _registered_names(node)
         for stmt in iter_statements(block_statements(node.body)):
             for small in small_statements(stmt):
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    self._assign(small, empty, found)
+                    self._assign(small, empty, found, registered)
                 elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
                     if dotted(small.value.func) in ("self.add_module", "self.register_module"):
                         return  # registered by hand (nn.Sequential-style numbered children)
-                    self._append(small.value, empty, found)
+                    self._append(small.value, empty, found, registered)
         handed_out = _returned_attributes(self.ctx.current_class)
         for target, args in found.items():
             if target[5:] not in handed_out:
                 self._report(*args)
 
-    def _assign(self, node: cst.Assign, empty: dict[str, cst.Assign], found: dict[str, _Found]) -> None:
+    def _assign(
+        self, node: cst.Assign, empty: dict[str, cst.Assign], found: dict[str, _Found], registered: set[str]
+    ) -> None:
         target = dotted(node.targets[0].target)
         if not target or not target.startswith("self.") or target.count(".") != 1:
             return
@@ -232,7 +248,7 @@ class M(nn.Module):
             return
         empty.pop(target, None)
         kind = "dict" if isinstance(value, (cst.Dict, cst.DictComp)) else "list"
-        items = _container_items(value)
+        items = [v for v in _container_items(value) or () if not _is_one_of(v, registered)]
         if not items:
             return
         what = {self._element(v) for v in items}
@@ -240,7 +256,9 @@ class M(nn.Module):
         if element is not None:
             found[target] = (node, target[5:], element, kind, value)
 
-    def _append(self, call: cst.Call, empty: dict[str, cst.Assign], found: dict[str, _Found]) -> None:
+    def _append(
+        self, call: cst.Call, empty: dict[str, cst.Assign], found: dict[str, _Found], registered: set[str]
+    ) -> None:
         func = call.func
         if (
             not isinstance(func, cst.Attribute)
@@ -249,7 +267,7 @@ class M(nn.Module):
         ):
             return
         target = dotted(func.value)
-        if target is None or target not in empty:
+        if target is None or target not in empty or _is_one_of(call.args[-1].value, registered):
             return
         what = self._element(call.args[-1].value)
         if what is not None:
@@ -310,6 +328,28 @@ def _registers_by_hand(cls: cst.ClassDef | None) -> bool:
 
 
 _BY_HAND = frozenset({"self.add_module", "self.register_module", "self.register_parameter"})
+
+
+def _registered_names(init: cst.FunctionDef) -> set[str]:
+    """Locals `__init__` registers as children by name (`setattr(self, "fc%i" % i, fc)`,
+    `self.add_module(name, fc)`): a plain list holding them too is an alias, their parameters are the model's."""
+    names: set[str] = set()
+    for n in iter_nodes(init.body, into_functions=False):
+        if type(n) is not cst.Call or len(n.args) < 2:
+            continue
+        func, value = dotted(n.func), n.args[-1].value
+        if isinstance(value, cst.Name) and (
+            func in ("self.add_module", "self.register_module")
+            or func == "setattr"
+            and len(n.args) == 3
+            and dotted(n.args[0].value) == "self"
+        ):
+            names.add(value.value)
+    return names
+
+
+def _is_one_of(expr: cst.BaseExpression, names: set[str]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value in names
 
 
 def _returned_attributes(cls: cst.ClassDef | None) -> set[str]:

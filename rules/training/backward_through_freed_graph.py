@@ -238,17 +238,16 @@ def train_step(model: torch.nn.Module, x, y):
         mine = body.graph_defs(me.target, me.index, leaves=True)
         if not mine:
             return
-        if me.loops:  # a graph from before the loop, freed in the first iteration
-            loop = me.loops[-1]
-            start = body.index(loop)
-            assert start is not None, "the body's walk numbers every statement of it, its loops included"
-            outside = [d for d in mine if d.index < start and loop not in d.loops and not body.defined_in(d.name, loop)]
-            if outside and body.saves_tensors(outside):
-                return self._report(node, min(outside, key=lambda d: d.index).name, "the next iteration")
+        outside = body.bound_before_its_loop(me, mine)  # freed in the first iteration, read in the next
+        if outside and body.saves_tensors(outside):
+            return self._report(node, min(outside, key=lambda d: d.index).name, "the next iteration")
         for other in body.backwards:
             if other.index <= me.index or exclusive(me, other) or other.target is None:
                 continue
             shared = mine & body.graph_defs(other.target, other.index, leaves=True)
+            stale = body.bound_before_its_loop(other, shared)
+            if stale and not other.retain and body.saves_tensors(stale):
+                continue  # the later loop fails on its own second iteration (reported there): not fixed here
             if shared and body.saves_tensors(shared):  # a graph of sums and views has nothing to free
                 name = min(shared, key=lambda d: d.index).name
                 return self._report(node, name, f"`{self.ctx.module.code_for_node(other.call)}`")

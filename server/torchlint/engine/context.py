@@ -248,7 +248,7 @@ class FileContext:
     @analysis
     def device_moves(self) -> DeviceMoves:
         """Where models and tensors were moved (device_moves.py)."""
-        return DeviceMoves(self.module, self.imports, self.scopes, self.semantics)
+        return DeviceMoves(self.module, self.imports, self.scopes, self.semantics, lambda: self.call_sites)
 
     @analysis
     def scopes(self) -> Scopes:

@@ -192,3 +192,63 @@ def test_tl301_a_call_before_the_redefinition_runs_the_first_def(findings):
     early = "model = torch.nn.Linear(4, 2).to(device)\ntrain(model)\n"
     (f,) = findings(_REDEFINED.format(early=early), "TL301")
     assert f.line == 5
+
+
+_MOVED_LATER = (
+    "import torch\nloader = torch.utils.data.DataLoader(data)\nnet = torch.nn.Linear(4, 2)\n{early}"
+    "for epoch in range(3):\n    for x, y in loader:\n        out = net(x)\n"
+    "net = net.to(device)\n"
+)
+
+
+def test_tl301_a_module_level_move_in_a_later_statement_has_not_run(findings):
+    # issue 26: a notebook's CPU-only first version; the device version (a later cell) moves the same global
+    assert findings(_MOVED_LATER.format(early=""), "TL301") == []
+    (f,) = findings(_MOVED_LATER.format(early="net.to(device)\n"), "TL301")
+    assert f.line == 7
+
+
+def test_tl301_a_move_later_in_the_same_loop_reaches_the_next_iteration(findings):
+    src = (
+        "import torch\nloader = torch.utils.data.DataLoader(data)\nnet = torch.nn.Linear(4, 2)\n"
+        "for x, y in loader:\n    out = net(x)\n    net.to(device)\n"
+    )
+    assert [f.line for f in findings(src, "TL301")] == [5]
+
+
+_UNPACKED = (
+    "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\ndevice = torch.device('cuda')\n"
+    "xs, ys = {moved}\nloader = DataLoader(TensorDataset(xs, ys), batch_size=8)\n"
+    "model = torch.nn.Linear(4, 2).to(device)\nfor x, y in loader:\n    out = model(x)\n"
+    "xs, ys = torch.tensor(a), torch.tensor(b)\n"
+)
+
+
+def test_tl301_tensors_moved_by_a_map_before_the_dataset_yield_device_batches(findings):
+    # issue 26: `map(lambda t: t.to(device), ...)` moves every tensor; a later CPU rebinding is not what the
+    # dataset was built from
+    src = _UNPACKED.format(moved="map(lambda t: t.clone().detach().to(device), (xs, ys))")
+    assert findings(src, "TL301") == []
+    (f,) = findings(_UNPACKED.format(moved="map(lambda t: t.clone().detach(), (xs, ys))"), "TL301")
+    assert f.line == 8
+
+
+def test_tl301_an_index_of_a_device_tensor_stays_on_the_device(findings):
+    src = _TENSOR_DATASET.replace("ys = {y}\n", "ys = {y}\nxs_train = xs[idx]\n").replace(
+        "TensorDataset(xs, ys)", "TensorDataset(xs_train, ys)"
+    )
+    assert findings(src.format(x="device", y="torch.tensor(b).to(device)"), "TL301") == []
+    assert [f.line for f in findings(src.format(x="'cpu'", y="torch.tensor(b).to(device)"), "TL301")] == [10]
+
+
+_CALLED_BEFORE_THE_MOVE = (
+    "import torch\nloader = torch.utils.data.DataLoader(data)\ndef train(model):\n    for x, y in loader:\n"
+    "        out = model(x)\nmodel = torch.nn.Linear(4, 2)\n{early}train(model)\nmodel = model.to(device)\n"
+)
+
+
+def test_tl301_a_helper_called_before_the_module_level_move_gets_the_cpu_model(findings):
+    # issue 26 (dlwpt-code): the first training_loop runs with the CPU model of its cell; a later cell moves it
+    assert findings(_CALLED_BEFORE_THE_MOVE.format(early=""), "TL301") == []
+    (f,) = findings(_CALLED_BEFORE_THE_MOVE.format(early="model.to(device)\n"), "TL301")
+    assert f.line == 5

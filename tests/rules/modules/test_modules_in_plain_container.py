@@ -42,15 +42,39 @@ def test_tl202_a_container_used_in_forward_is_still_reported(findings):
     assert [f.line for f in findings(src, "TL202")] == [5]
 
 
-def test_tl202_display_only_when_the_layers_are_also_registered_by_hand(findings):
+def test_tl202_display_only_when_the_class_also_registers_children_by_hand(findings):
     # issue 27: a ModuleList over layers also set with setattr put every layer twice in the state_dict
     src = (
         "from torch import nn\nclass Net(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
         "        self.layers = []\n        for i in range(n):\n            layer = nn.Linear(2, 2)\n"
-        "            setattr(self, f'layer{i}', layer)\n            self.layers.append(layer)\n"
+        "            self.keep(i, layer)\n            self.layers.append(layer)\n"
+        "    def keep(self, i, layer):\n        setattr(self, f'layer{i}', layer)\n"
     )
     (f,) = findings(src, "TL202")
     assert f.fix is not None and f.fix.applicability.value == "display"
+
+
+@pytest.mark.parametrize(
+    "register",
+    [
+        "setattr(self, f'layer{i}', layer)",
+        "self.add_module(f'layer{i}', layer)",
+        "self.register_module('l%i' % i, layer)",
+    ],
+)
+@pytest.mark.parametrize("listed", ["self.layers.append(layer)", "self.layers = [layer]"])
+def test_tl202_a_list_of_modules_init_registers_by_name_is_an_alias(register, listed, findings):
+    # issue 26: every layer of the plain list is also a registered child: its parameters are the model's
+    src = (
+        "from torch import nn\nclass Net(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n"
+        "        self.layers = []\n        for i in range(n):\n            layer = nn.Linear(2, 2)\n"
+        f"            {register}\n            {listed}\n"
+    )
+    assert findings(src, "TL202") == []
+    if register.startswith("setattr"):  # (an add_module anywhere in __init__ silences it all, as before)
+        # a different module registered by name: the listed layer is not
+        other = src.replace(register, register.replace("layer)", "nn.Linear(2, 2))"))
+        assert [f.line for f in findings(other, "TL202")] == [5 if "append" in listed else 9]
 
 
 def test_tl202_fix_is_unsafe_as_it_changes_the_state_dict_keys(findings):

@@ -110,6 +110,36 @@ CASES = [
     """,
         [],
     ),
+    # a later loop (a notebook's next cell) re-uses the last step's output without making its own: it fails on
+    # its own second iteration (reported there), so `retain_graph=True` in the first loop fixes nothing
+    (
+        "a-later-loop-reuses-the-last-steps-output",
+        "a.py",
+        """
+        from torch import nn
+        net = nn.Linear(2, 1)
+        for x in batches:
+            scores = net(x)
+            scores.exp().mean().backward()
+        for x in batches:
+            scores.exp().sum().backward()
+    """,
+        [7],
+    ),
+    # the same later backward outside any loop: the first loop's last backward freed what it needs
+    (
+        "a-later-backward-reuses-the-last-steps-output",
+        "a.py",
+        """
+        from torch import nn
+        net = nn.Linear(2, 1)
+        for x in batches:
+            scores = net(x)
+            scores.exp().mean().backward()
+        scores.exp().sum().backward()
+    """,
+        [5],
+    ),
 ]
 
 

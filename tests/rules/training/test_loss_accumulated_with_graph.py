@@ -175,6 +175,88 @@ CASES = [
     """,
         [],
     ),
+    # a sequence unrolled over time steps: the decoder hands its state to the next step, so the steps build one
+    # graph and their total is the sequence's loss (it dies with the call), not a leak across steps
+    (
+        "sequence-loss-over-recurrent-time-steps",
+        "a.py",
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        class Decoder(nn.Module):
+            def forward(self, x, h):
+                h = self.cell(x, h)
+                return self.out(h), h
+        decoder = Decoder()
+        def sequence_loss(inputs, targets, hidden):
+            loss = 0
+            for t in range(len(targets)):
+                output, hidden = decoder(inputs[t], hidden)
+                loss += F.mse_loss(output, targets[t])
+            return loss.item() / len(targets)
+    """,
+        [],
+    ),
+    # the same total, bound before the loop over sequences too: it keeps every sequence's graph
+    (
+        "sequence-losses-summed-over-the-data",
+        "a.py",
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        class Decoder(nn.Module):
+            def forward(self, x, h):
+                h = self.cell(x, h)
+                return self.out(h), h
+        decoder = Decoder()
+        def evaluate(pairs, hidden):
+            loss = 0
+            for inputs, targets in pairs:
+                state = hidden
+                for t in range(len(targets)):
+                    output, state = decoder(inputs[t], state)
+                    loss += F.mse_loss(output, targets[t])
+            return loss.item()
+    """,
+        [14],
+    ),
+    # time steps that share no state: each step's graph is its own, and the total keeps them all
+    (
+        "time-steps-without-carried-state",
+        "a.py",
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        def sequence_loss(model: nn.Linear, inputs, targets):
+            loss = 0
+            for t in range(len(targets)):
+                loss += F.mse_loss(model(inputs[t]), targets[t])
+            return loss.item()
+    """,
+        [6],
+    ),
+    # an epoch's loss is the numpy mean of its steps' `.item()` numbers: a host number, although `loss` also
+    # names a tensor in the same (notebook) scope
+    (
+        "numpy-mean-of-step-losses",
+        "a.py",
+        """
+        import numpy as np
+        import torch.nn.functional as F
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        def epoch_loss(loader, step):
+            losses = []
+            for xb, yb in loader:
+                losses.append(step(xb, yb))
+            return np.mean(losses)
+        history = []
+        for epoch in range(10):
+            loss = epoch_loss(loader, step)
+            history.append(loss)
+    """,
+        [],
+    ),
     (
         "returned-for-a-joint-backward",
         "a.py",

@@ -4,7 +4,10 @@ A value added into `total` / `history.append(...)` / `outputs[k] = ...` keeps wh
 (an autograd graph, a device tensor) alive for as long as the accumulator lives. Rules about
 such leaks (TL105 for losses, TL117 for model outputs) flag only accumulators that outlive the
 iteration: a `self.` attribute, or a name bound before the innermost loop and never reset
-inside it (a list re-created each iteration releases last iteration's values).
+inside it (a list re-created each iteration releases last iteration's values). A loop whose
+iterations build one graph (a sequence unrolled over time steps: a forward pass hands its state
+to the next one, and nothing back-propagates inside) is not an iteration of that kind: the total
+of its steps is the sequence's loss, and the loop that matters is the one around it.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.engine.core.walk import iter_nodes
 from torchlint.engine.flow.graph_flow import names_read
+from torchlint.engine.flow.iteration_values import carried_state, cut_by_forward, state_argument
 from torchlint.engine.semantic.names import dotted
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
+    from torchlint.engine.flow.blocks import Loop
     from torchlint.engine.flow.graph_flow import Body
 
 
@@ -34,19 +40,35 @@ def outlives_iteration(ctx: FileContext, acc: str, body: Body) -> bool:
     if acc.startswith("self.") and acc.count(".") == 1:
         return True
     loops = [lp for lp in ctx.loops if body.index(lp) is not None]
-    if not loops:
-        return False
-    loop = loops[-1]
-    start = body.index(loop)
-    assert start is not None
     defs = body.defs.get(acc, ())
-    before = any(d.index < start and loop not in d.loops for d in defs)
-    reset = any(
-        loop in d.loops
-        and not (isinstance(d.value, cst.BinaryOperation) and acc in (dotted(d.value.left), dotted(d.value.right)))
-        for d in defs
-    )
-    return before and not reset
+    for loop in reversed(loops):
+        start = body.index(loop)
+        assert start is not None
+        before = any(d.index < start and loop not in d.loops for d in defs)
+        reset = any(
+            loop in d.loops
+            and not (isinstance(d.value, cst.BinaryOperation) and acc in (dotted(d.value.left), dotted(d.value.right)))
+            for d in defs
+        )
+        if not before or reset:
+            return False
+        if not _one_graph(body, loop):
+            return True
+    return False
+
+
+def _one_graph(body: Body, loop: Loop) -> bool:
+    """The iterations of `loop` build one autograd graph: a forward pass hands the state it returns to the
+    next iteration's (`out, hidden = decoder(x, hidden)`, no graph cut in its `forward`) and no backward
+    runs in the loop. A total over those iterations keeps nothing alive that the state does not."""
+    if any(loop in b.loops for b in body.backwards):
+        return False
+    for n in iter_nodes(loop.body, into_functions=False):
+        if isinstance(n, cst.Assign) and state_argument(n) is not None:
+            state = carried_state(body, n)
+            if state is not None and loop in state.loops and not cut_by_forward(body, state.call):
+                return True
+    return False
 
 
 def backpropagated_this_iteration(ctx: FileContext, body: Body, value: cst.BaseExpression) -> bool:

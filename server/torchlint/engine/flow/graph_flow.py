@@ -332,6 +332,16 @@ class Body:
             memos[d] = memo
         return memo
 
+    def bound_before_its_loop(self, backward: Backward, defs: Iterable[Def]) -> list[Def]:
+        """Those of `defs` (of the graph `backward` runs through) bound before its innermost loop and never in
+        it: each iteration after the first back-propagates through the graph the first one freed."""
+        if not backward.loops:
+            return []
+        loop = backward.loops[-1]
+        start = self.index(loop)
+        assert start is not None, "the body's walk numbers every statement of it, its loops included"
+        return [d for d in defs if d.index < start and loop not in d.loops and not self.defined_in(d.name, loop)]
+
     def graph_defs(self, expr: cst.BaseExpression, index: int, leaves: bool = False) -> set[Def]:
         """Every graph-carrying assignment that `expr` (at statement `index`) is built from; with `leaves`,
         graphs may also start at tensors that require grad (the leaves themselves carry none)."""

@@ -123,6 +123,11 @@ LOSS_FUNCTIONS = frozenset(
 )
 
 # -- what a call to a library API returns -------------------------------------------------
+# numpy reductions: a host number (numpy's float; an array of them with `axis=`), never a tensor with a graph
+# (`np.mean(losses)` of a tensor on the device raises).
+NUMPY_REDUCTIONS = frozenset(
+    "mean average sum nansum nanmean median std var min max amin amax prod ptp percentile quantile".split()
+)
 # Exact qualified names (after names.CANONICAL folding).
 RETURNS: dict[str, Kind] = {
     "torch.nn.Module": Kind.MODEL,
@@ -169,7 +174,7 @@ RETURNS: dict[str, Kind] = {
     "float": Kind.NUMBER,
     "int": Kind.NUMBER,
     "len": Kind.NUMBER,
-}
+} | dict.fromkeys((f"numpy.{f}" for f in NUMPY_REDUCTIONS), Kind.NUMBER)
 
 # Calls whose result is their first argument (same kind): wrappers that keep the object's API.
 PASS_THROUGH = frozenset({"torch.compile", "torch.jit.script", "torch.jit.trace", "copy.deepcopy"})

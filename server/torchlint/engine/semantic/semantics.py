@@ -189,8 +189,8 @@ class Semantics:
         other = self.scopes().definition(fn)
         return self.inference.returns(other) if isinstance(other, _FUNCTIONS) else Kind.NONE
 
-    def arguments(self, fn: cst.FunctionDef, param: cst.Param) -> list[tuple[cst.BaseExpression, Scope]]:
-        """(argument expression, caller scope) for `param` at each call of `fn` in this file; an argument
+    def arguments(self, fn: cst.FunctionDef, param: cst.Param) -> list[tuple[cst.BaseExpression, Scope, cst.Call]]:
+        """(argument expression, caller scope, call) for `param` at each call of `fn` in this file; an argument
         nothing can be said of (`*args`, a missing argument without default) is a Name `__unknown__`."""
         chain = next((c for f, c in self.functions().get(fn.name.value, ()) if f is fn), None)
         if chain is None:
@@ -199,8 +199,8 @@ class Semantics:
 
     def _arguments(
         self, fn: cst.FunctionDef, scope: Scope, param: cst.Param
-    ) -> Iterator[tuple[cst.BaseExpression, Scope]]:
-        """(argument expression, caller scope) for `param` at each call of `fn` in this file."""
+    ) -> Iterator[tuple[cst.BaseExpression, Scope, cst.Call]]:
+        """(argument expression, caller scope, call) for `param` at each call of `fn` in this file."""
         method = scope.parent is not None and isinstance(scope.parent.node, cst.ClassDef)
         positional = [*fn.params.posonly_params, *fn.params.params]
         index = next((i for i, p in enumerate(positional) if p is param), None)
@@ -213,14 +213,14 @@ class Semantics:
             if method and (scope.parent is None or scope.parent.node not in chain):
                 continue
             if any(a.star for a in call.args):
-                yield cst.Name("__unknown__"), self.scope_of_chain(chain)
+                yield cst.Name("__unknown__"), self.scope_of_chain(chain), call
                 continue
             arg = _argument(call, param.name.value, index)
             caller = self.scope_of_chain(chain)
             if arg is not None:
-                yield arg, caller
+                yield arg, caller, call
             elif param.default is None:
-                yield cst.Name("__unknown__"), caller
+                yield cst.Name("__unknown__"), caller, call
 
 
 def _argument(call: cst.Call, name: str, index: int | None) -> cst.BaseExpression | None:

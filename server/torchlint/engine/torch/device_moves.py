@@ -9,7 +9,7 @@ computed once per file, lazily, on the first question.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from torchlint.engine.semantic.kinds import DEVICE_TYPES, SAME_DEVICE_METHODS
 from torchlint.engine.semantic.names import Imports, dotted
 
 if TYPE_CHECKING:
+    from torchlint.engine.semantic.call_sites import CallSites
     from torchlint.engine.semantic.project import ModuleSummary
     from torchlint.engine.semantic.scopes import Scopes
     from torchlint.engine.semantic.semantics import Semantics
@@ -122,8 +123,16 @@ _Key = tuple[int, str]
 class DeviceMoves:
     """Every move in a file, by what was moved: the binding of its name (scopes.py), not the name."""
 
-    def __init__(self, module: cst.Module, imports: Imports, scopes: Scopes, semantics: Semantics) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        imports: Imports,
+        scopes: Scopes,
+        semantics: Semantics,
+        sites: Callable[[], CallSites],
+    ) -> None:
         self.module = module
+        self.sites = sites  # asked only for the order of module-level code
         self.imports = imports
         self.scopes = scopes
         self.semantics = semantics
@@ -132,13 +141,20 @@ class DeviceMoves:
         self.called: set[str] = set()  # dotted names that are called somewhere: `model(x)`
         self._scan(module.body, module, None)
 
-    def of(self, name: str | None, at: cst.CSTNode | None = None) -> list[Move]:
+    def of(self, name: str | None, at: cst.CSTNode | None = None, before: cst.Call | None = None) -> list[Move]:
         """The moves of what `name` denotes when read in scope `at` (the module by default). A parameter
-        no move inside its function reaches is moved when every caller in the file passes a moved value."""
+        no move inside its function reaches is moved when every caller in the file passes a moved value.
+        With `before`, a call of module-level code reading it: that code runs in order (a notebook's cells
+        too), so a move made by module-level code of a later top-level statement has not run yet."""
         if not name:
             return []
         scope = at if at is not None else self.module
         found = self._by_key.get(self._key(name, scope), [])
+        if found and before is not None:
+            order = self.sites().top_order
+            use = order.get(id(before))
+            if use is not None:
+                found = [m for m in found if order.get(id(m.call), use) <= use]
         if found or "." in name:
             return found
         binding = self.scopes.binding_scope(name, scope)
@@ -166,8 +182,8 @@ class DeviceMoves:
         self._aliasing.add(id(fn))  # recursion: `def f(m): f(m)` proves nothing
         try:
             moves: list[Move] = []
-            for arg, caller in self.semantics.arguments(fn, param):
-                found = self.of(dotted(arg), caller.node)
+            for arg, caller, call in self.semantics.arguments(fn, param):
+                found = self.of(dotted(arg), caller.node, call)
                 if not found:
                     return []  # a caller passes something not proven moved
                 moves.extend(found)
