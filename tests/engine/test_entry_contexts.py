@@ -341,3 +341,23 @@ def test_a_method_is_entered_from_every_possible_caller_in_the_project(tmp_path,
     root = _project(tmp_path, {"blocks.py": BLOCKS, "model.py": MODEL, "train.py": script})
     blocks = _file_ctx(root / "blocks.py")
     assert _body(blocks, "load_from").grad_off is grad_off
+
+
+@pytest.mark.parametrize(
+    "main,set_up",
+    [
+        # a helper of another file that calls init_process_group (under a branch), then the method
+        ("def main(args, t):\n    setup(args)\n    t.wrap()\n\nmain(None, None)\n", True),
+        ("def main(args, t):\n    t.wrap()\n    setup(args)\n\nmain(None, None)\n", False),  # nothing before
+        ("def main(args, t):\n    t.wrap()\n", None),  # main has no caller: unknown
+    ],
+)
+def test_a_process_group_set_up_before_every_call_reaches_the_callee(tmp_path, main, set_up):
+    files = {
+        "dist.py": "import torch\n\ndef setup(args):\n    if args.ddp:\n        torch.distributed.init_process_group()\n",
+        "task.py": "import torch\n\nclass T:\n    def wrap(self):\n        return torch.nn.parallel.DistributedDataParallel(self)\n",
+        "main.py": "from dist import setup\n" + main,
+    }
+    root = _project(tmp_path, files)
+    task = _file_ctx(root / "task.py")
+    assert _body(task, "wrap").process_group is set_up

@@ -10,7 +10,10 @@ answers for any point of a file:
 - `frequency`: ONCE (not in a loop), CONDITIONAL (behind an `if`/`except`/conditional expression below its
   innermost loop: `if step % N == 0: validate()`), EVERY (each iteration of a loop), or UNKNOWN;
 - `cuda`: CUDA is known to be there, or a test looking at the accelerator guards it (cuda_guards.py);
-- `rank0`: only the rank-0 process runs it (`if dist.get_rank() == 0:`, `if accelerator.is_main_process:`).
+- `rank0`: only the rank-0 process runs it (`if dist.get_rank() == 0:`, `if accelerator.is_main_process:`);
+- `process_group`: the default process group is set up before it (True), not (False: module level with no
+  set-up before), or unknown (None): a statement before it in its blocks, or before each of its calls, sets it
+  up (process_group.py: `init_process_group(...)` or a project helper that calls it, in any file).
 
 What the enclosing blocks of the point do not decide comes from its function's entry context: the join over
 every call site of the function, in this file and in the project files that import it (through the project
@@ -35,6 +38,7 @@ import libcst as cst
 from torchlint.engine.core.walk import parent_map
 from torchlint.engine.flow.cuda_guards import CudaEstablished, DeviceGuardTest
 from torchlint.engine.flow.no_grad_callers import KEPT, grad_mode
+from torchlint.engine.flow.process_group import ProcessGroupSetUp
 from torchlint.engine.flow.ranks import rank_zero_test
 from torchlint.engine.semantic.call_sites import CallSite
 from torchlint.engine.semantic.kinds import Kind
@@ -59,11 +63,11 @@ class Frequency(enum.IntEnum):
     UNKNOWN = 3
 
 
-FACTS = ("grad_off", "frequency", "cuda", "rank0")
+FACTS = ("grad_off", "frequency", "cuda", "rank0", "process_group")
 
 
 def _join(fact: str, a: object, b: object) -> object:
-    if fact == "grad_off":  # (`no_grad`, `cuda`, `rank0`: proven at every call)
+    if fact == "grad_off" or fact == "process_group":  # (`no_grad`, `cuda`, `rank0`: proven at every call)
         return a if a == b else None
     if fact == "frequency":
         return max(a, b)  # type: ignore[call-overload]
@@ -78,6 +82,7 @@ _UNKNOWN: dict[str, object] = {
     "cuda": False,
     "cuda_checked": False,
     "rank0": False,
+    "process_group": None,
 }
 _MODULE: dict[str, object] = {
     "grad_off": False,
@@ -85,6 +90,7 @@ _MODULE: dict[str, object] = {
     "frequency": Frequency.ONCE,
     "cuda": False,
     "rank0": False,
+    "process_group": False,
 }
 _GRAD_FACTS = frozenset({"grad_off", "no_grad"})
 # the join of anything with these is themselves: once reached, no further call site is read
@@ -121,6 +127,10 @@ class Context:
         return bool(self._analysis.fact("rank0", self._node, self._fn))
 
     @property
+    def process_group(self) -> bool | None:
+        return self._analysis.fact("process_group", self._node, self._fn)  # type: ignore[return-value]
+
+    @property
     def rare(self) -> bool:
         """Proven not to run in every iteration of the loop around its call: conditional, once, or on rank 0."""
         return self.frequency in (Frequency.ONCE, Frequency.CONDITIONAL) or self.rank0
@@ -148,6 +158,7 @@ class CallingContexts:
         self.tests = DeviceGuardTest(ctx)
         self.checks = DeviceGuardTest(ctx, flags=False)  # what a call site's guard must show for its callee
         self.cuda = CudaEstablished(ctx, self.tests, self.resolve)
+        self.process_group = ProcessGroupSetUp(self._sets_up)
         self._entries: dict[tuple[str, cst.FunctionDef], object] = {}
         self._parents: dict[Root, dict[int, cst.CSTNode]] = {}
         self._sites: dict[int, CallSite] = {}  # id(call) -> its call site, for the calls asked about
@@ -371,6 +382,11 @@ class CallingContexts:
         top = [f for f, chain in defs if not chain]
         return (other, top[0]) if len(top) == 1 else None
 
+    def _sets_up(self, func: cst.BaseExpression) -> bool:
+        """The function `func` runs (this file's or a project module's) sets the process group up."""
+        target = self.resolve(func)
+        return target is not None and target[0].calling_contexts.process_group.function(target[1])
+
     def _chain(self, fn: cst.FunctionDef) -> tuple[cst.CSTNode, ...] | None:
         if self._roots is None:
             self._roots = {f: c for defs in self.ctx.call_sites.functions.values() for f, c in defs}
@@ -466,6 +482,16 @@ class CallingContexts:
         for parent, child in ancestors:
             if type(parent) is cst.If and child is parent.body:
                 if rank_zero_test(self.ctx, None, parent.test, 0, lambda e: self._kind(e, fn)):
+                    return True
+        return INHERIT
+
+    def _process_group(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
+        for parent, child in ancestors:
+            block = _block_of(parent)
+            for stmt in block or ():
+                if stmt is child:
+                    break
+                if self.process_group.statement(stmt):
                     return True
         return INHERIT
 
