@@ -10,7 +10,7 @@ from torchlint.engine.context import FileContext
 from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.semantic.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_SETUP
+from torchlint.engine.semantic.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_INIT, PROCESS_GROUP_SETUP
 from torchlint.findings import Severity
 
 from ._helpers import DDP, DIST_SAMPLER
@@ -26,7 +26,7 @@ def _set_up_elsewhere(ctx: FileContext) -> bool:
 def _set_up_in_project(ctx: FileContext) -> bool:
     """Some file of the project (or one it cannot list) sets a process group up."""
     project = ctx.project
-    return project is None or any(project.calling(n) != [] for n in PROCESS_GROUP_SETUP)
+    return project is None or any(project.calling(n) != [] for n in PROCESS_GROUP_INIT)
 
 
 def _unknown_setup_call(ctx: FileContext) -> bool:
@@ -67,9 +67,10 @@ class DdpWithoutProcessGroup(Rule):
         "`init_process_group` — neither the file nor the project modules it imports — and uses no launcher "
         "library (Accelerate, Lightning, DeepSpeed, ...) that would. A library module is judged with its "
         "callers: it is flagged when no file that imports it sets the process group up and either no file of "
-        "the project does or every path into the call is proven to start where none ran before it. Silent where a set-up runs before the call, "
-        "in its function or before every call of that function (a method: every `x.m(...)` of the project), "
-        "directly or through a project helper that calls `init_process_group`, in any file."
+        "the project does or every path into the call is proven to start where none ran before it. Silent "
+        "where a set-up runs before the call, in its function or before every call of that function (a "
+        "method: every `x.m(...)` of the project), directly or through a project helper that calls "
+        "`init_process_group`, in any file."
     )
     why = (
         "Both query the default process group at construction (`DistributedSampler` for the world size and "

@@ -219,7 +219,7 @@ class CallingContexts:
             if other is not fn and (bool(other_chain) and type(other_chain[-1]) is cst.ClassDef) == method:
                 return unknown  # another function of the file answers to the same calls
         joined: object = RECURSIVE
-        values = self._method_values(fact, fn, chain[-1]) if method else self._values(fact, fn, k, top=not chain)
+        values = self._method_values(fact, fn, chain[-1]) if method else self._values(fact, fn, top=not chain)
         for v in values:
             if v is UNKNOWN_CALLER:
                 return unknown
@@ -229,7 +229,7 @@ class CallingContexts:
                     return joined  # no further call can change it: the other files are not read
         return unknown if joined is RECURSIVE else joined
 
-    def _values(self, fact: str, fn: cst.FunctionDef, k: tuple[str, str], top: bool) -> Iterator[object]:
+    def _values(self, fact: str, fn: cst.FunctionDef, top: bool) -> Iterator[object]:
         """The fact at each call of function `fn`: this file's first, then (for a top-level function) the
         project files that import this one, each read only when asked for."""
         for site in self.ctx.call_sites.calls_of(fn):
