@@ -14,7 +14,7 @@ from torchlint.findings import Severity
 
 class HardCodedCuda(Rule):
     code = "TL303"
-    analyses = frozenset({Analysis.CALLING_CONTEXTS, Analysis.CALL_SITES, Analysis.SCOPES})
+    analyses = frozenset({Analysis.CALLING_CONTEXTS, Analysis.CALL_SITES, Analysis.SCOPES, Analysis.VALUES})
     requires = ("cuda",)
     name = "hard-coded-cuda"
     message = (

@@ -10,7 +10,7 @@ from torchlint.engine.context import FileContext
 from torchlint.engine.core.analyses import Analysis
 from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.rule import Invalid, Rule
-from torchlint.engine.semantic.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_SETUP
+from torchlint.engine.semantic.kinds import LAUNCHER_LIBRARIES, PROCESS_GROUP_INIT, PROCESS_GROUP_SETUP
 from torchlint.findings import Severity
 
 from ._helpers import DDP, DIST_SAMPLER
@@ -21,6 +21,12 @@ def _set_up_elsewhere(ctx: FileContext) -> bool:
     if any(ctx.imports.imports_module(m) for m in LAUNCHER_LIBRARIES):
         return True
     return ctx.program_calls(*PROCESS_GROUP_SETUP) or _unknown_setup_call(ctx)
+
+
+def _set_up_in_project(ctx: FileContext) -> bool:
+    """Some file of the project (or one it cannot list) sets a process group up."""
+    project = ctx.project
+    return project is None or any(project.calling(n) != [] for n in PROCESS_GROUP_INIT)
 
 
 def _unknown_setup_call(ctx: FileContext) -> bool:
@@ -37,7 +43,15 @@ def _unknown_setup_call(ctx: FileContext) -> bool:
 class DdpWithoutProcessGroup(Rule):
     code = "TL402"
     analyses = frozenset(
-        {Analysis.CALL_SITES, Analysis.IS_PROGRAM, Analysis.OWN_SUMMARY, Analysis.SCOPES, Analysis.STATEMENT_CALLS}
+        {
+            Analysis.CALLING_CONTEXTS,
+            Analysis.CALL_SITES,
+            Analysis.IS_PROGRAM,
+            Analysis.OWN_SUMMARY,
+            Analysis.SCOPES,
+            Analysis.STATEMENT_CALLS,
+            Analysis.VALUES,
+        }
     )
     requires = ("Distributed",)
     name = "ddp-without-process-group"
@@ -52,7 +66,11 @@ class DdpWithoutProcessGroup(Rule):
         "Flags `DistributedDataParallel(...)` and `DistributedSampler(...)` in a program that never calls "
         "`init_process_group` — neither the file nor the project modules it imports — and uses no launcher "
         "library (Accelerate, Lightning, DeepSpeed, ...) that would. A library module is judged with its "
-        "callers: it is flagged only when no file of the project sets the process group up."
+        "callers: it is flagged when no file that imports it sets the process group up and either no file of "
+        "the project does or every path into the call is proven to start where none ran before it. Silent "
+        "where a set-up runs before the call, in its function or before every call of that function (a "
+        "method: every `x.m(...)` of the project), directly or through a project helper that calls "
+        "`init_process_group`, in any file."
     )
     why = (
         "Both query the default process group at construction (`DistributedSampler` for the world size and "
@@ -93,6 +111,7 @@ model = DDP(net)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.done = False  # the file names a DistributedDataParallel or a DistributedSampler (`requires`)
+        self.elsewhere: bool | None = None  # `_set_up_elsewhere`, asked once
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.done:
@@ -106,8 +125,17 @@ model = DDP(net)
             what = "DistributedDataParallel"
         else:
             return
-        self.done = True
         # Asked at the first wrapper or sampler, not for every file that names one: the answer reads the
         # program around the file (its imports, its callers: a scan of the project).
-        if not _set_up_elsewhere(self.ctx):
-            self.report(node, self.message.format(what=what))
+        if self.elsewhere is None:
+            self.elsewhere = _set_up_elsewhere(self.ctx)
+        if self.elsewhere:
+            self.done = True
+            return
+        # Then the call's own context, through its callers in any file (asked last: it reads them): set up
+        # before it, or (a library module of a project that sets a group up somewhere) not proven missing.
+        found = self.ctx.context_at(node).process_group
+        if found or found is None and not self.ctx.is_program and _set_up_in_project(self.ctx):
+            return
+        self.done = True
+        self.report(node, self.message.format(what=what))

@@ -26,6 +26,7 @@ class WrappedStateDictSaved(Rule):
             Analysis.KINDS,
             Analysis.OWN_SUMMARY,
             Analysis.SCOPES,
+            Analysis.VALUES,
         }
     )
     requires = ("state_dict",)

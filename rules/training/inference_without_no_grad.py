@@ -39,6 +39,7 @@ class InferenceWithoutNoGrad(Rule):
             Analysis.LOOP_ANALYSIS,
             Analysis.OWN_SUMMARY,
             Analysis.SCOPES,
+            Analysis.VALUES,
         }
     )
     # what the two checks look for: an eval-mode switch before a loop, a backward() the helpers' callers run

@@ -28,12 +28,14 @@ class InplaceOnLeaf(Rule):
     code = "TL120"
     analyses = frozenset(
         {
+            Analysis.CALLING_CONTEXTS,
             Analysis.CALL_SITES,
             Analysis.GRAD_SWITCHES,
             Analysis.GRAPH_BODIES,
             Analysis.LAYOUT,
             Analysis.OWN_SUMMARY,
             Analysis.SCOPES,
+            Analysis.VALUES,
         }
     )
     requires = ("Parameter", "requires_grad", "torch.nn", "nn.")
@@ -50,7 +52,10 @@ class InplaceOnLeaf(Rule):
         "proven a leaf that requires grad: an `nn.Parameter(...)`, a tensor created with `requires_grad=True` "
         "or marked with `requires_grad_()`, a `self.` attribute every method sets to one, or the `.weight` / "
         "`.bias` of a torch.nn layer built in sight (`nn.Linear`, convolutions, norms, `nn.Embedding`). "
-        "Silent under `torch.no_grad()` / `torch.inference_mode()` (a `with` block or a decorator), on "
+        "Silent under `torch.no_grad()` / `torch.inference_mode()` (a `with` block or a decorator), and in a "
+        "function every possible caller of which in the project runs it so (for a method: every `x.m(...)` "
+        "in any file whose receiver is not proven another class with its own `m`). A function nothing in "
+        "the project calls is an entry point: it runs in PyTorch's default mode, autograd on. Silent on "
         "`.data`, on non-leaf tensors (`w * 2`), on `torch.nn.init.*` calls, and on tensors whose "
         "`requires_grad` is turned off in the file."
     )
@@ -218,6 +223,8 @@ with torch.no_grad():
         what = self._leaf(target, at) if at is not None else None
         if what is None:
             return
+        if self.ctx.context_at(node).no_grad:
+            return  # every possible caller (cross-file) runs it with autograd off: asked last, it reads them
         expr = self.ctx.module.code_for_node(target)
         self.report(node, self.message.format(op=op, expr=expr, what=what), fix=self._wrap(node))
 

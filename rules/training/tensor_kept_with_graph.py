@@ -34,6 +34,7 @@ class TensorKeptWithGraph(Rule):
             Analysis.KINDS,
             Analysis.OWN_SUMMARY,
             Analysis.SCOPES,
+            Analysis.VALUES,
         }
     )
     requires = ("append", "extend", "+=", "]=", "] =")

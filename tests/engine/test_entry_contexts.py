@@ -296,3 +296,68 @@ def test_a_cpu_tensor_type_test_is_no_cuda_guard():
     ctx = _ctx(src)
     (call,) = [s.call for s in ctx.call_sites.calls if ctx.module.code_for_node(s.call) == "z.cuda()"]
     assert not ctx.calling_contexts.at(call, _fn(ctx, "pad")).cuda
+
+
+BLOCKS = """\
+import torch
+from torch import nn
+
+class Unit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def load_from(self, w):
+        self.fc.weight.copy_(w)
+"""
+MODEL = """\
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def load_from(self, w):
+        with torch.no_grad():
+            for name, unit in self.named_children():
+                unit.load_from(w)
+"""
+
+
+@pytest.mark.parametrize(
+    "script,grad_off",
+    [
+        # the receiver's class is another one with its own `load_from`: not a caller of Unit's
+        ("from model import Net\nnet = Net()\nnet.load_from(None)\n", True),
+        # a receiver of unknown class outside no_grad may be a Unit: either
+        ("def load(m):\n    m.load_from(None)\n", None),
+        # `x.load_from` also handed on as a value: a callback may run anywhere
+        (
+            "import torch\ndef hooks(m):\n    with torch.no_grad():\n        m.load_from(None)\n    return [m.load_from]\n",
+            None,
+        ),
+    ],
+)
+def test_a_method_is_entered_from_every_possible_caller_in_the_project(tmp_path, script, grad_off):
+    # `unit.load_from(...)` in another file, on a receiver whose class is unknown (named_children), under no_grad
+    root = _project(tmp_path, {"blocks.py": BLOCKS, "model.py": MODEL, "train.py": script})
+    blocks = _file_ctx(root / "blocks.py")
+    assert _body(blocks, "load_from").grad_off is grad_off
+
+
+@pytest.mark.parametrize(
+    "main,set_up",
+    [
+        # a helper of another file that calls init_process_group (under a branch), then the method
+        ("def main(args, t):\n    setup(args)\n    t.wrap()\n\nmain(None, None)\n", True),
+        ("def main(args, t):\n    t.wrap()\n    setup(args)\n\nmain(None, None)\n", False),  # nothing before
+        ("def main(args, t):\n    t.wrap()\n", None),  # main has no caller: unknown
+    ],
+)
+def test_a_process_group_set_up_before_every_call_reaches_the_callee(tmp_path, main, set_up):
+    files = {
+        "dist.py": "import torch\n\ndef setup(args):\n    if args.ddp:\n        torch.distributed.init_process_group()\n",
+        "task.py": "import torch\n\nclass T:\n    def wrap(self):\n        return torch.nn.parallel.DistributedDataParallel(self)\n",
+        "main.py": "from dist import setup\n" + main,
+    }
+    root = _project(tmp_path, files)
+    task = _file_ctx(root / "task.py")
+    assert _body(task, "wrap").process_group is set_up

@@ -67,3 +67,50 @@ def test_tl120_a_module_frozen_in_code_is_silent_one_frozen_in_a_comment_is_not(
     assert findings(src.format("fc.requires_grad_(False)"), "TL120") == []
     assert findings(src.format("fc.weight.requires_grad = False"), "TL120") == []
     assert [f.line for f in findings(src.format("# fc.requires_grad_(False) was tried here"), "TL120")] == [4]
+
+
+BLOCK = """\
+from torch import nn
+
+class Unit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def load_from(self, w):
+        self.fc.weight.copy_(w)
+"""
+
+
+def _project_findings(tmp_path, model: str, script: str) -> list[int]:
+    from torchlint.engine import lint_text
+    from torchlint.registry import rules
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    for name, text in {"block.py": BLOCK, "model.py": model, "train.py": script}.items():
+        (tmp_path / name).write_text(text)
+    return [f.line for f in lint_text(str(tmp_path / "block.py"), BLOCK, [rules()["TL120"]]).findings]
+
+
+MODEL = """\
+import torch
+from torch import nn
+
+class Net(nn.Module):
+    def load_from(self, w):
+        with torch.no_grad():
+            for name, unit in self.named_children():
+                unit.load_from(w)
+"""
+
+
+def test_tl120_method_whose_every_possible_caller_turns_autograd_off_is_silent(tmp_path):
+    # its only callers: `unit.load_from(...)` (receiver of unknown class) in another file, under no_grad; the
+    # script's `net.load_from(...)` is Net's own method (ViT-pytorch's PreActBottleneck.load_from)
+    script = "from model import Net\nnet = Net()\nnet.load_from(None)\n"
+    assert _project_findings(tmp_path, MODEL, script) == []
+
+
+def test_tl120_method_with_a_possible_caller_outside_no_grad_is_reported(tmp_path):
+    script = "def load(m, w):\n    m.load_from(w)\n"
+    assert _project_findings(tmp_path, MODEL, script) == [9]

@@ -10,17 +10,24 @@ answers for any point of a file:
 - `frequency`: ONCE (not in a loop), CONDITIONAL (behind an `if`/`except`/conditional expression below its
   innermost loop: `if step % N == 0: validate()`), EVERY (each iteration of a loop), or UNKNOWN;
 - `cuda`: CUDA is known to be there, or a test looking at the accelerator guards it (cuda_guards.py);
-- `rank0`: only the rank-0 process runs it (`if dist.get_rank() == 0:`, `if accelerator.is_main_process:`).
+- `rank0`: only the rank-0 process runs it (`if dist.get_rank() == 0:`, `if accelerator.is_main_process:`);
+- `process_group`: the default process group is set up before it (True), not (False: module level with no
+  set-up before), or unknown (None): a statement before it in its blocks, or before each of its calls, sets it
+  up (process_group.py: `init_process_group(...)` or a project helper that calls it, in any file).
 
 What the enclosing blocks of the point do not decide comes from its function's entry context: the join over
 every call site of the function, in this file and in the project files that import it (through the project
-index). A function with no known call site, called from a lambda or a def's header, handed on as a value (a
-callback), or sharing its name with another function of the file, has an UNKNOWN entry; a recursive call adds
-nothing to its own function's entry. Rules read `ctx.context_at(node)`; none walks callers itself.
+index). A method's call sites are its possible callers: every `self.m(...)` and `x.m(...)` of the project (the
+receiver's class is mostly unknown, and an object reaches a method without an import) except those whose
+receiver is proven built by another class with its own `m`. A function with no known call site, called from a
+lambda or a def's header, handed on as a value (a callback; `x.m` read without a call), or sharing its name with
+another function of the file, has an UNKNOWN entry; a recursive call adds nothing to its own function's entry.
+Rules read `ctx.context_at(node)`; none walks callers itself.
 """
 
 from __future__ import annotations
 
+import ast
 import enum
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,10 +38,12 @@ import libcst as cst
 from torchlint.engine.core.walk import parent_map
 from torchlint.engine.flow.cuda_guards import CudaEstablished, DeviceGuardTest
 from torchlint.engine.flow.no_grad_callers import KEPT, grad_mode
+from torchlint.engine.flow.process_group import ProcessGroupSetUp
 from torchlint.engine.flow.ranks import rank_zero_test
 from torchlint.engine.semantic.call_sites import CallSite
 from torchlint.engine.semantic.kinds import Kind
 from torchlint.engine.semantic.names import is_main_guard
+from torchlint.engine.semantic.values import where_of
 
 if TYPE_CHECKING:
     from torchlint.engine.context import FileContext
@@ -54,11 +63,11 @@ class Frequency(enum.IntEnum):
     UNKNOWN = 3
 
 
-FACTS = ("grad_off", "frequency", "cuda", "rank0")
+FACTS = ("grad_off", "frequency", "cuda", "rank0", "process_group")
 
 
 def _join(fact: str, a: object, b: object) -> object:
-    if fact == "grad_off":  # (`no_grad`, `cuda`, `rank0`: proven at every call)
+    if fact == "grad_off" or fact == "process_group":  # (`no_grad`, `cuda`, `rank0`: proven at every call)
         return a if a == b else None
     if fact == "frequency":
         return max(a, b)  # type: ignore[call-overload]
@@ -73,6 +82,7 @@ _UNKNOWN: dict[str, object] = {
     "cuda": False,
     "cuda_checked": False,
     "rank0": False,
+    "process_group": None,
 }
 _MODULE: dict[str, object] = {
     "grad_off": False,
@@ -80,6 +90,7 @@ _MODULE: dict[str, object] = {
     "frequency": Frequency.ONCE,
     "cuda": False,
     "rank0": False,
+    "process_group": False,
 }
 _GRAD_FACTS = frozenset({"grad_off", "no_grad"})
 # the join of anything with these is themselves: once reached, no further call site is read
@@ -116,6 +127,10 @@ class Context:
         return bool(self._analysis.fact("rank0", self._node, self._fn))
 
     @property
+    def process_group(self) -> bool | None:
+        return self._analysis.fact("process_group", self._node, self._fn)  # type: ignore[return-value]
+
+    @property
     def rare(self) -> bool:
         """Proven not to run in every iteration of the loop around its call: conditional, once, or on rank 0."""
         return self.frequency in (Frequency.ONCE, Frequency.CONDITIONAL) or self.rank0
@@ -143,6 +158,7 @@ class CallingContexts:
         self.tests = DeviceGuardTest(ctx)
         self.checks = DeviceGuardTest(ctx, flags=False)  # what a call site's guard must show for its callee
         self.cuda = CudaEstablished(ctx, self.tests, self.resolve)
+        self.process_group = ProcessGroupSetUp(self._sets_up)
         self._entries: dict[tuple[str, cst.FunctionDef], object] = {}
         self._parents: dict[Root, dict[int, cst.CSTNode]] = {}
         self._sites: dict[int, CallSite] = {}  # id(call) -> its call site, for the calls asked about
@@ -197,13 +213,14 @@ class CallingContexts:
         method = bool(chain) and type(chain[-1]) is cst.ClassDef
         k = ("self" if method else "name", fn.name.value)
         index = self.ctx.call_sites
-        if k in index.referenced:
+        if k in index.referenced or method and ("attr", k[1]) in index.referenced:
             return unknown  # handed on as a value: a callback may run anywhere
         for other, other_chain in index.functions.get(fn.name.value, ()):
             if other is not fn and (bool(other_chain) and type(other_chain[-1]) is cst.ClassDef) == method:
                 return unknown  # another function of the file answers to the same calls
         joined: object = RECURSIVE
-        for v in self._values(fact, fn, k, top=not chain):
+        values = self._method_values(fact, fn, chain[-1]) if method else self._values(fact, fn, top=not chain)
+        for v in values:
             if v is UNKNOWN_CALLER:
                 return unknown
             if v is not RECURSIVE:
@@ -212,14 +229,64 @@ class CallingContexts:
                     return joined  # no further call can change it: the other files are not read
         return unknown if joined is RECURSIVE else joined
 
-    def _values(self, fact: str, fn: cst.FunctionDef, k: tuple[str, str], top: bool) -> Iterator[object]:
-        """The fact at each call of `fn`: this file's first, then (for a top-level function) the project
-        files that import this one, each read only when asked for."""
-        sites = self.ctx.call_sites
-        for site in sites.calls_of(fn) if k[0] == "name" else sites.by_key.get(k, ()):
+    def _values(self, fact: str, fn: cst.FunctionDef, top: bool) -> Iterator[object]:
+        """The fact at each call of function `fn`: this file's first, then (for a top-level function) the
+        project files that import this one, each read only when asked for."""
+        for site in self.ctx.call_sites.calls_of(fn):
             yield self._site(fact, site)
         if top:
             yield from self._other_files(fact, fn)
+
+    def _method_values(self, fact: str, fn: cst.FunctionDef, cls: cst.CSTNode) -> Iterator[object]:
+        """The fact at each call that may run method `fn` of `cls`: `self.m(...)` and, whatever the receiver
+        (its class unknown), `x.m(...)` in this file, then in every project file that calls an `m`: a method
+        is reached through objects handed anywhere, so no import is needed. A receiver built by another
+        class that defines its own `m` runs that one, and is left out."""
+        owner = (Path(self.ctx.path).resolve(), cls.name.value)  # type: ignore[attr-defined]
+        yield from self.method_calls(fact, fn.name.value, owner)
+        project = self.ctx.project
+        if project is None:
+            return
+        callers = project.calling(fn.name.value)
+        if callers is None:
+            yield UNKNOWN_CALLER
+            return
+        for summary in callers:
+            if summary.path == owner[0]:
+                continue
+            other = self.file_context(summary.path, summary.text)
+            if other is None:
+                yield UNKNOWN_CALLER
+                return
+            yield from other.calling_contexts.method_calls(fact, fn.name.value, owner)
+
+    def method_calls(self, fact: str, name: str, owner: tuple[Path, str]) -> Iterator[object]:
+        """The fact at this file's calls `self.name(...)` / `x.name(...)` that may run method `name` of the
+        class `owner` (its file and name); UNKNOWN_CALLER when `x.name` is also used as a value."""
+        index = self.ctx.call_sites
+        elsewhere = Path(self.ctx.path).resolve() != owner[0]
+        if elsewhere and (("self", name) in index.referenced or ("attr", name) in index.referenced):
+            yield UNKNOWN_CALLER  # (the owner's file has checked its own references)
+            return
+        yield from (self._site(fact, site) for site in index.by_key.get(("self", name), ()))
+        for site in index.by_key.get(("attr", name), ()):
+            if not self._other_class(site, owner):
+                yield self._site(fact, site)
+
+    def _other_class(self, site: CallSite, owner: tuple[Path, str]) -> bool:
+        """The call's receiver is built by a class other than `owner` that defines the method itself."""
+        func = site.call.func
+        assert type(func) is cst.Attribute
+        built = self.ctx.values.builder(func.value, where_of(site))
+        found = self.ctx.semantics.definition(built[0].func) if built is not None else None
+        if found is None or found[1] not in found[0].class_defs:
+            return False
+        summary, name = found
+        if (summary.path.resolve(), name) == owner:
+            return False
+        body = summary.class_defs[name].body
+        method = func.attr.value
+        return any(isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == method for d in body)
 
     def _site(self, fact: str, site: CallSite) -> object:
         """The fact at one call site; RECURSIVE for a call from a function whose entry is being worked out."""
@@ -314,6 +381,11 @@ class CallingContexts:
         defs = other.call_sites.functions.get(found[1], ())
         top = [f for f, chain in defs if not chain]
         return (other, top[0]) if len(top) == 1 else None
+
+    def _sets_up(self, func: cst.BaseExpression) -> bool:
+        """The function `func` runs (this file's or a project module's) sets the process group up."""
+        target = self.resolve(func)
+        return target is not None and target[0].calling_contexts.process_group.function(target[1])
 
     def _chain(self, fn: cst.FunctionDef) -> tuple[cst.CSTNode, ...] | None:
         if self._roots is None:
@@ -410,6 +482,16 @@ class CallingContexts:
         for parent, child in ancestors:
             if type(parent) is cst.If and child is parent.body:
                 if rank_zero_test(self.ctx, None, parent.test, 0, lambda e: self._kind(e, fn)):
+                    return True
+        return INHERIT
+
+    def _process_group(self, ancestors: Ancestors, fn: cst.FunctionDef | None) -> object:
+        for parent, child in ancestors:
+            block = _block_of(parent)
+            for stmt in block or ():
+                if stmt is child:
+                    break
+                if self.process_group.statement(stmt):
                     return True
         return INHERIT
 

@@ -28,7 +28,7 @@ from torchlint.engine.core.walk import (
     small_statements,
 )
 
-Key = tuple[str, str]  # ("name", f) for `f(...)`, ("self", m) for `self.m(...)`
+Key = tuple[str, str]  # ("name", f) for `f(...)`, ("self", m) for `self.m(...)`, ("attr", m) for `x.m(...)`
 Chain = tuple[cst.CSTNode, ...]  # the enclosing FunctionDef / ClassDef nodes, outermost first
 
 
@@ -53,7 +53,8 @@ class CallSites:
     by_key: dict[Key, list[CallSite]] = field(default_factory=dict)
     functions: dict[str, list[tuple[cst.FunctionDef, Chain]]] = field(default_factory=dict)  # chain: around it
     assigns: list[cst.Assign] = field(default_factory=list)
-    # names and `self.x` read without being called, outside lambdas and def / class headers
+    # names, `self.x` and other attributes (`x.m`: ("attr", m)) read without being called, outside lambdas and
+    # def / class headers
     referenced: set[Key] = field(default_factory=set)
     # id of a module-level call or top-level def -> the index of its top-level statement (notebook cells
     # are one module in order); a def that is itself a top-level statement always rebinds its name
@@ -76,8 +77,7 @@ def key(func: cst.BaseExpression) -> Key | None:
         return ("name", func.value)
     if type(func) is cst.Attribute:
         value = func.value
-        if type(value) is cst.Name and value.value == "self":
-            return ("self", func.attr.value)
+        return ("self" if type(value) is cst.Name and value.value == "self" else "attr", func.attr.value)
     return None
 
 
@@ -140,9 +140,9 @@ def _index(root: cst.CSTNode) -> CallSites:
         if node_type is cst.Attribute:
             attribute = cast(cst.Attribute, node)
             value = attribute.value
-            if type(value) is cst.Name and value.value == "self":
-                if not state[3] and not state[4] and id(node) not in called:
-                    referenced.add(("self", attribute.attr.value))
+            if not state[3] and not state[4] and id(node) not in called:
+                own = type(value) is cst.Name and value.value == "self"
+                referenced.add(("self" if own else "attr", attribute.attr.value))
             nodes.append(value)  # its `.attr` is a field name, not a reference
             states.append(state)
             continue

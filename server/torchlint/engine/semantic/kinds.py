@@ -313,14 +313,10 @@ LAUNCHER_LIBRARIES = (
     "colossalai",
     "fairscale",
 )
-# Calls that create (or check for) the default process group.
-PROCESS_GROUP_SETUP = (
-    "init_process_group",
-    "is_initialized",
-    "init_distributed",
-    "initialize_model_parallel",
-    "init_device_mesh",
-)
+# Calls that create the default process group (by their last name: DeepSpeed's, Megatron's too), and with the
+# check for one, the calls whose presence in a program shows it handles the process group.
+PROCESS_GROUP_INIT = ("init_process_group", "init_distributed", "initialize_model_parallel", "init_device_mesh")
+PROCESS_GROUP_SETUP = (*PROCESS_GROUP_INIT, "is_initialized")
 
 
 # Methods whose result is a Python number, and builtins whose result is a number or a container.
