@@ -21,10 +21,13 @@ class VariableVolatile(Rule):
     )
     requires = ("volatile",)
     name = "variable-volatile"
-    message = "{what} has had no effect since PyTorch 0.4: autograd records a graph here; use `with torch.no_grad():`"
+    message = (
+        "{what} has had no effect since PyTorch 0.4 (ignored with a warning): it does not stop autograd from "
+        "recording; to run without a graph, use `with torch.no_grad():`"
+    )
     severity = Severity.WARNING
     category = "resource"
-    summary = "`Variable(x, volatile=True)` / `.volatile`: ignored, so a graph is built"
+    summary = "`Variable(x, volatile=True)` / `.volatile`: ignored since 0.4, it stops no graph"
     what = (
         "Flags `torch.autograd.Variable(x, volatile=...)` (the name resolved through the imports) and the "
         "`.volatile` attribute — set or read — on a value proven a tensor: a `Variable(...)` or a tensor by "
