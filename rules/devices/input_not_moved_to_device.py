@@ -27,6 +27,7 @@ from torchlint.engine.torch.device_moves import (
     cpu_arguments_of,
     device_type,
     move_call,
+    moves_its_inputs,
     placed_on_device,
 )
 from torchlint.findings import Severity
@@ -465,7 +466,10 @@ class _LoopCheck:
         cpu_positions, cpu_keywords = (
             self.ctx.forward_arguments_left_unmoved if self._moved_model(call) else (set(), set())
         )
-        api_positions, api_keywords = cpu_arguments_of(self._library_apis(call))
+        apis = list(self._library_apis(call))
+        if self._moved_model(call) and moves_its_inputs(apis):
+            return  # `DataParallel(model).cuda()(x)` scatters a CPU `x` to the GPU itself
+        api_positions, api_keywords = cpu_arguments_of(apis)
         cpu_positions, cpu_keywords = cpu_positions | api_positions, cpu_keywords | api_keywords
         positional = [a for a in call.args if a.keyword is None and not a.star]
         for arg in call.args:

@@ -252,3 +252,20 @@ def test_tl301_a_helper_called_before_the_module_level_move_gets_the_cpu_model(f
     assert findings(_CALLED_BEFORE_THE_MOVE.format(early=""), "TL301") == []
     (f,) = findings(_CALLED_BEFORE_THE_MOVE.format(early="model.to(device)\n"), "TL301")
     assert f.line == 5
+
+
+def test_tl301_dataparallel_scatters_a_cpu_batch_itself_but_the_loss_target_must_move(findings):
+    """`DataParallel(model).cuda()` moves its inputs to device 0 in forward; the gathered output then meets
+    the target on the GPU, so an unmoved target is still a device mismatch."""
+    src = (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+        "def main(data):\n    model = torch.nn.DataParallel(torch.nn.Linear(4, 2)).cuda()\n"
+        "    criterion = torch.nn.CrossEntropyLoss().cuda()\n    validate(DataLoader(data), model, criterion)\n\n\n"
+        "def validate(loader, model, criterion):\n    for x, y in loader:\n        y = y.cuda()\n"
+        "        loss = criterion(model(x), y)\n"
+    )
+    assert findings(src, "TL301") == []
+    (f,) = findings(src.replace("        y = y.cuda()\n", ""), "TL301")
+    assert "`y`" in f.message
+    (f,) = findings(src.replace("torch.nn.DataParallel(torch.nn.Linear(4, 2))", "torch.nn.Linear(4, 2)"), "TL301")
+    assert "`x`" in f.message

@@ -274,6 +274,17 @@ _CTC_LENGTHS = ({2, 3}, {"input_lengths", "target_lengths"})
 CPU_ARGUMENTS = {"torch.nn.CTCLoss": _CTC_LENGTHS, "torch.nn.functional.ctc_loss": _CTC_LENGTHS}
 
 
+# Wrappers whose forward moves every input to the device its module runs on: DataParallel scatters the
+# inputs to its device_ids (device 0 with one GPU), so a CPU batch is what it expects. (DDP moves inputs only
+# when built with device_ids: not proven by the class alone.)
+MOVES_ITS_INPUTS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"})
+
+
+def moves_its_inputs(qualnames: Iterable[str | None]) -> bool:
+    """Whether a call of any of these library APIs moves its inputs to the model's device itself."""
+    return any(q in MOVES_ITS_INPUTS for q in qualnames)
+
+
 def cpu_arguments_of(qualnames: Iterable[str | None]) -> tuple[set[int], set[str]]:
     """(positions, keywords) that may stay on the CPU in a call of any of these library APIs."""
     positions: set[int] = set()
