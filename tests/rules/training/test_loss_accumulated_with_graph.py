@@ -272,6 +272,45 @@ CASES = [
     """,
         [],
     ),
+    (
+        # a total stored in a dict the function returns is returned: the caller's loss to back-propagate
+        "stored-in-a-returned-dict",
+        "a.py",
+        """
+        import torch
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.criterion = torch.nn.L1Loss()
+            def generator_losses(self, fakes, reals):
+                losses = {}
+                feat = torch.zeros(1)
+                for i in range(len(fakes)):
+                    feat += self.criterion(fakes[i], reals[i].detach())
+                losses["feat"] = feat
+                return losses
+    """,
+        [],
+    ),
+    (
+        "stored-in-a-dict-that-stays",
+        "a.py",
+        """
+        import torch
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.criterion = torch.nn.L1Loss()
+            def generator_losses(self, fakes, reals, log):
+                losses = {}
+                feat = torch.zeros(1)
+                for i in range(len(fakes)):
+                    feat += self.criterion(fakes[i], reals[i].detach())
+                losses["feat"] = feat
+                log.append(losses)
+    """,
+        [10],
+    ),
 ]
 
 

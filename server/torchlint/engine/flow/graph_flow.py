@@ -121,6 +121,7 @@ class Body:
         self.made_leaf: dict[str, list[int]] = {}  # `x.requires_grad_()` / `x.requires_grad = True`
         self.modes: list[tuple[int, bool, cst.Call]] = []  # (index, is_eval, call) of model.eval()/train()
         self.consumed: set[str] = set()  # names returned or yielded
+        self.stored: dict[str, list[cst.BaseExpression]] = {}  # `losses["gan"] = v`: values kept in a container
         # (call, index, loops, under no_grad) of every call; `forwards` keeps the model(x) ones
         self._calls: list[tuple[cst.Call, int, Loops, bool]] = []
         self._forwards: list[tuple[cst.Call, int, Loops, bool]] | None = None
@@ -249,6 +250,10 @@ class Body:
         name = dotted(target)
         if name is not None:
             self._def(name, value, index, stmt, loops, no_grad)
+        elif type(target) is cst.Subscript:
+            container = dotted(target.value)
+            if container is not None:
+                self.stored.setdefault(container, []).append(value)
 
     def _def(
         self,
@@ -482,8 +487,8 @@ class Body:
         return Grad.UNKNOWN
 
     def feeds_backward(self, name: str, returned: bool = True) -> bool:
-        """`name` (or a value built from it) is back-propagated or (unless not `returned`) returned from
-        this body."""
+        """`name` (or a value built from it, or a container it was stored in) is back-propagated or (unless
+        not `returned`) returned from this body."""
         reached: set[str] = set()
         todo = list(self.consumed) if returned else []
         for backward in self.backwards:
@@ -497,6 +502,8 @@ class Body:
             for d in self.defs.get(n, ()):
                 if d.value is not None:
                     todo.extend(_names(d.value, deep=True))
+            for v in self.stored.get(n, ()):  # a returned dict of losses returns each of them
+                todo.extend(_names(v, deep=True))
         return name in reached
 
 
