@@ -23,6 +23,12 @@ class WholeModelSaved(Rule):
     )
     severity = Severity.INFO
     category = "correctness"
+    opt_in = (
+        "Measured on 123 public repositories it was not tuned on (bench/realworld, seven sets unseen at "
+        "2026-12-03 and 2026-12-04), 4 of its 9 findings were right (5 debatable): teaching code that "
+        "saves a whole model and never loads it again, or shows it beside the recommended `state_dict` "
+        "way. Select it for checkpoints that other code or other torch versions will load."
+    )
     summary = "torch.save(model) instead of torch.save(model.state_dict())"
     what = (
         "Flags `torch.save(m, ...)` where `m` is an `nn.Module`, and a module stored as a value of a dict literal "

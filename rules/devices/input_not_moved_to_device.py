@@ -75,6 +75,14 @@ class InputNotMovedToDevice(Rule):
     )
     severity = Severity.ERROR
     category = "correctness"
+    opt_in = (
+        "Measured on 123 public repositories it was not tuned on (bench/realworld, seven sets unseen at "
+        "2026-12-03 and 2026-12-04), 7 of its 47 findings were right and 39 wrong: batches the program "
+        "had already put on the device in ways the engine did not follow (a Dataset that moves its "
+        "tensors in `__init__`, a `collate_fn` that moves each batch; a TensorDataset of device tensors "
+        "and a `DataParallel` model, which scatters CPU inputs itself, are followed now). Select it for "
+        "scripts that move each batch in the training loop itself."
+    )
     summary = "Batch from a DataLoader reaches a moved model without being moved"
     what = (
         "Flags a batch drawn from a DataLoader inside a loop that is passed to a model (or to the loss "

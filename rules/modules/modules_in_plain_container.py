@@ -31,6 +31,12 @@ class ModulesInPlainContainer(Rule):
     )
     severity = Severity.ERROR
     category = "correctness"
+    opt_in = (
+        "Measured on 123 public repositories it was not tuned on (bench/realworld, seven sets unseen at "
+        "2026-12-03 and 2026-12-04), none of its 3 findings was right (2 wrong: layers also registered "
+        "with `setattr`, followed now; 1 debatable: a teaching cell that shows the missing parameters on "
+        "purpose). Select it when you build layers in loops."
+    )
     summary = "Submodules or parameters kept in a plain list/dict"
     what = (
         "Flags `self.x = [nn.Linear(...), ...]`, list comprehensions of modules, dicts of modules, lists of "
