@@ -11,6 +11,8 @@ import jsonschema
 import libcst as cst
 import pytest
 
+from selecting import extend_select
+
 BUGGY = """\
 import torch
 
@@ -40,6 +42,7 @@ JSON_KEYS = {
 
 @pytest.fixture
 def project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))  # the torch.load is a subject below
     (tmp_path / "train.py").write_text(BUGGY)
     (tmp_path / "ok.py").write_text(CLEAN)
     return tmp_path
@@ -160,11 +163,11 @@ def test_fix_and_diff(project, run_cli):
 def test_fix_keeps_crlf_bom_and_encoding(tmp_path, run_cli):
     f = tmp_path / "w.py"
     f.write_bytes(b"\xef\xbb\xbf# caf\xc3\xa9\r\nimport torch\r\nsd = torch.load(p)\r\n")
-    assert run_cli("check", "--fix", "--unsafe-fixes", f).returncode == 0
+    assert run_cli("check", "--extend-select", "TL601", "--fix", "--unsafe-fixes", f).returncode == 0
     assert f.read_bytes() == b"\xef\xbb\xbf# caf\xc3\xa9\r\nimport torch\r\nsd = torch.load(p, weights_only=True)\r\n"
     g = tmp_path / "l.py"
     g.write_bytes(b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\nsd = torch.load(p)\n")
-    assert run_cli("check", "--fix", "--unsafe-fixes", g).returncode == 0
+    assert run_cli("check", "--extend-select", "TL601", "--fix", "--unsafe-fixes", g).returncode == 0
     assert (
         g.read_bytes() == b"# -*- coding: latin-1 -*-\n# caf\xe9\nimport torch\nsd = torch.load(p, weights_only=True)\n"
     )
@@ -224,8 +227,8 @@ def test_discovery_skips_ignored_and_default_dirs(tmp_path, run_cli):
 def test_jobs_give_identical_output(tmp_path, run_cli):
     for i in range(6):
         (tmp_path / f"t{i}.py").write_text(BUGGY)
-    one = run_cli("check", "--output-format", "json", "-j", "1", tmp_path).stdout
-    two = run_cli("check", "--output-format", "json", "-j", "2", tmp_path).stdout
+    one = run_cli("check", "--extend-select", "TL601", "--output-format", "json", "-j", "1", tmp_path).stdout
+    two = run_cli("check", "--extend-select", "TL601", "--output-format", "json", "-j", "2", tmp_path).stdout
     assert one == two and len(json.loads(one)) == 12
 
 

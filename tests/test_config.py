@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from selecting import extend_select
 from test_cli import BUGGY
 from torchlint import noqa
 from torchlint.config import DEFAULT_EXCLUDE, Overrides, Selection, Settings, normalize_codes
@@ -21,8 +22,9 @@ def codes(run_cli, *args):
 
 def test_pyproject_select_ignore_severity(tmp_path, run_cli):
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "x"\n\n[tool.torchlint]\nignore = ["TL601"]\nseverity = { TL101 = "info" }\n'
-    )
+        '[project]\nname = "x"\n\n[tool.torchlint]\nextend-select = ["TL601"]\nignore = ["TL601"]\n'
+        'severity = { TL101 = "info" }\n'
+    )  # the ignore wins over the extend-select of the opt-in TL601
     (tmp_path / "t.py").write_text(BUGGY)
     out = json.loads(run_cli("check", "--output-format", "json", tmp_path).stdout)
     assert [(f["code"], f["severity"]) for f in out] == [("TL101", "info")]
@@ -56,13 +58,13 @@ def test_extend_select_exclude_and_per_file_ignores(tmp_path, run_cli):
 
 def test_severity_prefixes_longest_match_wins(tmp_path, run_cli):
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "x"\ndependencies = ["torch>=2.1"]\n\n'
+        '[project]\nname = "x"\ndependencies = ["torch>=2.1"]\n\n[tool.torchlint]\nextend-select = ["TL601"]\n'
         '[tool.torchlint.severity]\nALL = "info"\nTL1 = "warning"\nTL10 = "info"\nTL101 = "error"\nTL6 = "warning"\n'
     )
     (tmp_path / "t.py").write_text(BUGGY)
     out = json.loads(run_cli("check", "--output-format", "json", tmp_path).stdout)
     assert sorted((f["code"], f["severity"]) for f in out) == [("TL101", "error"), ("TL601", "warning")]
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint.severity]\nTL1 = "info"\n')
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601") + '[tool.torchlint.severity]\nTL1 = "info"\n')
     out = json.loads(run_cli("check", "--output-format", "json", tmp_path).stdout)
     assert sorted((f["code"], f["severity"]) for f in out) == [("TL101", "info"), ("TL601", "warning")]
 
@@ -126,21 +128,21 @@ NOQA_CASES = [
 def test_noqa(tmp_path, run_cli, line, want):
     f = tmp_path / "t.py"
     f.write_text("import torch\n" + line)
-    assert codes(run_cli, f) == want
+    assert codes(run_cli, "--extend-select", "TL601", f) == want
 
 
 def test_noqa_on_first_line_of_statement(tmp_path, run_cli):
     f = tmp_path / "t.py"
     f.write_text("import torch\nsd = dict(  # noqa: TL601\n    a=torch.load(p),\n)\n")
-    assert codes(run_cli, f) == []
+    assert codes(run_cli, "--extend-select", "TL601", f) == []
 
 
 def test_file_level_noqa(tmp_path, run_cli):
     f = tmp_path / "t.py"
     f.write_text("# torchlint: noqa: TL601\n" + BUGGY)
-    assert codes(run_cli, f) == ["TL101"]
+    assert codes(run_cli, "--extend-select", "TL601", f) == ["TL101"]
     f.write_text("# torchlint: noqa\n" + BUGGY)
-    assert codes(run_cli, f) == []
+    assert codes(run_cli, "--extend-select", "TL601", f) == []
 
 
 CODES = ["TL101", "TL102", "TL201", "TL601", "TL602"]

@@ -58,10 +58,11 @@ def _notebooks(tmp_path):
 def test_the_diff_applies_to_what_fix_writes(tmp_path, case, tool):
     files = _notebooks(tmp_path) if case == "notebooks" else CASES[case]
     patched, fixed = _tree(tmp_path / "patched", files), _tree(tmp_path / "fixed", files)
-    # TL601's fix (the one these files need) is unsafe: both runs take the same flag
-    diff = _torchlint("check", "--no-cache", "--diff", "--unsafe-fixes", ".", cwd=patched)
+    # TL601's fix (the one these files need) is opt-in and unsafe: both runs take the same flags
+    flags = ("--no-cache", "--extend-select", "TL601", "--unsafe-fixes")
+    diff = _torchlint("check", *flags, "--diff", ".", cwd=patched)
     assert _snapshot(patched) == files, "--diff must not write"
-    _torchlint("check", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=fixed)
+    _torchlint("check", *flags, "--fix", ".", cwd=fixed)
     assert _snapshot(fixed) != files
     if tool == "git":
         subprocess.run(["git", "init", "-q", "."], cwd=patched, check=True)
@@ -93,7 +94,9 @@ def test_a_lone_carriage_return_stays_inside_its_line():
 
 def test_a_notebook_diff_is_a_patch_of_the_json(tmp_path, run_cli):
     lab = write_lab(tmp_path / "lab.ipynb")
-    diff = run_cli("check", "--no-cache", "--diff", "--unsafe-fixes", "lab.ipynb", cwd=tmp_path).stdout
+    diff = run_cli(
+        "check", "--no-cache", "--extend-select", "TL601", "--diff", "--unsafe-fixes", "lab.ipynb", cwd=tmp_path
+    ).stdout
     patch = diff[: diff.index("lab.ipynb:cell_")]  # the findings that remain follow the patch
     assert patch.startswith("--- a/lab.ipynb\n+++ b/lab.ipynb\n@@ ")
     assert [line for line in patch.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [

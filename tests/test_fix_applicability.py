@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from selecting import extend_select
+
 # TL101's fix (insert `opt.zero_grad()`) is safe; TL601's (`weights_only=True`) is unsafe.
 BUGGY = """\
 import torch
@@ -25,6 +27,7 @@ ALL_FIXED = SAFE_FIXED.replace('torch.load("ckpt.pt")', 'torch.load("ckpt.pt", w
 
 @pytest.fixture
 def train(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))  # the unsafe fix's rule is opt-in
     path = tmp_path / "train.py"
     path.write_text(BUGGY)
     return path
@@ -53,7 +56,7 @@ def test_unsafe_fixes_flag_adds_unsafe_fixes(train, run_cli):
 
 
 def test_unsafe_fixes_config_key_and_its_override(train, run_cli):
-    (train.parent / "pyproject.toml").write_text("[tool.torchlint]\nunsafe-fixes = true\n")
+    (train.parent / "pyproject.toml").write_text(extend_select("TL601") + "unsafe-fixes = true\n")
     assert run_cli("check", "--fix", "--no-unsafe-fixes", train).returncode == 1
     assert train.read_text() == SAFE_FIXED
     assert run_cli("check", "--fix", train).returncode == 0

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from selecting import extend_select
 from test_cli import BUGGY
 
 BIN = Path(sys.executable).parent
@@ -19,6 +20,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_flake8_select_tl(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))  # flake8's `TL` runs what torchlint selects
     f = tmp_path / "train.py"
     f.write_text(BUGGY)
     r = subprocess.run([str(BIN / "flake8"), "--select", "TL", str(f)], capture_output=True, text=True, timeout=120)
@@ -29,6 +31,7 @@ def test_flake8_select_tl(tmp_path):
 
 
 def test_flake8_noqa_is_respected(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))
     f = tmp_path / "t.py"
     f.write_text("import torch\nsd = torch.load(p)  # noqa: TL601\n")
     r = subprocess.run([str(BIN / "flake8"), "--select", "TL", str(f)], capture_output=True, text=True, timeout=120)
@@ -37,7 +40,9 @@ def test_flake8_noqa_is_respected(tmp_path):
 
 def test_flake8_honours_per_file_ignores(tmp_path):
     """flake8 selects rules for a file exactly as `torchlint check` does, per-file-ignores included."""
-    (tmp_path / "pyproject.toml").write_text('[tool.torchlint.per-file-ignores]\n"tests/*" = ["TL601"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        extend_select("TL601") + '[tool.torchlint.per-file-ignores]\n"tests/*" = ["TL601"]\n'
+    )
     for d in ("tests", "src"):
         (tmp_path / d).mkdir()
         (tmp_path / d / "train.py").write_text(BUGGY)
@@ -95,7 +100,8 @@ def test_pre_commit_try_repo(tmp_path, hook_repo, hook):
     work.mkdir()
     _git(work, "init", "-q")
     (work / "train.py").write_text(BUGGY)
-    _git(work, "add", "train.py")
+    (work / "pyproject.toml").write_text(extend_select("TL601"))  # its unsafe fix must be seen and skipped
+    _git(work, "add", "train.py", "pyproject.toml")
     r = subprocess.run(
         [PRE_COMMIT, "try-repo", str(src), hook, "--all-files", "--verbose"],
         cwd=work,

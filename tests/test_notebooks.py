@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from selecting import extend_select
 from torchlint import checker, notebook
 from torchlint.config import ConfigResolver
 from torchlint.engine import lint_text
@@ -90,6 +91,7 @@ def found(path, **kw):
 
 
 def test_the_lab_notebook_reports_every_cell(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))
     lab = write_lab(tmp_path / "lab.ipynb")
     assert found(lab) == [
         ("cell_5", 1, 6, "TL000"),  # `lr = # TODO`: Python points at the comment
@@ -245,6 +247,7 @@ def test_stand_ins_keep_columns_and_are_restored_by_fixes():
 
 
 def test_fix_rewrites_only_the_changed_source_lines(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))
     lab = write_lab(tmp_path / "lab.ipynb")
     before_text = lab.read_text()
     before = before_text.splitlines()
@@ -266,6 +269,7 @@ def test_fix_rewrites_only_the_changed_source_lines(tmp_path):
 
 
 def test_fix_keeps_a_one_string_source_and_compact_layout(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))
     nb = {
         "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": SETUP_CELL + "sd = torch.load(p)"}],
         "metadata": {},
@@ -317,6 +321,7 @@ def test_a_cell_indented_as_a_whole_runs_as_ipython_runs_it(tmp_path):
     """IPython strips the indentation of a cell's first line from every line (a cell pasted from inside a
     function): no syntax error, findings at the cell's own columns, and a fix keeps the indentation."""
     indented = "    state = torch.load('weights.pt')\n\n    note = 1\n"
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))
     nb = write_notebook(tmp_path / "nb.ipynb", [SETUP_CELL, indented])
     assert found(nb) == [("cell_2", 1, 13, "TL601")]  # `torch.load` at its column in the cell
     check(nb, mode="fix", unsafe_fixes=True)

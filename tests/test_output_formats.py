@@ -15,6 +15,7 @@ from urllib.parse import unquote
 import jsonschema
 import pytest
 
+from selecting import extend_select
 from test_notebooks import SETUP_CELL, TRAIN_CELL, write_notebook
 from torchlint.findings import Finding, Severity
 from torchlint.reporters import github
@@ -27,6 +28,7 @@ PY = SETUP_CELL + TRAIN_CELL + "sd = torch.load('m.pt')\n"
 def repo(tmp_path):
     """A repository with a notebook and a file with spaces (and a comma) in its path."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))  # the torch.load is a subject below
     (tmp_path / "my runs").mkdir()
     (tmp_path / "my runs" / "train v2, final.py").write_text(PY)
     (tmp_path / "notebooks").mkdir()

@@ -17,6 +17,12 @@ class ExpMinusOne(Rule):
     message = "`torch.exp(x) - 1` loses precision for small `x`; use `torch.expm1(x)`"
     severity = Severity.INFO
     category = "correctness"
+    opt_in = (
+        "Measured on 94 public repositories it was not tuned on (bench/realworld), 0 of its 3 findings were "
+        "right (3 debatable): float32 `exp(x) - 1` in a hand-written activation (ELU) and a sampler, where "
+        "the absolute error (~1e-7) never matters. Select it for half precision, or for values near 0 whose "
+        "relative error matters."
+    )
     summary = "torch.exp(x) - 1 instead of torch.expm1(x)"
     what = "Flags `torch.exp(x) - 1` (TorchFix TOR107)."
     why = (

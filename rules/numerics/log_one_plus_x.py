@@ -27,6 +27,12 @@ class LogOnePlus(Rule):
     message = "`torch.log(1 + x)` loses precision for small `x`; use `torch.log1p(x)`"
     severity = Severity.INFO
     category = "correctness"
+    opt_in = (
+        "Measured on 94 public repositories it was not tuned on (bench/realworld), 0 of its 3 findings were "
+        "right (3 debatable): float32 `log(1 + x)` in a softplus-like term and a loss term, where the "
+        "absolute error (~1e-7) never matters next to the terms around it. Select it for half precision, or "
+        "for values near 0 whose relative error matters."
+    )
     summary = "torch.log(1 + x) instead of torch.log1p(x)"
     what = "Flags `torch.log(1 + x)` and `torch.log(x + 1)` (TorchFix TOR106)."
     why = (

@@ -10,6 +10,8 @@ import pytest
 from lsp_session import BUGGY, FIXED, TENSOR_ATTR, apply, edits_for, notebook_params, session, uri
 from lsprotocol import types
 
+from selecting import extend_select
+
 pytestmark = pytest.mark.asyncio
 
 
@@ -36,8 +38,7 @@ async def test_quick_fix_applies_reparses_and_clears(project):
 
 
 async def test_every_alternative_is_offered_and_parses(project):
-    with (project / "pyproject.toml").open("a") as f:
-        f.write('[tool.torchlint]\nextend-select = ["TL201"]\n')  # opt-in (measured value)
+    (project / "pyproject.toml").write_text(extend_select("TL201"))  # opt-in (measured value)
     async with session(project) as s:
         u = s.open(project / "scale.py", TENSOR_ATTR)
         diags = await s.diagnostics(u, lambda d: len(d) == 1)

@@ -13,19 +13,22 @@ import pytest
 from lsp_session import BUGGY, FIXED, PUSH, apply, notebook_params, progress, session, uri
 from lsprotocol import types
 
+from selecting import extend_select
+
 pytestmark = pytest.mark.asyncio
 LOAD = 'import torch\nsd = torch.load("m.pt")\n'
 
 
 async def test_pyproject_config_and_reload(project):
     (project / "pyproject.toml").write_text(
-        '[tool.torchlint]\ntorch-version = "2.4"\nignore = ["TL101"]\nseverity = { TL601 = "info" }\n'
+        '[tool.torchlint]\ntorch-version = "2.4"\nextend-select = ["TL601"]\nignore = ["TL101"]\n'
+        'severity = { TL601 = "info" }\n'
     )
     async with session(project) as s:
         u = s.open(project / "train.py", BUGGY + LOAD)
         (d,) = await s.diagnostics(u, lambda d: len(d) == 1)
         assert d.code == "TL601" and d.severity == types.DiagnosticSeverity.Information
-        (project / "pyproject.toml").write_text('[tool.torchlint]\ntorch-version = "2.4"\n')
+        (project / "pyproject.toml").write_text('[tool.torchlint]\ntorch-version = "2.4"\nextend-select = ["TL601"]\n')
         s.client.workspace_did_change_watched_files(
             types.DidChangeWatchedFilesParams(
                 [types.FileEvent(uri(project / "pyproject.toml"), types.FileChangeType.Changed)]
@@ -43,6 +46,8 @@ async def test_pyproject_config_and_reload(project):
 
 
 async def test_client_settings_select_severity_and_on_save(project):
+    # the client's select replaces the configured one (a config's extend-select would still add to it)
+    (project / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL1", "TL601"]\n')
     settings = {"select": ["TL1"], "severity": {"TL101": "warning"}}
     async with session(project, settings=settings) as s:
         u = s.open(project / "train.py", BUGGY + LOAD)
@@ -60,7 +65,9 @@ async def test_client_settings_select_severity_and_on_save(project):
 async def test_severity_prefixes_in_client_settings_longest_match_wins(project):
     # config file: TL6 -> info; client: TL1 -> info and TL101 -> warning (the longer key wins)
     (project / "pyproject.toml").write_text(
-        "[project]\nname = 'demo'\ndependencies = ['torch>=2.1']\n\n[tool.torchlint.severity]\nTL6 = 'info'\n"
+        "[project]\nname = 'demo'\ndependencies = ['torch>=2.1']\n\n"
+        + extend_select("TL601")
+        + "[tool.torchlint.severity]\nTL6 = 'info'\n"
     )
     settings = {"severity": {"TL1": "info", "tl101": "warning", "TL9": "error"}}
     async with session(project, settings=settings) as s:
@@ -228,6 +235,7 @@ def test_cli_checks_notebooks_by_cell(tmp_path, run_cli):
     path = tmp_path / "nb.ipynb"
     path.write_text(json.dumps(nb))
     (tmp_path / "requirements.txt").write_text("torch>=2.1\n")  # targets a torch before weights_only=True
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))
     out = run_cli("check", "--output-format", "json", path)
     (f,) = json.loads(out.stdout)
     assert (f["path"], f["line"], f["code"]) == (f"{path}:cell_2", 3, "TL601")

@@ -18,7 +18,10 @@ async def test_each_folder_has_its_own_settings_and_others_get_the_global_ones(t
     first, second, outside = tmp_path / "first", tmp_path / "second", tmp_path / "outside"
     for d in (first, second, outside):
         d.mkdir()
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\ndependencies = ['torch>=2.1']\n")
+    # TL601 is opt-in: the configured selection names its prefix, which a folder's select replaces or ignore removes
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\ndependencies = ['torch>=2.1']\n\n[tool.torchlint]\nselect = ['TL1', 'TL6']\n"
+    )
     folders = {first: {"select": ["TL6"]}, second: {"ignore": ["TL6"], "severity": {"TL101": "info"}}}
     async with session(tmp_path, settings={"ignore": ["TL101"]}, folders=folders) as s:
         a = s.open(first / "train.py", BOTH)

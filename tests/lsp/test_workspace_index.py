@@ -10,6 +10,7 @@ from lsp_session import session, uri
 from lsprotocol import types
 
 from fixture_expectations import FIXTURES
+from selecting import extend_select
 
 pytestmark = pytest.mark.asyncio
 
@@ -21,8 +22,7 @@ NET = (
 
 
 async def test_editing_a_base_class_relints_the_open_subclass(project):
-    with (project / "pyproject.toml").open("a") as f:
-        f.write('[tool.torchlint]\nextend-select = ["TL201"]\n')  # opt-in (measured value)
+    (project / "pyproject.toml").write_text(extend_select("TL201"))  # opt-in (measured value)
     (project / "base.py").write_text(BASE)
     (project / "net.py").write_text(NET)
     async with session(project) as s:

@@ -14,13 +14,17 @@ import pytest
 from invariants import parses
 from test_rel_hostile_inputs import ALL
 
+from selecting import extend_select
+
 
 @pytest.fixture(scope="module")
 def hostile_tree(tmp_path_factory):
     """Every corpus file on disk, plus the things only a file system can hold."""
     root = tmp_path_factory.mktemp("hostile")
-    # a project targeting torch 2.1, where a bare torch.load (TL601) is a finding to look for
-    (root / "pyproject.toml").write_text("[project]\nname = 'hostile'\ndependencies = ['torch>=2.1']\n")
+    # a project targeting torch 2.1 that selects TL601: a bare torch.load is a finding to look for
+    (root / "pyproject.toml").write_text(
+        "[project]\nname = 'hostile'\ndependencies = ['torch>=2.1']\n\n" + extend_select("TL601")
+    )
     for name, data in ALL.items():
         (root / name).write_bytes(data)
     (root / "dir_named.py").mkdir()

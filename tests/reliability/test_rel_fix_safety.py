@@ -88,7 +88,7 @@ def test_fixture_fixes_touch_only_their_lines(path):
 
 BUGGY = b"import torch\r\ny = torch.log(1 + p)  # keep\r\n"
 FIXED = b"import torch\r\ny = torch.log1p(p)  # keep\r\n"
-# Run `torchlint check --fix` in a child that SIGKILLs itself at one point of write_atomic.
+# Run `torchlint check --fix` (TL801, opt-in, selected) in a child that SIGKILLs itself at one point of write_atomic.
 KILLER = """
 import os, signal, sys
 from torchlint import cli
@@ -112,7 +112,7 @@ elif stage == "before-rename":
     os.replace = lambda *a: die()
 elif stage == "after-rename":
     os.replace = lambda *a: (real_replace(*a), die())
-sys.exit(cli.main(["check", "--no-cache", "-q", "--fix", "--unsafe-fixes", path]))
+sys.exit(cli.main(["check", "--no-cache", "-q", "--extend-select", "TL801", "--fix", "--unsafe-fixes", path]))
 """
 
 

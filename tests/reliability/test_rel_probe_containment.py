@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from selecting import extend_select
+
 pytest.importorskip("torch")
 SCRIPTS = Path(__file__).resolve().parent / "probe_scripts"
 MARK = "6d1f"  # in every script's name, so its processes (and their forks) can be found in /proc
@@ -119,6 +121,7 @@ def _booby_trapped(tmp_path: Path) -> tuple[Path, Path]:
     project = tmp_path / "project"
     project.mkdir()
     (project / "train.py").write_text(EVIL.format(marker=str(marker)))
+    (project / "pyproject.toml").write_text(extend_select("TL601"))  # its finding shows the server linted
     return project / "train.py", marker
 
 

@@ -1,5 +1,5 @@
 """torchlint never runs or unpickles the code it analyses (the probe, on request, is the one exception),
-and its own security rule, TL601, is on by default and explains the attack.
+and its own security rule, TL601, is one setting away (opt-in by measured precision) and explains the attack.
 """
 
 from __future__ import annotations
@@ -185,9 +185,16 @@ def test_linting_never_executes_the_project(booby_trapped, how, mode):
     assert mode == ["--diff"] or "TL601" in r.stdout or mode == ["--fix"], r.stdout[-2000:]
 
 
-def test_tl601_is_on_by_default_and_explains_the_attack(tmp_path):
-    settings = ConfigResolver(known_codes()).for_path(tmp_path / "x.py")
-    assert "TL601" in settings.selection(tmp_path / "x.py", rules()).codes
+def test_tl601_is_one_setting_away_and_explains_the_attack(tmp_path):
+    """Opt-in for its precision on code loading its own checkpoints; a project that loads others' files selects it."""
+
+    def selected() -> tuple[str, ...]:
+        return ConfigResolver(known_codes()).for_path(tmp_path / "x.py").selection(tmp_path / "x.py", rules()).codes
+
+    assert "TL601" not in selected()
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nextend-select = ["TL601"]\n')
+    assert "TL601" in selected()
+    assert "model hubs" in rules()["TL601"].opt_in
     why = rules()["TL601"].why.lower()
     assert "pickle" in why and "code execution" in why and "weights_only=true" in why
     doc = (Path(__file__).resolve().parents[2] / "docs" / "rules" / "TL601.md").read_text(encoding="utf-8").lower()

@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))
 from lsp_session import BUGGY, TORCHLINT, session
 from programs import SNIPPETS
 
+from selecting import extend_select
+
 pytestmark = pytest.mark.asyncio
 EDITS = 1_000
 PIECES = [
@@ -109,7 +111,10 @@ async def test_server_survives_a_thousand_random_edits_and_abuse(tmp_path):
     rng = random.Random(7)
     project = tmp_path / "project"
     project.mkdir()
-    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    # the 20,000-line document's findings are TL601, opt-in: the project selects it, and so does the folder
+    # above it, where the CLI checks the final text
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n\n" + extend_select("TL601"))
+    (tmp_path / "pyproject.toml").write_text(extend_select("TL601"))
     async with session(project) as s:
         pid = s.client._server.pid
         u = s.open(project / "train.py", BUGGY)
