@@ -169,6 +169,16 @@ def test_selection_layers_overrides_on_the_config_and_its_per_file_ignores(tmp_p
     assert settings.selection(tmp_path / "a.py", CODES, extended).codes == ("TL101", "TL201", "TL601", "TL602")
 
 
+def test_a_select_on_top_replaces_the_configured_extend_select_too(tmp_path):
+    """`--select TL1` (or the editor's select) replaces the whole configured selection, as in Ruff: a config's
+    `extend-select = ["TL601"]` does not sneak TL601 back in; the override's own extend-select still adds."""
+    settings = Settings(extend_select=["TL601"], root=tmp_path)
+    assert "TL601" in settings.selection(tmp_path / "a.py", CODES).codes
+    assert settings.selection(tmp_path / "a.py", CODES, Overrides(select=["TL1"])).codes == ("TL101", "TL102")
+    both = Overrides(select=["TL1"], extend_select=["TL602"])
+    assert settings.selection(tmp_path / "a.py", CODES, both).codes == ("TL101", "TL102", "TL602")
+
+
 def test_codes_are_normalized_once_for_every_front_end():
     assert normalize_codes([" tl1", "all", "", "  ", "TL601 "]) == ["TL1", "ALL", "TL601"]
 

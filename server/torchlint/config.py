@@ -121,7 +121,9 @@ class Settings:
                 if _match(rel, pattern):
                     ignore.extend(ignored)
         chosen = extra.select or self.select
-        select = [*(chosen or ()), *self.extend_select, *extra.extend_select]
+        # A `select` given on top (command line, editor) replaces the configured selection, extend-select too
+        configured = () if extra.select else self.extend_select
+        select = [*(chosen or ()), *configured, *extra.extend_select]
         # Nothing chose a selection: a rule runs when its category is a default one (ignores still apply).
         default = _default_codes() if chosen is None else frozenset()
         every = tuple(all_codes)
