@@ -19,7 +19,7 @@ from torchlint.engine.semantic.kinds import (
 )
 from torchlint.engine.semantic.names import dotted, target_names
 from torchlint.engine.semantic.values import Where, current_where, instantiated_class, where_of
-from torchlint.engine.torch.dataset_storage import cuda_in_getitem
+from torchlint.engine.torch.dataset_storage import device_samples
 from torchlint.engine.torch.default_device import default_device_factory
 from torchlint.engine.torch.device_moves import (
     Move,
@@ -172,6 +172,20 @@ loader = torch.utils.data.DataLoader(data, batch_size=64)
 for x, y in loader:
     loss = criterion(model(x), y)
 """,
+        # a Dataset that moves its tensors in `__init__` and hands them out from `__getitem__`
+        """\
+import torch
+class Pairs(torch.utils.data.Dataset):
+    def __init__(self, x, y):
+        self.x = torch.tensor(x).float().to(device)
+        self.y = torch.tensor(y).float().to(device)
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+model = Net().to(device)
+loader = torch.utils.data.DataLoader(Pairs(x, y), batch_size=2)
+for xb, yb in loader:
+    loss = criterion(model(xb), yb)
+""",
         # tensors made in the loop: on the device, moved before use, shaped like a moved tensor,
         # used only on the host, or 0-dim (a scalar mixes with tensors on any device)
         """\
@@ -301,8 +315,8 @@ def _assigned_value(ctx: FileContext, name: str | None) -> cst.BaseExpression | 
 
 
 def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
-    """`DataLoader(TensorDataset(x.to(device), ...))`, or a Dataset whose `__getitem__` puts samples on
-    CUDA itself: the batches are already on the device."""
+    """`DataLoader(TensorDataset(x.to(device), ...))`, or a Dataset that puts its samples on the device
+    (dataset_storage.device_samples): the batches are already there."""
     value = _assigned_value(ctx, dotted(loader))
     if not isinstance(value, cst.Call):
         return False
@@ -322,7 +336,7 @@ def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
         return True  # `TensorDataset(x, y)` over tensors made with `device=device` or moved before
     built = ctx.values.builder(dataset, current_where(ctx)) if dataset is not None else None
     found = instantiated_class(ctx, built[0]) if built is not None else None
-    return found is not None and cuda_in_getitem(ctx.semantics.class_kinds(found[0]), found[1]) is not None
+    return found is not None and device_samples(ctx.semantics.class_kinds(found[0]), found[1]) is not None
 
 
 def _tensor_on_device(ctx: FileContext, expr: cst.BaseExpression, where: Where | None, depth: int = 0) -> bool:

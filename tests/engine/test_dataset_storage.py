@@ -1,4 +1,4 @@
-"""dataset_storage.py: Dataset classes that keep their samples as Python objects."""
+"""dataset_storage.py: Dataset classes that keep their samples as Python objects, or on a device."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from torchlint.engine.semantic.inference import ClassKinds
 from torchlint.engine.semantic.project import summarize
-from torchlint.engine.torch.dataset_storage import python_object_store
+from torchlint.engine.torch.dataset_storage import device_samples, python_object_store
 
 HEAD = "import json\nimport numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n"
 
@@ -58,4 +58,35 @@ def test_arrays_tensors_conversions_and_non_datasets_are_not_proof():
     assert not _store(  # file names whose files __getitem__ opens
         "class D(Dataset):\n    def __init__(self, fs):\n        self.paths = [f for f in fs]\n"
         "    def __getitem__(self, i):\n        path, = self.paths[i],\n        return open(path).read()\n"
+    )
+
+
+def _device_line(body: str, name: str = "D") -> int | None:
+    summary = summarize(Path("m.py"), "m", "", HEAD + body)
+    assert summary is not None
+    return device_samples(ClassKinds(None, summary, {}), name)
+
+
+def test_samples_moved_in_init_and_returned_are_on_the_device():
+    init = "class D(Dataset):\n    def __init__(self, x, y):\n        self.x = torch.tensor(x).float().to(device)\n"
+    init += "        self.y = torch.tensor(y).cuda()\n"
+    assert (
+        _device_line(init + "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n") == 8
+    )  # HEAD is 4 lines
+    assert _device_line(init + "    def __getitem__(self, i):\n        return self.x[i]\n") == 7
+
+
+def test_unknown_or_host_samples_stay_unknown():
+    init = "class D(Dataset):\n    def __init__(self, x, y):\n        self.x = torch.tensor(x).to(device)\n"
+    host = "        self.y = torch.tensor(y).to(torch.float32)\n"
+    getitem = "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n"
+    assert _device_line(init + host + getitem) is None  # a dtype change is no move
+    assert _device_line(init + "        self.y = y.to('cpu')\n" + getitem) is None
+    assert _device_line(init + "        self.y = y\n" + getitem) is None
+    rebound = "    def reset(self):\n        self.x = torch.zeros(3)\n"
+    assert _device_line(init + "    def __getitem__(self, i):\n        return self.x[i]\n" + rebound) is None
+    assert _device_line(init + "    def __getitem__(self, i):\n        return self.x[i] * 2\n") is None
+    assert (
+        _device_line(init.replace("(Dataset)", "") + "    def __getitem__(self, i):\n        return self.x[i]\n")
+        is None
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from torchlint.engine.semantic.inference import ClassKinds
 from torchlint.engine.semantic.project import ModuleSummary, qualify
+from torchlint.engine.torch.device_moves import moves_device
 
 DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
 _GROW = frozenset({"append", "extend", "insert", "setdefault", "update"})
@@ -87,6 +88,55 @@ def cuda_in_getitem(classes: ClassKinds, name: str) -> int | None:
         if (moves or device) and any(_cuda_literal(v) for v in values):
             return node.lineno
     return None
+
+
+def device_samples(classes: ClassKinds, name: str) -> int | None:
+    """The line where Dataset class `name` puts the samples it hands out on a device, so every batch a
+    DataLoader draws from it is already there: a move in `__getitem__` (`cuda_in_getitem`), or a
+    `__getitem__` whose every return reads `self.` attributes (`self.x[i]`, `(self.x[i], self.y[i])`) that
+    `__init__` alone binds, each to a moved tensor (`self.x = torch.tensor(x).to(device)`). Else None."""
+    line = cuda_in_getitem(classes, name)
+    cls = _dataset_class(classes, name)
+    if line is not None or cls is None:
+        return line
+    methods = {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef)}
+    init, getitem = methods.get("__init__"), methods.get("__getitem__")
+    if init is None or getitem is None:
+        return None
+    returned = [n.value for n in ast.walk(getitem) if isinstance(n, ast.Return)]
+    reads = [r for value in returned for r in (value.elts if isinstance(value, ast.Tuple) else [value])]
+    lines = [line for r in reads for line in [_moved_in_init(cls, init, _read_attribute(r))] if line is not None]
+    return max(lines) if reads and len(lines) == len(reads) else None
+
+
+def _read_attribute(expr: ast.expr | None) -> str | None:
+    """`x` of `self.x[i]` or `self.x`."""
+    return _self_attribute(expr.value if isinstance(expr, ast.Subscript) else expr) if expr is not None else None
+
+
+def _moved_in_init(cls: ast.ClassDef, init: ast.FunctionDef, attr: str | None) -> int | None:
+    """The line where `__init__` binds `self.attr` to a moved tensor, if that is its only binding in the class."""
+    assigned = [
+        n
+        for n in ast.walk(cls)
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        and any(_self_attribute(t) == attr for t in _targets(n))
+    ]
+    if attr is None or len(assigned) != 1 or not any(n is assigned[0] for n in ast.walk(init)):
+        return None
+    value = assigned[0].value
+    moved = value is not None and any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and moves_device(n) and not _cpu_move(n)
+        for n in ast.walk(value)
+    )
+    return assigned[0].lineno if moved else None
+
+
+def _cpu_move(call: ast.Call) -> bool:
+    """`.to("cpu")`: a move that keeps the samples on the host."""
+    return any(
+        isinstance(a, ast.Constant) and a.value == "cpu" for a in (*call.args, *(k.value for k in call.keywords))
+    )
 
 
 def _dataset_class(classes: ClassKinds, name: str) -> ast.ClassDef | None:
