@@ -6,7 +6,7 @@ from pathlib import Path
 
 from torchlint.engine.semantic.inference import ClassKinds
 from torchlint.engine.semantic.project import summarize
-from torchlint.engine.torch.dataset_storage import device_samples, python_object_store
+from torchlint.engine.torch.dataset_storage import collate_on_device, device_samples, python_object_store
 
 HEAD = "import json\nimport numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n"
 
@@ -90,3 +90,19 @@ def test_unknown_or_host_samples_stay_unknown():
         _device_line(init.replace("(Dataset)", "") + "    def __getitem__(self, i):\n        return self.x[i]\n")
         is None
     )
+
+
+def _collate_line(body: str) -> int | None:
+    summary = summarize(Path("m.py"), "m", "", HEAD + body)
+    assert summary is not None
+    return collate_on_device(summary.functions["collate"])
+
+
+def test_a_collate_fn_that_returns_moved_tensors_hands_out_device_batches():
+    body = "def collate(batch):\n    xs, ys = zip(*batch)\n"
+    assert _collate_line(body + "    return torch.stack(xs).to(device), torch.tensor(ys).cuda()\n") == 7
+    assert _collate_line(body + "    if not xs:\n        return None\n    return torch.stack(xs).to(device)\n") is None
+    assert _collate_line(body + "    return torch.stack(xs).to(device), torch.tensor(ys)\n") is None
+    assert _collate_line(body + "    return torch.stack(xs).to(torch.float16)\n") is None
+    assert _collate_line(body + "    return torch.stack(xs).to('cpu')\n") is None
+    assert _collate_line(body + "    out = torch.stack(xs).to(device)\n") is None  # returns nothing

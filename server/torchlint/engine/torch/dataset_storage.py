@@ -11,6 +11,10 @@ grows a list or dict attribute in a loop (`self.samples.append(...)` in a `for` 
 something other than a literal `range`), builds one by a comprehension, `readlines()` or
 `json.load`, never converts it afterwards, and whose `__getitem__` indexes it. Appending
 tensors or arrays does not count. Anything else is unknown.
+
+The same reading says where a DataLoader's batches are: already on a device when its Dataset
+moves the samples it hands out (`device_samples`) or its `collate_fn` moves each batch
+(`collate_on_device`). Only moves written there count; anything else is unknown.
 """
 
 from __future__ import annotations
@@ -125,17 +129,27 @@ def _moved_in_init(cls: ast.ClassDef, init: ast.FunctionDef, attr: str | None) -
     if attr is None or len(assigned) != 1 or not any(n is assigned[0] for n in ast.walk(init)):
         return None
     value = assigned[0].value
-    moved = value is not None and any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and moves_device(n) and not _cpu_move(n)
-        for n in ast.walk(value)
-    )
+    moved = value is not None and any(_device_move(n) for n in ast.walk(value))
     return assigned[0].lineno if moved else None
 
 
-def _cpu_move(call: ast.Call) -> bool:
-    """`.to("cpu")`: a move that keeps the samples on the host."""
-    return any(
-        isinstance(a, ast.Constant) and a.value == "cpu" for a in (*call.args, *(k.value for k in call.keywords))
+def collate_on_device(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+    """The line of the last `return` of collate function `fn` if every `return` hands out its batch moved
+    to a device (`x.to(device)`, or a tuple of such moves): a DataLoader built with `collate_fn=fn` yields
+    batches already there. Else None."""
+    returned = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    values = [v for r in returned for v in (r.value.elts if isinstance(r.value, ast.Tuple) else [r.value])]
+    if not values or not all(v is not None and _device_move(v) for v in values):
+        return None
+    return max(r.lineno for r in returned)
+
+
+def _device_move(expr: ast.AST) -> bool:
+    """`x.to(device)` / `x.cuda()`; `.to("cpu")` keeps the value on the host."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and moves_device(expr)):
+        return False
+    return not any(
+        isinstance(a, ast.Constant) and a.value == "cpu" for a in (*expr.args, *(k.value for k in expr.keywords))
     )
 
 
