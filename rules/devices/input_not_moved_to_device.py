@@ -187,6 +187,22 @@ loader = torch.utils.data.DataLoader(Pairs(x, y), batch_size=2)
 for xb, yb in loader:
     loss = criterion(model(xb), yb)
 """,
+        # a Dataset that copies tensors the caller moved (`torch.tensor(t)` keeps `t`'s device)
+        """\
+import torch
+class Pairs(torch.utils.data.Dataset):
+    def __init__(self, x, y):
+        self.x = torch.tensor(x).float()
+        self.y = torch.tensor(y).float()
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+X = torch.tensor(x).float().to(device)
+Y = torch.tensor(y).float().to(device)
+model = Net().to(device)
+loader = torch.utils.data.DataLoader(Pairs(X, Y), batch_size=2)
+for xb, yb in loader:
+    loss = criterion(model(xb), yb)
+""",
         # a `collate_fn` that returns each batch moved to the device
         """\
 import torch
@@ -295,6 +311,39 @@ for x, y in loader:
     loss = torch.nn.functional.mse_loss(model(x), target)
 """,
         ),
+        # the same Dataset over tensors the caller left on the CPU
+        Invalid(
+            """\
+import torch
+class Pairs(torch.utils.data.Dataset):
+    def __init__(self, x, y):
+        self.x = torch.tensor(x).float()
+        self.y = torch.tensor(y).float()
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+X = torch.tensor(x).float()
+model = Net().to(device)
+loader = torch.utils.data.DataLoader(Pairs(X, y), batch_size=2)
+for xb, yb in loader:
+    loss = criterion(model(xb), yb)
+""",
+            line=12,
+            fixed="""\
+import torch
+class Pairs(torch.utils.data.Dataset):
+    def __init__(self, x, y):
+        self.x = torch.tensor(x).float()
+        self.y = torch.tensor(y).float()
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+X = torch.tensor(x).float()
+model = Net().to(device)
+loader = torch.utils.data.DataLoader(Pairs(X, y), batch_size=2)
+for xb, yb in loader:
+    xb = xb.to(device)
+    loss = criterion(model(xb), yb)
+""",
+        ),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -349,7 +398,14 @@ def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
         return True  # `TensorDataset(x, y)` over tensors made with `device=device` or moved before
     built = ctx.values.builder(dataset, current_where(ctx)) if dataset is not None else None
     found = instantiated_class(ctx, built[0]) if built is not None else None
-    return found is not None and device_samples(ctx.semantics.class_kinds(found[0]), found[1]) is not None
+    samples = device_samples(ctx.semantics.class_kinds(found[0]), found[1]) if found is not None else None
+    if samples is None or built is None:
+        return False
+    call, where = built  # `MyDataset(X, Y)` copying its arguments: on the device when they are
+    if any(a.star for a in call.args):
+        return False
+    arguments = [get_arg(call, name, index) for index, name in samples.arguments]
+    return all(a is not None and _tensor_on_device(ctx, a.value, where) for a in arguments)
 
 
 def _collates_on_device(ctx: FileContext, loader: cst.Call) -> bool:

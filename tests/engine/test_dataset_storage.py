@@ -61,10 +61,12 @@ def test_arrays_tensors_conversions_and_non_datasets_are_not_proof():
     )
 
 
-def _device_line(body: str, name: str = "D") -> int | None:
+def _device_line(body: str, name: str = "D", arguments: frozenset = frozenset()) -> int | None:
     summary = summarize(Path("m.py"), "m", "", HEAD + body)
     assert summary is not None
-    return device_samples(ClassKinds(None, summary, {}), name)
+    found = device_samples(ClassKinds(None, summary, {}), name)
+    assert found is None or found.arguments == arguments
+    return found.line if found is not None else None
 
 
 def test_samples_moved_in_init_and_returned_are_on_the_device():
@@ -82,7 +84,8 @@ def test_unknown_or_host_samples_stay_unknown():
     getitem = "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n"
     assert _device_line(init + host + getitem) is None  # a dtype change is no move
     assert _device_line(init + "        self.y = y.to('cpu')\n" + getitem) is None
-    assert _device_line(init + "        self.y = y\n" + getitem) is None
+    assert _device_line(init + "        self.y = y.numpy()\n" + getitem) is None
+    assert _device_line(init + "        self.y = torch.tensor(y, device='cpu')\n" + getitem) is None
     rebound = "    def reset(self):\n        self.x = torch.zeros(3)\n"
     assert _device_line(init + "    def __getitem__(self, i):\n        return self.x[i]\n" + rebound) is None
     assert _device_line(init + "    def __getitem__(self, i):\n        return self.x[i] * 2\n") is None
@@ -106,3 +109,12 @@ def test_a_collate_fn_that_returns_moved_tensors_hands_out_device_batches():
     assert _collate_line(body + "    return torch.stack(xs).to(torch.float16)\n") is None
     assert _collate_line(body + "    return torch.stack(xs).to('cpu')\n") is None
     assert _collate_line(body + "    out = torch.stack(xs).to(device)\n") is None  # returns nothing
+
+
+def test_samples_copied_from_init_arguments_are_where_the_caller_put_them():
+    init = "class D(Dataset):\n    def __init__(self, x, y):\n        self.x = torch.tensor(x).float()\n"
+    getitem = "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n"
+    both = frozenset({(0, "x"), (1, "y")})
+    assert _device_line(init + "        self.y = y\n" + getitem, arguments=both) == 8
+    moved = frozenset({(0, "x")})
+    assert _device_line(init + "        self.y = y.to(device)\n" + getitem, arguments=moved) == 8
