@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.engine.context import FileContext
 from torchlint.engine.core.analyses import Analysis
+from torchlint.engine.core.callargs import get_arg
 from torchlint.engine.core.walk import block_statements, iter_nodes, iter_statements, small_statements
 from torchlint.engine.rule import SAFE, UNSAFE, InsertBefore, Invalid, Rule, fix
 from torchlint.engine.semantic.kinds import (
@@ -19,7 +20,7 @@ from torchlint.engine.semantic.kinds import (
 )
 from torchlint.engine.semantic.names import dotted, target_names
 from torchlint.engine.semantic.values import Where, current_where, instantiated_class, where_of
-from torchlint.engine.torch.dataset_storage import cuda_in_getitem
+from torchlint.engine.torch.dataset_storage import collate_on_device, device_samples
 from torchlint.engine.torch.default_device import default_device_factory
 from torchlint.engine.torch.device_moves import (
     Move,
@@ -79,8 +80,8 @@ class InputNotMovedToDevice(Rule):
         "Measured on 123 public repositories it was not tuned on (bench/realworld, seven sets unseen at "
         "2026-12-03 and 2026-12-04), 7 of its 47 findings were right and 39 wrong: batches the program "
         "had already put on the device in ways the engine did not follow (a Dataset that moves its "
-        "tensors in `__init__`, a `collate_fn` that moves each batch; a TensorDataset of device tensors "
-        "and a `DataParallel` model, which scatters CPU inputs itself, are followed now). Select it for "
+        "tensors in `__init__`, a `collate_fn` that moves each batch, a TensorDataset of device tensors "
+        "and a `DataParallel` model, which scatters CPU inputs itself: all followed now). Select it for "
         "scripts that move each batch in the training loop itself."
     )
     summary = "Batch from a DataLoader reaches a moved model without being moved"
@@ -171,6 +172,47 @@ data = torch.utils.data.TensorDataset(X.to(device), Y.to(device))
 loader = torch.utils.data.DataLoader(data, batch_size=64)
 for x, y in loader:
     loss = criterion(model(x), y)
+""",
+        # a Dataset that moves its tensors in `__init__` and hands them out from `__getitem__`
+        """\
+import torch
+class Pairs(torch.utils.data.Dataset):
+    def __init__(self, x, y):
+        self.x = torch.tensor(x).float().to(device)
+        self.y = torch.tensor(y).float().to(device)
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+model = Net().to(device)
+loader = torch.utils.data.DataLoader(Pairs(x, y), batch_size=2)
+for xb, yb in loader:
+    loss = criterion(model(xb), yb)
+""",
+        # a Dataset that copies tensors the caller moved (`torch.tensor(t)` keeps `t`'s device)
+        """\
+import torch
+class Pairs(torch.utils.data.Dataset):
+    def __init__(self, x, y):
+        self.x = torch.tensor(x).float()
+        self.y = torch.tensor(y).float()
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+X = torch.tensor(x).float().to(device)
+Y = torch.tensor(y).float().to(device)
+model = Net().to(device)
+loader = torch.utils.data.DataLoader(Pairs(X, Y), batch_size=2)
+for xb, yb in loader:
+    loss = criterion(model(xb), yb)
+""",
+        # a `collate_fn` that returns each batch moved to the device
+        """\
+import torch
+def collate(samples):
+    xs, ys = zip(*samples)
+    return torch.stack(xs).to(device), torch.tensor(ys).to(device)
+model = Net().to(device)
+loader = torch.utils.data.DataLoader(dataset, batch_size=8, collate_fn=collate)
+for xb, yb in loader:
+    loss = criterion(model(xb), yb)
 """,
         # tensors made in the loop: on the device, moved before use, shaped like a moved tensor,
         # used only on the host, or 0-dim (a scalar mixes with tensors on any device)
@@ -269,6 +311,39 @@ for x, y in loader:
     loss = torch.nn.functional.mse_loss(model(x), target)
 """,
         ),
+        # the same Dataset over tensors the caller left on the CPU
+        Invalid(
+            """\
+import torch
+class Pairs(torch.utils.data.Dataset):
+    def __init__(self, x, y):
+        self.x = torch.tensor(x).float()
+        self.y = torch.tensor(y).float()
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+X = torch.tensor(x).float()
+model = Net().to(device)
+loader = torch.utils.data.DataLoader(Pairs(X, y), batch_size=2)
+for xb, yb in loader:
+    loss = criterion(model(xb), yb)
+""",
+            line=12,
+            fixed="""\
+import torch
+class Pairs(torch.utils.data.Dataset):
+    def __init__(self, x, y):
+        self.x = torch.tensor(x).float()
+        self.y = torch.tensor(y).float()
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+X = torch.tensor(x).float()
+model = Net().to(device)
+loader = torch.utils.data.DataLoader(Pairs(X, y), batch_size=2)
+for xb, yb in loader:
+    xb = xb.to(device)
+    loss = criterion(model(xb), yb)
+""",
+        ),
     ]
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -301,12 +376,13 @@ def _assigned_value(ctx: FileContext, name: str | None) -> cst.BaseExpression | 
 
 
 def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
-    """`DataLoader(TensorDataset(x.to(device), ...))`, or a Dataset whose `__getitem__` puts samples on
-    CUDA itself: the batches are already on the device."""
+    """`DataLoader(TensorDataset(x.to(device), ...))`, a Dataset that puts its samples on the device
+    (dataset_storage.device_samples), or a project `collate_fn` that moves each batch: the batches are
+    already there."""
     value = _assigned_value(ctx, dotted(loader))
     if not isinstance(value, cst.Call):
         return False
-    if contains_move(value, ctx.imports):
+    if contains_move(value, ctx.imports) or _collates_on_device(ctx, value):
         return True
     dataset = value.args[0].value if value.args else None
     inner = _assigned_value(ctx, dotted(dataset)) if dataset is not None else None
@@ -322,7 +398,22 @@ def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
         return True  # `TensorDataset(x, y)` over tensors made with `device=device` or moved before
     built = ctx.values.builder(dataset, current_where(ctx)) if dataset is not None else None
     found = instantiated_class(ctx, built[0]) if built is not None else None
-    return found is not None and cuda_in_getitem(ctx.semantics.class_kinds(found[0]), found[1]) is not None
+    samples = device_samples(ctx.semantics.class_kinds(found[0]), found[1]) if found is not None else None
+    if samples is None or built is None:
+        return False
+    call, where = built  # `MyDataset(X, Y)` copying its arguments: on the device when they are
+    if any(a.star for a in call.args):
+        return False
+    arguments = [get_arg(call, name, index) for index, name in samples.arguments]
+    return all(a is not None and _tensor_on_device(ctx, a.value, where) for a in arguments)
+
+
+def _collates_on_device(ctx: FileContext, loader: cst.Call) -> bool:
+    """`DataLoader(..., collate_fn=f)` with `f` a project function that returns its batch moved to a device."""
+    arg = get_arg(loader, "collate_fn")
+    found = ctx.semantics.definition(arg.value) if arg is not None else None
+    fn = found[0].functions.get(found[1]) if found is not None else None
+    return fn is not None and collate_on_device(fn) is not None
 
 
 def _tensor_on_device(ctx: FileContext, expr: cst.BaseExpression, where: Where | None, depth: int = 0) -> bool:

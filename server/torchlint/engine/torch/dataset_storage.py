@@ -11,6 +11,10 @@ grows a list or dict attribute in a loop (`self.samples.append(...)` in a `for` 
 something other than a literal `range`), builds one by a comprehension, `readlines()` or
 `json.load`, never converts it afterwards, and whose `__getitem__` indexes it. Appending
 tensors or arrays does not count. Anything else is unknown.
+
+The same reading says where a DataLoader's batches are: already on a device when its Dataset
+moves the samples it hands out (`device_samples`) or its `collate_fn` moves each batch
+(`collate_on_device`). Only moves written there count; anything else is unknown.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ import ast
 from dataclasses import dataclass
 
 from torchlint.engine.semantic.inference import ClassKinds
+from torchlint.engine.semantic.kinds import SAME_DEVICE_METHODS
 from torchlint.engine.semantic.project import ModuleSummary, qualify
+from torchlint.engine.torch.device_moves import moves_device
 
 DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
 _GROW = frozenset({"append", "extend", "insert", "setdefault", "update"})
@@ -87,6 +93,102 @@ def cuda_in_getitem(classes: ClassKinds, name: str) -> int | None:
         if (moves or device) and any(_cuda_literal(v) for v in values):
             return node.lineno
     return None
+
+
+@dataclass(frozen=True)
+class DeviceSamples:
+    """Where a Dataset puts the samples it hands out on a device, and which `__init__` arguments must already
+    be there for that: `self.x = torch.tensor(x).float()` keeps `x` where the caller put it."""
+
+    line: int
+    arguments: frozenset[tuple[int, str]]  # (position after `self`, name) of each such parameter
+
+
+def device_samples(classes: ClassKinds, name: str) -> DeviceSamples | None:
+    """Whether Dataset class `name` hands out samples on a device, so every batch a DataLoader draws from it
+    is already there: a move in `__getitem__` (`cuda_in_getitem`), or a `__getitem__` whose every return
+    reads `self.` attributes (`self.x[i]`, `(self.x[i], self.y[i])`) that `__init__` alone binds, each to a
+    moved tensor (`self.x = torch.tensor(x).to(device)`) or a copy of a parameter (`torch.tensor(x)` of a
+    tensor stays on its device; the caller's argument decides). Else None."""
+    line = cuda_in_getitem(classes, name)
+    cls = _dataset_class(classes, name)
+    if line is not None or cls is None:
+        return DeviceSamples(line, frozenset()) if line is not None else None
+    methods = {s.name: s for s in cls.body if isinstance(s, ast.FunctionDef)}
+    init, getitem = methods.get("__init__"), methods.get("__getitem__")
+    if init is None or getitem is None:
+        return None
+    returned = [n.value for n in ast.walk(getitem) if isinstance(n, ast.Return)]
+    reads = [r for value in returned for r in (value.elts if isinstance(value, ast.Tuple) else [value])]
+    found = [f for r in reads for f in [_bound_in_init(classes.summary, cls, init, _read_attribute(r))] if f]
+    if not reads or len(found) != len(reads):
+        return None
+    return DeviceSamples(max(f[0] for f in found), frozenset(f[1] for f in found if f[1] is not None))
+
+
+def _read_attribute(expr: ast.expr | None) -> str | None:
+    """`x` of `self.x[i]` or `self.x`."""
+    return _self_attribute(expr.value if isinstance(expr, ast.Subscript) else expr) if expr is not None else None
+
+
+def _bound_in_init(
+    summary: ModuleSummary, cls: ast.ClassDef, init: ast.FunctionDef, attr: str | None
+) -> tuple[int, tuple[int, str] | None] | None:
+    """(line, None) where `__init__` binds `self.attr` to a moved tensor, or (line, parameter) where it binds
+    it to a copy of that parameter; only if that is its one binding in the class."""
+    assigned = [
+        n
+        for n in ast.walk(cls)
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        and any(_self_attribute(t) == attr for t in _targets(n))
+    ]
+    if attr is None or len(assigned) != 1 or not any(n is assigned[0] for n in ast.walk(init)):
+        return None
+    value, line = assigned[0].value, assigned[0].lineno
+    if value is not None and any(_device_move(n) for n in ast.walk(value)):
+        return line, None
+    parameter = _copied_parameter(summary, init, value) if value is not None else None
+    return (line, parameter) if parameter is not None else None
+
+
+def _copied_parameter(summary: ModuleSummary, init: ast.FunctionDef, value: ast.expr) -> tuple[int, str] | None:
+    """(position after `self`, name) of the `__init__` parameter `value` holds on its own device: the
+    parameter itself, `torch.tensor(p)` / `torch.as_tensor(p)` without `device=`, and `.float()`-like casts."""
+    while (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_DEVICE_METHODS
+    ):
+        value = value.func.value
+    if (
+        isinstance(value, ast.Call)
+        and qualify(summary, value.func) in ("torch.tensor", "torch.as_tensor")
+        and len(value.args) == 1
+        and "device" not in {k.arg for k in value.keywords}
+    ):
+        value = value.args[0]
+    params = [a.arg for a in init.args.args][1:]
+    if isinstance(value, ast.Name) and value.id in params:
+        return params.index(value.id), value.id
+    return None
+
+
+def collate_on_device(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+    """The line of the last `return` of collate function `fn` if every `return` hands out its batch moved
+    to a device (`x.to(device)`, or a tuple of such moves): a DataLoader built with `collate_fn=fn` yields
+    batches already there. Else None."""
+    returned = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    values = [v for r in returned for v in (r.value.elts if isinstance(r.value, ast.Tuple) else [r.value])]
+    if not values or not all(v is not None and _device_move(v) for v in values):
+        return None
+    return max(r.lineno for r in returned)
+
+
+def _device_move(expr: ast.AST) -> bool:
+    """`x.to(device)` / `x.cuda()`; `.to("cpu")` keeps the value on the host."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and moves_device(expr)):
+        return False
+    return not any(
+        isinstance(a, ast.Constant) and a.value == "cpu" for a in (*expr.args, *(k.value for k in expr.keywords))
+    )
 
 
 def _dataset_class(classes: ClassKinds, name: str) -> ast.ClassDef | None:

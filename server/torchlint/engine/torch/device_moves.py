@@ -325,13 +325,13 @@ def self_moved_parameters(forward: ast.FunctionDef) -> tuple[set[int], set[str]]
     params = [a.arg for a in forward.args.args][1:]
     used: set[str] = set()
     for call in ast.walk(forward):
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and _moves(call):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and moves_device(call):
             used |= {n.id for n in ast.walk(call.func.value) if isinstance(n, ast.Name)}
     found = {i: p for i, p in enumerate(params) if p in used}
     return set(found), set(found.values())
 
 
-def _moves(call: ast.Call) -> bool:
+def moves_device(call: ast.Call) -> bool:
     """`.cuda(...)`, or `.to(...)` with a device (not a dtype such as `torch.float16`)."""
     method = call.func.attr  # type: ignore[attr-defined]
     if method == "cuda":
