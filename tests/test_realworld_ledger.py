@@ -122,6 +122,7 @@ def test_the_bar_judges_a_rule_only_on_enough_findings():
     from collections import Counter
 
     default = {"TL801": Counter(debatable=3), "TL305": Counter(wrong=2), "TL105": Counter(right=9, wrong=1)}
+    default["TL000"] = Counter(debatable=30)  # the parse status: not judged
     report = run.Report(default, {}, {"TL702": Counter(right=40)}, [], [])
     assert run.verdicts(report) == [
         "  TL801 (default): 0 of 3 right, at most 56%: below the bar",

@@ -184,6 +184,7 @@ def format_table(title: str, table: dict[str, Counter[str]]) -> str:
 # MIN_JUDGED labelled findings: below the bar when even the 95% Wilson interval's upper end is under 80%; a rule outside
 # the default is shown above it when the interval's lower end is at or above it (a candidate, not a verdict).
 BAR, MIN_JUDGED, Z95 = 0.8, 3, 1.96
+PARSE_STATUS = "TL000"  # a file or cell CPython cannot parse: always reported, not a rule the bar judges
 
 
 def wilson(right: int, n: int) -> tuple[float, float]:
@@ -198,6 +199,8 @@ def verdicts(r: Report) -> list[str]:
     out = []
     for where, table, failing in (("default", r.default, True), ("opt-in", r.all_only, False)):
         for code in sorted(table):
+            if code == PARSE_STATUS:
+                continue
             n = sum(table[code][c] for c in LABELS)
             if n < MIN_JUDGED:
                 continue
