@@ -47,7 +47,11 @@ class Signature:
 @cache
 def signature(text: str) -> Signature:
     """A signature from a `def` parameter list: "input, size=None, *, out=None"."""
-    args = ast.parse(f"def f({text}): pass").body[0].args  # type: ignore[attr-defined]
+    return signature_of(ast.parse(f"def f({text}): pass").body[0].args)  # type: ignore[attr-defined]
+
+
+def signature_of(args: ast.arguments) -> Signature:
+    """The signature of a parsed `def` (a project function read from its file's `ast` summary)."""
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + [ast.unparse(d) for d in args.defaults]
     params = [

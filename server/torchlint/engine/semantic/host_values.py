@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.engine.core.call_binding import bind, signature_of
 from torchlint.engine.core.walk import SCOPES, children, parent_map
-from torchlint.engine.semantic.host_params import HOST_BUILTINS, TO_HOST, host_only_parameters, positional_parameters
+from torchlint.engine.semantic.host_params import HOST_BUILTINS, TO_HOST, host_only_parameters
 from torchlint.engine.semantic.kinds import RECEIVER_ONLY_METHODS, RESULT_FIELDS
 
 if TYPE_CHECKING:
@@ -125,20 +126,12 @@ class HostValues:
     def _host_parameter(self, call: cst.Call, arg: cst.Arg) -> bool:
         """`arg` binds a parameter that the called project function (this file's or another's) only uses as a
         host value (host_params.py): `commons.fused_add_tanh_sigmoid_multiply(a, b, n_channels_tensor)`."""
-        if arg.star:
-            return False
         found = self.ctx.semantics.definition(call.func)
         fn = found[0].functions.get(found[1]) if found is not None else None
-        if found is None or fn is None:
+        bound = bind(call, signature_of(fn.args)) if fn is not None else None
+        if found is None or bound is None:
             return False
-        if arg.keyword is not None:
-            name = arg.keyword.value
-        else:
-            at = next(i for i, a in enumerate(call.args) if a is arg)
-            params = positional_parameters(fn)
-            if any(a.star or a.keyword for a in call.args[:at]) or at >= len(params):
-                return False
-            name = params[at]
+        name = next(n for n, a in bound.items() if a is arg)
         return name in host_only_parameters(found[0], found[1])
 
     def _derives(self, call: cst.Call, arg: cst.Arg) -> bool:
