@@ -411,9 +411,8 @@ def _built_on_device(ctx: FileContext, loader: cst.BaseExpression) -> bool:
 def _collates_on_device(ctx: FileContext, loader: cst.Call) -> bool:
     """`DataLoader(..., collate_fn=f)` with `f` a project function that returns its batch moved to a device."""
     arg = get_arg(loader, "collate_fn")
-    found = ctx.semantics.definition(arg.value) if arg is not None else None
-    fn = found[0].functions.get(found[1]) if found is not None else None
-    return fn is not None and collate_on_device(fn) is not None
+    found = ctx.semantics.function_definition(arg.value) if arg is not None else None
+    return found is not None and collate_on_device(found[1]) is not None
 
 
 def _tensor_on_device(ctx: FileContext, expr: cst.BaseExpression, where: Where | None, depth: int = 0) -> bool:

@@ -126,13 +126,12 @@ class HostValues:
     def _host_parameter(self, call: cst.Call, arg: cst.Arg) -> bool:
         """`arg` binds a parameter that the called project function (this file's or another's) only uses as a
         host value (host_params.py): `commons.fused_add_tanh_sigmoid_multiply(a, b, n_channels_tensor)`."""
-        found = self.ctx.semantics.definition(call.func)
-        fn = found[0].functions.get(found[1]) if found is not None else None
-        bound = bind(call, signature_of(fn.args)) if fn is not None else None
+        found = self.ctx.semantics.function_definition(call.func)
+        bound = bind(call, signature_of(found[1].args)) if found is not None else None
         if found is None or bound is None:
             return False
         name = next(n for n, a in bound.items() if a is arg)
-        return name in host_only_parameters(found[0], found[1])
+        return name in host_only_parameters(found[0], found[1].name)
 
     def _derives(self, call: cst.Call, arg: cst.Arg) -> bool:
         """A torch function computing from `arg` alone (its other arguments are literals): the result is a

@@ -118,6 +118,14 @@ class Semantics:
             return None
         return inference.symbol(self.project, own, q, self.folder)
 
+    def function_definition(
+        self, func: cst.BaseExpression
+    ) -> tuple[ModuleSummary, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """The top-level function `func` calls, this file's or a project file's, as its summary's `ast`."""
+        found = self.definition(func)
+        fn = found[0].functions.get(found[1]) if found is not None else None
+        return (found[0], fn) if found is not None and fn is not None else None
+
     def class_kinds(self, summary: ModuleSummary) -> ClassKinds:
         """The classes of this file's summary or of a project file's (as `definition` found it)."""
         if summary is self.inference.summary:

@@ -373,9 +373,8 @@ def _names_a_guard(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def _function(ctx: FileContext, func: cst.BaseExpression) -> tuple[ModuleSummary, ast.FunctionDef] | None:
     """A plain function of this file (top level) or of another project file, as an `ast` summary."""
-    found = ctx.semantics.definition(func)
-    fn = found[0].functions.get(found[1]) if found is not None else None
-    return (found[0], fn) if found is not None and isinstance(fn, ast.FunctionDef) else None
+    found = ctx.semantics.function_definition(func)
+    return (found[0], found[1]) if found is not None and isinstance(found[1], ast.FunctionDef) else None
 
 
 def _is_no_grad(summary: ModuleSummary, expr: ast.expr) -> bool:
